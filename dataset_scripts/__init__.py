@@ -1,0 +1,1 @@
+"""The ParaNMT ``datasets.GeneratorBasedBuilder`` (installed as ``paranmt_hf.dataset_scripts``)."""

@@ -1,0 +1,210 @@
+"""Configuration of the ParaNMT paraphrastic sentence encoders.
+
+This file is Hub remote code: it imports only ``transformers`` (and the standard library) so that
+``AutoConfig.from_pretrained(dir, trust_remote_code=True)`` works where ``paranmt_hf`` is not installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transformers import PretrainedConfig
+
+ENCODER_KINDS = ("word", "trigram", "sp", "lstm", "bilstm", "gran")
+"""Encoders of the papers. ``word``/``trigram``/``sp`` average token embeddings; ``lstm``/``bilstm``/``gran`` are
+recurrent encoders whose hidden states are pooled."""
+
+AVERAGING_KINDS = ("word", "trigram", "sp")
+RECURRENT_KINDS = ("lstm", "bilstm", "gran")
+POOLING_MODES = ("mean", "max")
+COMBINATIONS = ("concat", "add")
+BILSTM_MERGES = ("mean", "concat")
+
+# Per-component fields and their defaults. A component missing a field takes the top-level value of the config.
+COMPONENT_FIELDS = (
+    "encoder",
+    "vocab_size",
+    "embedding_dim",
+    "rnn_hidden_size",
+    "bilstm_merge",
+    "unk_token_id",
+    "unknown_token_ids",
+    "drop_unknown_tokens",
+)
+
+
+class ParaNMTConfig(PretrainedConfig):
+    r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined.
+
+    A model has one or more *components* (encoders). Each component owns an embedding table over its own vocabulary;
+    the tokenizer of a multi-component model emits the tokens of component ``k`` shifted by the sizes of the
+    vocabularies before it, so one ``input_ids`` row carries the tokens of every component and the model routes each
+    id to its component by range. Single-component models use ids as they are.
+
+    Args:
+        encoder (`str`, *optional*, defaults to `"sp"`):
+            Encoder kind of a single-component model: `"word"` (word averaging), `"trigram"` (character-trigram
+            averaging), `"sp"` (sentencepiece/unigram averaging), `"lstm"` (mean of LSTM states), `"bilstm"`
+            (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging network, Wieting & Gimpel
+            2017). Ignored when `components` is given.
+        vocab_size (`int`, *optional*, defaults to 50002):
+            Number of rows of the embedding table (default for components that do not set it).
+        embedding_dim (`int`, *optional*, defaults to 300):
+            Size of the token embeddings (the papers use 300; "Paraphrastic Representations at Scale" uses 1024).
+        rnn_hidden_size (`int`, *optional*):
+            Hidden size of the LSTM of recurrent encoders. `None` means `embedding_dim`.
+        bilstm_merge (`str`, *optional*, defaults to `"mean"`):
+            How a BiLSTM merges its pooled forward and backward states: `"mean"` (elementwise mean, the papers'
+            BiLSTM-Avg) or `"concat"` (the 4096-d ParaNMT BiLSTM model: 2 x 2048).
+        components (`list[dict]`, *optional*):
+            Several encoders trained jointly. Each dict holds `encoder` and may override any of `vocab_size`,
+            `embedding_dim`, `rnn_hidden_size`, `bilstm_merge`, `unk_token_id`, `unknown_token_ids`,
+            `drop_unknown_tokens`. `None` means one component built from the top-level fields.
+        combination (`str`, *optional*, defaults to `"concat"`):
+            How component embeddings are combined: `"concat"` or `"add"` (all components must then have the same
+            output size).
+        pooling (`str`, *optional*, defaults to `"mean"`):
+            Pooling over tokens (averaging encoders) or hidden states (recurrent encoders): `"mean"` or `"max"`.
+        scramble_rate (`float`, *optional*, defaults to 0.0):
+            Training only: probability that a sentence's tokens are shuffled before a recurrent encoder reads them
+            (ParaNMT-50M uses 0.3 for the LSTM family). Averaging encoders are order-free and unaffected.
+        embedding_dropout (`float`, *optional*, defaults to 0.0):
+            Training only: dropout applied to token embeddings.
+        drop_unknown_tokens (`bool`, *optional*, defaults to `False`):
+            If `True`, unknown tokens are left out of the average ("zero_unk" of Paraphrastic Representations at
+            Scale); a sentence left with no token is embedded as the unknown token. If `False`, unknown tokens are
+            embedded with the unknown token's row, as in ParaNMT-50M.
+        unknown_token_ids (`list[int]`, *optional*):
+            Extra ids (besides `unk_token_id`) that the model treats as unknown: pieces that the tokenizer can emit
+            but that had no row in a converted checkpoint's vocabulary. `None` means none.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            Id of the padding token (of every component's local vocabulary).
+        unk_token_id (`int`, *optional*, defaults to 1):
+            Id of the unknown token (of every component's local vocabulary).
+        initializer_range (`float`, *optional*, defaults to 1.0):
+            Standard deviation of the normal initialisation of embeddings (1.0 = PyTorch's `nn.Embedding` default,
+            which "Paraphrastic Representations at Scale" trains from). Linear/LSTM weights use PyTorch defaults.
+        hidden_size (`int`):
+            Read-only: the size of the sentence embedding, derived from the components (kept in the config because
+            transformers and sentence-transformers read `hidden_size`).
+
+    Example:
+    ```python
+    >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
+    >>> config = ParaNMTConfig(encoder="sp", vocab_size=1000, embedding_dim=64)
+    >>> model = ParaNMTModel(config)
+    >>> config.hidden_size
+    64
+    ```
+    """
+
+    model_type = "paranmt"
+
+    def __init__(
+        self,
+        encoder: str = "sp",
+        vocab_size: int = 50002,
+        embedding_dim: int = 300,
+        rnn_hidden_size: int | None = None,
+        bilstm_merge: str = "mean",
+        components: list[dict[str, Any]] | None = None,
+        combination: str = "concat",
+        pooling: str = "mean",
+        scramble_rate: float = 0.0,
+        embedding_dropout: float = 0.0,
+        drop_unknown_tokens: bool = False,
+        unknown_token_ids: list[int] | None = None,
+        pad_token_id: int = 0,
+        unk_token_id: int = 1,
+        initializer_range: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.pop("hidden_size", None)  # derived, never taken from the caller
+        self.encoder = encoder
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.rnn_hidden_size = rnn_hidden_size
+        self.bilstm_merge = bilstm_merge
+        self.components = [dict(c) for c in components] if components is not None else None
+        self.combination = combination
+        self.pooling = pooling
+        self.scramble_rate = scramble_rate
+        self.embedding_dropout = embedding_dropout
+        self.drop_unknown_tokens = drop_unknown_tokens
+        self.unknown_token_ids = list(unknown_token_ids) if unknown_token_ids is not None else None
+        self.unk_token_id = unk_token_id
+        self.initializer_range = initializer_range
+        super().__init__(pad_token_id=pad_token_id, **kwargs)
+        self._validate_paranmt()
+        sizes = self.component_output_sizes()
+        self.hidden_size = sum(sizes) if combination == "concat" else sizes[0]
+
+    def resolved_components(self) -> list[dict[str, Any]]:
+        """Every component with all of its fields filled in (top-level values as defaults)."""
+        specs = self.components if self.components is not None else [{"encoder": self.encoder}]
+        resolved = []
+        for spec in specs:
+            unknown = set(spec) - set(COMPONENT_FIELDS)
+            if unknown:
+                raise ValueError(f"Unknown component field(s) {sorted(unknown)}; allowed: {COMPONENT_FIELDS}")
+            full = {name: spec.get(name, getattr(self, name)) for name in COMPONENT_FIELDS}
+            if full["rnn_hidden_size"] is None:
+                full["rnn_hidden_size"] = full["embedding_dim"]
+            full["unknown_token_ids"] = list(full["unknown_token_ids"] or [])
+            resolved.append(full)
+        return resolved
+
+    def component_output_sizes(self) -> list[int]:
+        """Size of the sentence embedding that each component produces."""
+        sizes = []
+        for c in self.resolved_components():
+            if c["encoder"] in ("lstm",):
+                sizes.append(c["rnn_hidden_size"])
+            elif c["encoder"] == "bilstm":
+                sizes.append(c["rnn_hidden_size"] * (2 if c["bilstm_merge"] == "concat" else 1))
+            else:  # averaging encoders and GRAN (whose gated outputs have the size of the token embeddings)
+                sizes.append(c["embedding_dim"])
+        return sizes
+
+    def component_offsets(self) -> list[int]:
+        """First global token id of each component (components are laid out one after another)."""
+        offsets, start = [], 0
+        for c in self.resolved_components():
+            offsets.append(start)
+            start += c["vocab_size"]
+        return offsets
+
+    def _validate_paranmt(self) -> None:
+        for name, value, allowed in (
+            ("combination", self.combination, COMBINATIONS),
+            ("pooling", self.pooling, POOLING_MODES),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name}={value!r} is not one of {allowed}")
+        if not 0.0 <= self.scramble_rate <= 1.0:
+            raise ValueError(f"scramble_rate must be in [0, 1], got {self.scramble_rate}")
+        if not 0.0 <= self.embedding_dropout < 1.0:
+            raise ValueError(f"embedding_dropout must be in [0, 1), got {self.embedding_dropout}")
+        components = self.resolved_components()
+        if not components:
+            raise ValueError("components must hold at least one encoder")
+        for c in components:
+            if c["encoder"] not in ENCODER_KINDS:
+                raise ValueError(f"encoder={c['encoder']!r} is not one of {ENCODER_KINDS}")
+            if c["bilstm_merge"] not in BILSTM_MERGES:
+                raise ValueError(f"bilstm_merge={c['bilstm_merge']!r} is not one of {BILSTM_MERGES}")
+            for field in ("vocab_size", "embedding_dim", "rnn_hidden_size"):
+                if int(c[field]) < 1:
+                    raise ValueError(f"{field} must be positive, got {c[field]}")
+            ids = [self.pad_token_id, c["unk_token_id"], *c["unknown_token_ids"]]
+            if any(not 0 <= int(i) < c["vocab_size"] for i in ids):
+                raise ValueError(f"token ids {ids} must lie in [0, vocab_size={c['vocab_size']})")
+        sizes = self.component_output_sizes()
+        if self.combination == "add" and len(set(sizes)) > 1:
+            raise ValueError(f"combination='add' needs components of equal output size, got {sizes}")
+
+
+__all__ = ["ParaNMTConfig", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS"]
+
+# save_pretrained writes the auto_map entry and copies this file (Hub remote code).
+ParaNMTConfig.register_for_auto_class()

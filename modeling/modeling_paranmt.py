@@ -1,0 +1,254 @@
+"""The paraphrastic sentence encoders of Wieting & Gimpel as a transformers ``PreTrainedModel``.
+
+Encoders (ParaNMT-50M, ACL 2018; back-translated bitext, EMNLP 2017; Paraphrastic Representations at Scale, 2021):
+word / character-trigram / sentencepiece averaging, LSTM and BiLSTM with pooled hidden states, the gated recurrent
+averaging network (GRAN), and their combinations by addition or concatenation.
+
+This file is Hub remote code: it imports only torch, transformers and its sibling ``configuration_paranmt``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F  # noqa: N812
+from torch import nn
+from transformers import PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutputWithPooling
+
+from .configuration_paranmt import AVERAGING_KINDS, ParaNMTConfig
+
+
+def masked_pool(states: torch.Tensor, valid: torch.Tensor, mode: str) -> torch.Tensor:
+    """Pool ``states`` [B, L, D] over the positions where ``valid`` [B, L] is True (every row has one)."""
+    if mode == "max":
+        return states.masked_fill(~valid.unsqueeze(-1), float("-inf")).max(dim=1).values
+    weights = valid.to(states.dtype).unsqueeze(-1)
+    return (states * weights).sum(dim=1) / weights.sum(dim=1)
+
+
+class ParaNMTComponent(nn.Module):
+    """One encoder of a ParaNMT model: an embedding table plus, for recurrent kinds, an LSTM (and GRAN gate)."""
+
+    def __init__(self, spec: dict[str, Any], config: ParaNMTConfig) -> None:
+        super().__init__()
+        self.kind = spec["encoder"]
+        self.vocab_size = int(spec["vocab_size"])
+        self.unk_token_id = int(spec["unk_token_id"])
+        self.pad_token_id = int(config.pad_token_id)
+        self.drop_unknown = bool(spec["drop_unknown_tokens"])
+        self.pooling = config.pooling
+        self.bilstm_merge = spec["bilstm_merge"]
+        self.scramble_rate = float(config.scramble_rate)
+        self.embedding = nn.Embedding(self.vocab_size, int(spec["embedding_dim"]))
+        self.embedding_dropout = nn.Dropout(config.embedding_dropout)
+        unknown = torch.zeros(self.vocab_size, dtype=torch.bool)
+        unknown[[self.unk_token_id, *spec["unknown_token_ids"]]] = True
+        self.register_buffer("unknown_mask", unknown, persistent=False)
+        if self.kind in AVERAGING_KINDS:
+            self.rnn = None
+        else:
+            dim, hidden = int(spec["embedding_dim"]), int(spec["rnn_hidden_size"])
+            self.rnn = nn.LSTM(dim, hidden, batch_first=True, bidirectional=self.kind == "bilstm")
+            if self.kind == "gran":  # a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)
+                self.gate_x = nn.Linear(dim, dim)
+                self.gate_h = nn.Linear(hidden, dim, bias=False)
+
+    @property
+    def is_averaging(self) -> bool:
+        """Whether this component averages token embeddings (no recurrence)."""
+        return self.rnn is None
+
+    def _check_ids(self, ids: torch.Tensor) -> None:
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
+            raise ValueError(
+                f"{self.kind} encoder got token ids in [{int(ids.min())}, {int(ids.max())}] outside its vocabulary "
+                f"[0, {self.vocab_size}): was the input made by this model's tokenizer?"
+            )
+
+    def prepare(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Apply the unknown-token rules: drop unknown tokens if asked, and give empty rows the unknown token."""
+        if self.drop_unknown:
+            valid = valid & ~self.unknown_mask[ids]
+        empty = ~valid.any(dim=1)
+        if bool(empty.any()):
+            if ids.shape[1] == 0:
+                ids = ids.new_full((ids.shape[0], 1), self.pad_token_id)
+                valid = valid.new_zeros((ids.shape[0], 1))
+            first = torch.zeros_like(valid)
+            first[:, 0] = empty
+            ids = torch.where(first, torch.full_like(ids, self.unk_token_id), ids)
+            valid = valid | first
+        return ids, valid
+
+    def forward(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode padded local ids [B, L] with validity mask [B, L]; return (token states, sentence embedding)."""
+        self._check_ids(ids)
+        ids = ids.masked_fill(~valid, self.pad_token_id)
+        ids, valid = self.prepare(ids, valid)
+        if self.is_averaging:
+            states = self.embedding_dropout(self.embedding(ids))
+            return states, masked_pool(states, valid, self.pooling)
+        ids, valid = self._pack_front(ids, valid)
+        embeds = self.embedding_dropout(self.embedding(ids))
+        lengths = valid.sum(dim=1)
+        packed = nn.utils.rnn.pack_padded_sequence(embeds, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        output, _ = self.rnn(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=ids.shape[1])
+        if self.kind == "gran":
+            states = embeds * torch.sigmoid(self.gate_x(embeds) + self.gate_h(states))
+        if self.kind == "bilstm":
+            forward_states, backward_states = states.chunk(2, dim=-1)
+            pooled_f = masked_pool(forward_states, valid, self.pooling)
+            pooled_b = masked_pool(backward_states, valid, self.pooling)
+            pooled = (pooled_f + pooled_b) / 2 if self.bilstm_merge == "mean" else torch.cat([pooled_f, pooled_b], -1)
+            return states, pooled
+        return states, masked_pool(states, valid, self.pooling)
+
+    def _pack_front(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Move valid tokens to the front of each row (order kept), scrambling rows at ``scramble_rate`` in training.
+
+        Word scrambling (ParaNMT-50M): with probability ``scramble_rate`` a training sentence is read in a random
+        word order, which makes recurrent encoders rely less on order.
+        """
+        positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids).to(torch.float32)
+        keys = positions
+        if self.training and self.scramble_rate > 0:
+            scramble = torch.rand(ids.shape[0], 1, device=ids.device) < self.scramble_rate
+            keys = torch.where(scramble, torch.rand_like(positions) * ids.shape[1], positions)
+        keys = torch.where(valid, keys, positions + 2 * ids.shape[1])
+        order = torch.argsort(keys, dim=1, stable=True)
+        return ids.gather(1, order), valid.gather(1, order)
+
+    def forward_flat(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        """EmbeddingBag path for averaging encoders: flat ids [N] and bag start offsets [B] (no padding)."""
+        self._check_ids(ids)
+        num_bags = offsets.shape[0]
+        lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
+        if self.drop_unknown or bool((lengths == 0).any()):
+            bag = torch.repeat_interleave(torch.arange(num_bags, device=ids.device), lengths)
+            keep = ~self.unknown_mask[ids] if self.drop_unknown else torch.ones_like(ids, dtype=torch.bool)
+            ids, bag = ids[keep], bag[keep]
+            empty = torch.bincount(bag, minlength=num_bags) == 0
+            ids = torch.cat([ids, ids.new_full((int(empty.sum()),), self.unk_token_id)])
+            bag = torch.cat([bag, torch.nonzero(empty).flatten()])
+            order = torch.argsort(bag, stable=True)
+            ids = ids[order]
+            counts = torch.bincount(bag, minlength=num_bags)
+            offsets = torch.cumsum(counts, 0) - counts
+        weight = self.embedding_dropout(self.embedding.weight) if self.training else self.embedding.weight
+        return F.embedding_bag(ids, weight, offsets, mode=self.pooling)
+
+
+class ParaNMTPreTrainedModel(PreTrainedModel):
+    """Base class: config class, weight initialisation and loading hooks."""
+
+    config_class = ParaNMTConfig
+    base_model_prefix = "paranmt"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=self.config.initializer_range)
+            with torch.no_grad():
+                module.weight[self.config.pad_token_id].zero_()
+        elif isinstance(module, nn.LSTM):
+            module.reset_parameters()
+        elif isinstance(module, nn.Linear):
+            module.reset_parameters()
+        else:
+            super()._init_weights(module)
+
+
+class ParaNMTModel(ParaNMTPreTrainedModel):
+    """Paraphrastic sentence encoder (word / trigram / sp averaging, LSTM, BiLSTM, GRAN, or a combination).
+
+    ``pooler_output`` is the sentence embedding. Inputs are either padded ``input_ids`` [B, L] with an
+    ``attention_mask``, or, for purely averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B]
+    (the sentence-transformers ``StaticEmbedding`` layout, no padding). ``last_hidden_state`` holds the token states
+    of a single-component model (recurrent encoders: valid tokens moved to the front of each row); it is ``None`` for
+    combinations and for the flat input layout.
+
+    Example:
+    ```python
+    >>> import torch
+    >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
+    >>> model = ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=10, embedding_dim=4)).eval()
+    >>> model(input_ids=torch.tensor([[2, 3, 4]])).pooler_output.shape
+    torch.Size([1, 4])
+    ```
+    """
+
+    def __init__(self, config: ParaNMTConfig) -> None:
+        super().__init__(config)
+        self.encoders = nn.ModuleList(ParaNMTComponent(spec, config) for spec in config.resolved_components())
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Module:
+        """The embedding table of the first component."""
+        return self.encoders[0].embedding
+
+    def set_input_embeddings(self, value: nn.Module) -> None:
+        """Replace the embedding table of the first component."""
+        self.encoders[0].embedding = value
+
+    @property
+    def embedding_dim(self) -> int:
+        """Size of the sentence embedding (``pooler_output``)."""
+        return int(self.config.hidden_size)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        offsets: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> BaseModelOutputWithPooling | tuple[torch.Tensor, ...]:
+        """Embed a batch; see the class docstring for the two input layouts. Extra keyword inputs are ignored."""
+        if offsets is not None or input_ids.dim() == 1:
+            if offsets is None:
+                raise ValueError("flat input_ids [N] need `offsets` [B] (start of each sentence)")
+            pooled = self._forward_flat(input_ids, offsets)
+            last = None
+        else:
+            pooled, last = self._forward_padded(input_ids, attention_mask)
+        if return_dict is False:
+            return (last, pooled)
+        return BaseModelOutputWithPooling(last_hidden_state=last, pooler_output=pooled)
+
+    def _forward_flat(self, input_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        if len(self.encoders) != 1 or not self.encoders[0].is_averaging:
+            raise ValueError("the flat (input_ids + offsets) layout is only for single averaging encoders")
+        return self.encoders[0].forward_flat(input_ids, offsets)
+
+    def _forward_padded(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if input_ids.dim() != 2:
+            raise ValueError(f"input_ids must be [batch, length], got shape {tuple(input_ids.shape)}")
+        valid = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        if len(self.encoders) == 1:
+            states, pooled = self.encoders[0](input_ids, valid)
+            return pooled, states
+        pooled_parts = []
+        covered = torch.zeros_like(valid)
+        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
+            mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
+            covered |= mine
+            local = torch.where(mine, input_ids - offset, torch.zeros_like(input_ids))
+            pooled_parts.append(encoder(local, mine)[1])
+        if bool((valid & ~covered).any()):
+            total = sum(e.vocab_size for e in self.encoders)
+            raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
+        if self.config.combination == "add":
+            return torch.stack(pooled_parts).sum(dim=0), None
+        return torch.cat(pooled_parts, dim=-1), None
+
+
+__all__ = ["ParaNMTModel", "ParaNMTPreTrainedModel"]
+
+# save_pretrained writes the auto_map entry and copies this file and configuration_paranmt.py (Hub remote code).
+ParaNMTModel.register_for_auto_class("AutoModel")

@@ -1,0 +1,197 @@
+"""Tokenizer for ParaNMT models that ``tokenizers`` alone cannot express.
+
+Used for character-trigram models (ParaNMT-50M: trigrams of ``" " + lower-cased sentence + " "``) and for
+combinations of encoders, where one ``input_ids`` row carries the tokens of every component, component ``k`` shifted
+by the vocabulary sizes of the components before it (see ``ParaNMTConfig``). Word and sentencepiece models use a
+plain ``tokenizer.json`` instead.
+
+This file is Hub remote code: it imports transformers and ``tokenizers`` (a hard dependency of transformers) only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
+from transformers import PreTrainedTokenizer
+
+VOCAB_FILES_NAMES = {"vocab_file": "paranmt_tokenizer.json"}
+
+WORD_SPLIT_PATTERN = r"\w+(?=n't\b)|n't\b|'(?:s|m|d|ll|re|ve)\b|\w+(?:[-.]\w+)*|[^\w\s]"
+"""Moses/PTB-like word splitting of raw text (``don't`` -> ``do n't``, ``it's`` -> ``it 's``, punctuation apart,
+hyphenated words and decimals kept), matching the tokenised, lower-cased text ParaNMT was released as."""
+
+PAD_TOKEN = "[PAD]"
+UNK_TOKEN = "[UNK]"
+
+
+def word_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    """The ``tokenizers`` pre-tokenizer that splits raw text into words (one source for every word-level vocab)."""
+    return pre_tokenizers.Split(Regex(WORD_SPLIT_PATTERN), behavior="removed", invert=True)
+
+
+def char_trigrams(words: list[str]) -> list[str]:
+    """Character trigrams of ``" " + " ".join(words) + " "`` (ParaNMT-50M's ``-wordtype 3grams``)."""
+    text = " " + " ".join(words) + " "
+    return [text[i : i + 3] for i in range(len(text) - 2)]
+
+
+class _TrigramSegmenter:
+    """Lower-case, split into words, emit character trigrams looked up in a vocabulary (unknown -> ``[UNK]``)."""
+
+    def __init__(self, vocab: list[str]) -> None:
+        self.vocab = vocab
+        self.index = {token: i for i, token in enumerate(vocab)}
+        self.unk_id = self.index[UNK_TOKEN]
+        self._lower = normalizers.Lowercase()
+        self._split = word_pre_tokenizer()
+
+    def tokens(self, text: str) -> list[str]:
+        words = [w for w, _ in self._split.pre_tokenize_str(self._lower.normalize_str(text))]
+        return char_trigrams(words)
+
+    def ids(self, text: str) -> list[int]:
+        get, unk = self.index.get, self.unk_id
+        return [get(t, unk) for t in self.tokens(text)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "trigram", "vocab": self.vocab}
+
+
+class _TokenizersSegmenter:
+    """A ``tokenizers`` model (word-level or unigram) used as one component of a combination."""
+
+    def __init__(self, tokenizer_json: str) -> None:
+        self.tokenizer = Tokenizer.from_str(tokenizer_json)
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        self.json = tokenizer_json
+        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
+        self.vocab = [token for token, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+        self.index = vocab
+
+    def tokens(self, text: str) -> list[str]:
+        return self.tokenizer.encode(text, add_special_tokens=False).tokens
+
+    def ids(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "tokenizers", "tokenizer": json.loads(self.json)}
+
+
+def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _TokenizersSegmenter:
+    if spec.get("kind") == "trigram":
+        return _TrigramSegmenter(list(spec["vocab"]))
+    if spec.get("kind") == "tokenizers":
+        return _TokenizersSegmenter(json.dumps(spec["tokenizer"]))
+    raise ValueError(f"unknown tokenizer component kind {spec.get('kind')!r} (expected 'trigram' or 'tokenizers')")
+
+
+class ParaNMTTokenizer(PreTrainedTokenizer):
+    """Tokenizer of character-trigram and combined ParaNMT models.
+
+    Args:
+        vocab_file (`str`, *optional*): a ``paranmt_tokenizer.json`` file: ``{"components": [...]}``, each component
+            ``{"kind": "trigram", "vocab": [tokens]}`` or ``{"kind": "tokenizers", "tokenizer": <tokenizer.json>}``.
+        components (`list[dict]`, *optional*): the same component list given directly (instead of ``vocab_file``).
+
+    Every component vocabulary starts with ``[PAD]`` (id 0) and ``[UNK]`` (id 1). Tokens of component ``k > 0`` are
+    written ``"<k>|<token>"`` by ``tokenize`` so that equal strings of different components stay apart.
+    """
+
+    vocab_files_names = VOCAB_FILES_NAMES
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(
+        self,
+        vocab_file: str | None = None,
+        components: list[dict[str, Any]] | None = None,
+        pad_token: str = PAD_TOKEN,
+        unk_token: str = UNK_TOKEN,
+        **kwargs: Any,
+    ) -> None:
+        if components is None:
+            if vocab_file is None:
+                raise ValueError("ParaNMTTokenizer needs `vocab_file` (paranmt_tokenizer.json) or `components`")
+            with open(vocab_file, encoding="utf-8") as f:
+                components = json.load(f)["components"]
+        self.segmenters = [_segmenter(spec) for spec in components]
+        self.offsets: list[int] = []
+        start = 0
+        for seg in self.segmenters:
+            if seg.vocab[:2] != [PAD_TOKEN, UNK_TOKEN]:
+                raise ValueError(f"every component vocabulary must start with {PAD_TOKEN}, {UNK_TOKEN}")
+            self.offsets.append(start)
+            start += len(seg.vocab)
+        self._vocab = {
+            self._tag(k, t): off + i
+            for k, (seg, off) in enumerate(zip(self.segmenters, self.offsets, strict=True))
+            for i, t in enumerate(seg.vocab)
+        }
+        self._inverse = {i: t for t, i in self._vocab.items()}
+        super().__init__(pad_token=pad_token, unk_token=unk_token, **kwargs)
+        self.init_kwargs.pop("components", None)  # saved to paranmt_tokenizer.json, not tokenizer_config.json
+
+    @staticmethod
+    def _tag(component: int, token: str) -> str:
+        return token if component == 0 else f"{component}|{token}"
+
+    @property
+    def component_vocab_sizes(self) -> list[int]:
+        """Vocabulary size of each component (the model config's ``components[k].vocab_size``)."""
+        return [len(seg.vocab) for seg in self.segmenters]
+
+    @property
+    def vocab_size(self) -> int:
+        """Total number of ids over all components."""
+        return sum(self.component_vocab_sizes)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token -> id over all components (tokens of component k > 0 prefixed ``"k|"``)."""
+        return dict(self._vocab)
+
+    def encode_ids(self, text: str) -> list[int]:
+        """Fast path: the model ids of one text (every component, shifted), without special tokens or padding."""
+        ids: list[int] = []
+        for seg, offset in zip(self.segmenters, self.offsets, strict=True):
+            ids.extend(i + offset for i in seg.ids(text)) if offset else ids.extend(seg.ids(text))
+        return ids
+
+    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        return [self._tag(k, t) for k, seg in enumerate(self.segmenters) for t in seg.tokens(text)]
+
+    def _convert_token_to_id(self, token: str) -> int:
+        found = self._vocab.get(token)
+        if found is not None:
+            return found
+        component, _, _ = token.partition("|")
+        k = int(component) if component.isdigit() and "|" in token else 0
+        return self.offsets[k] + 1 if k < len(self.offsets) else 1  # that component's [UNK]
+
+    def _convert_id_to_token(self, index: int) -> str:
+        return self._inverse.get(index, self.unk_token)
+
+    def convert_tokens_to_string(self, tokens: list[str]) -> str:
+        """Join tokens with spaces (trigram and combined tokenizations are not invertible)."""
+        return " ".join(tokens)
+
+    def component_specs(self) -> list[dict[str, Any]]:
+        """The component list as stored in ``paranmt_tokenizer.json``."""
+        return [seg.to_json() for seg in self.segmenters]
+
+    def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str]:
+        """Write ``paranmt_tokenizer.json`` (all components) into ``save_directory``."""
+        name = (filename_prefix + "-" if filename_prefix else "") + VOCAB_FILES_NAMES["vocab_file"]
+        path = os.path.join(save_directory, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"components": self.component_specs()}, f, ensure_ascii=False)
+        return (path,)
+
+
+__all__ = ["ParaNMTTokenizer", "WORD_SPLIT_PATTERN", "word_pre_tokenizer", "char_trigrams"]
+
+# save_pretrained writes the tokenizer auto_map entry and copies this file (Hub remote code).
+ParaNMTTokenizer.register_for_auto_class("AutoTokenizer")

@@ -1,0 +1,132 @@
+"""Build a new (untrained) ParaNMT encoder from a corpus: tokenizer(s), config and model in one call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .encoder import ParaNMTEncoder
+from .modeling.configuration_paranmt import AVERAGING_KINDS, ENCODER_KINDS, ParaNMTConfig
+from .modeling.modeling_paranmt import ParaNMTModel
+from .tokenization.combined import combine_tokenizers
+from .tokenization.trigram import build_trigram_tokenizer
+from .tokenization.unigram import train_unigram_tokenizer
+from .tokenization.word import build_word_tokenizer, count_words, select_vocab
+from .vectors import load_word_vectors
+
+TOKEN_TYPES = ("word", "trigram", "sp")
+
+
+def parse_kinds(kind: str | Sequence[str]) -> list[str]:
+    """``"trigram+word"`` or ``["trigram", "word"]`` -> ``["trigram", "word"]`` (validated)."""
+    kinds = kind.split("+") if isinstance(kind, str) else list(kind)
+    for k in kinds:
+        if k not in ENCODER_KINDS:
+            raise ValueError(f"unknown encoder kind {k!r}; choose from {ENCODER_KINDS} (combine with '+')")
+    return kinds
+
+
+def _tokenizer_for(
+    token_type: str, corpus: list[str], vocab_size: int | None, min_count: int, words: list[str] | None
+) -> Any:
+    if token_type == "word":
+        if words is not None:
+            return build_word_tokenizer(vocab=words)
+        return build_word_tokenizer(corpus=corpus, max_size=vocab_size and vocab_size - 2, min_count=min_count)
+    if token_type == "trigram":
+        return build_trigram_tokenizer(corpus=corpus, max_size=vocab_size and vocab_size - 2, min_count=min_count)
+    return train_unigram_tokenizer(corpus, vocab_size=vocab_size or 50_000, show_progress=False)
+
+
+def _vector_vocab(
+    corpus: list[str], vectors: tuple[list[str], np.ndarray], vocab_size: int | None, min_count: int
+) -> list[str]:
+    """Corpus words that have a vector, most frequent first."""
+    known = set(vectors[0])
+    ranked = [w for w in select_vocab(count_words(corpus), None, min_count) if w in known]
+    return ranked[: vocab_size - 2] if vocab_size else ranked
+
+
+def build_encoder(
+    kind: str | Sequence[str],
+    corpus: Iterable[str],
+    vocab_size: int | None = None,
+    embedding_dim: int = 300,
+    token_type: str = "word",
+    min_count: int = 1,
+    word_vectors: str | tuple[list[str], np.ndarray] | None = None,
+    combination: str = "concat",
+    seed: int = 0,
+    **config_kwargs: Any,
+) -> ParaNMTEncoder:
+    """Build tokenizer(s) from ``corpus`` and a freshly initialised model.
+
+    Args:
+        kind: an encoder kind (``word``, ``trigram``, ``sp``, ``lstm``, ``bilstm``, ``gran``) or several joined by
+            ``+`` / given as a list, trained jointly and combined by ``combination``.
+        corpus: sentences to build vocabularies from (materialised once).
+        vocab_size: vocabulary size per component, including ``[PAD]``/``[UNK]`` (``None``: every corpus token for
+            word/trigram, 50K pieces for sp).
+        embedding_dim: token embedding size (taken from ``word_vectors`` when given).
+        token_type: tokens read by recurrent encoders: ``word`` (ParaNMT-50M) or ``sp`` (PRAS's LSTM).
+        min_count: drop word/trigram tokens rarer than this.
+        word_vectors: initialise WORD embeddings (word kind and word-token recurrent kinds) from vectors: a name such
+            as ``"glove-6b-50d"``, a GloVe text file, or ``(words, matrix)``. The vocabulary becomes the corpus words
+            that have a vector; ``embedding_dim`` is the vectors' size.
+        combination: ``concat`` or ``add`` for several kinds.
+        seed: seed of the random initialisation.
+        **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
+    """
+    kinds = parse_kinds(kind)
+    if token_type not in ("word", "sp"):
+        raise ValueError(f"token_type must be 'word' or 'sp', got {token_type!r}")
+    corpus = list(corpus)
+    if not corpus:
+        raise ValueError("corpus is empty")
+    vectors = load_word_vectors(word_vectors) if isinstance(word_vectors, str) else word_vectors
+    torch.manual_seed(seed)
+    tokenizers, components = [], []
+    for k in kinds:
+        tok_type = k if k in AVERAGING_KINDS else token_type
+        words = _vector_vocab(corpus, vectors, vocab_size, min_count) if vectors and tok_type == "word" else None
+        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words)
+        tokenizers.append(tok)
+        dim = vectors[1].shape[1] if words is not None else embedding_dim
+        components.append(
+            {"encoder": k, "vocab_size": len(tok) if len(kinds) == 1 else _size(tok), "embedding_dim": dim}
+        )
+    tokenizer = tokenizers[0] if len(kinds) == 1 else combine_tokenizers(tokenizers)
+    if len(kinds) == 1:
+        config = ParaNMTConfig(**{**components[0], **config_kwargs})
+    else:
+        config = ParaNMTConfig(components=components, combination=combination, **config_kwargs)
+    model = ParaNMTModel(config)
+    if vectors is not None:
+        _init_from_vectors(model, tokenizers, kinds, token_type, vectors)
+    return ParaNMTEncoder(model, tokenizer)
+
+
+def _size(tokenizer: Any) -> int:
+    return ParaNMTEncoder.component_vocab_sizes(tokenizer)[0]
+
+
+@torch.no_grad()
+def _init_from_vectors(
+    model: ParaNMTModel,
+    tokenizers: list[Any],
+    kinds: list[str],
+    token_type: str,
+    vectors: tuple[list[str], np.ndarray],
+) -> None:
+    index = {w: i for i, w in enumerate(vectors[0])}
+    for encoder, tok, k in zip(model.encoders, tokenizers, kinds, strict=True):
+        if (k if k in AVERAGING_KINDS else token_type) != "word":
+            continue
+        vocab = tok.get_vocab()
+        rows = [(i, index[w]) for w, i in vocab.items() if w in index]
+        if rows:
+            target, source = zip(*rows, strict=True)
+            encoder.embedding.weight[list(target)] = torch.from_numpy(vectors[1][list(source)])

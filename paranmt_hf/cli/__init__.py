@@ -1,0 +1,1 @@
+"""The ``paranmt-hf`` command line."""

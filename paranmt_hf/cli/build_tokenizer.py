@@ -1,0 +1,43 @@
+"""``paranmt-hf build-tokenizer``: build a word, trigram or unigram (sentencepiece-style) tokenizer from a corpus."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``build-tokenizer`` sub-command."""
+    p = subparsers.add_parser(
+        "build-tokenizer",
+        help="build a word / trigram / unigram tokenizer from text or TSV files",
+        description="Build a tokenizer from a corpus and save it (tokenizer.json or paranmt_tokenizer.json), "
+        "loadable with transformers' AutoTokenizer.",
+    )
+    p.add_argument("--kind", choices=["word", "trigram", "sp"], required=True, help="sp = unigram (sentencepiece)")
+    p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
+    p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1' (default: all)")
+    p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size incl. [PAD]/[UNK] (sp: 50000)")
+    p.add_argument("--min-count", type=int, default=1, help="word/trigram: minimum frequency")
+    p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
+    p.add_argument("--output", required=True, help="directory to save the tokenizer to")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build and save the tokenizer."""
+    from ..tokenization.trigram import build_trigram_tokenizer
+    from ..tokenization.unigram import train_unigram_tokenizer
+    from ..tokenization.word import build_word_tokenizer
+    from .io import iter_sentences
+
+    corpus = iter_sentences(args.input, args.columns, args.limit)
+    max_size = args.vocab_size - 2 if args.vocab_size else None
+    if args.kind == "word":
+        tok = build_word_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
+    elif args.kind == "trigram":
+        tok = build_trigram_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
+    else:
+        tok = train_unigram_tokenizer(corpus, vocab_size=args.vocab_size or 50_000)
+    tok.save_pretrained(args.output)
+    print(f"saved {args.kind} tokenizer ({len(tok)} tokens) to {args.output}")
+    return 0

@@ -1,0 +1,1 @@
+"""Corpus tools: scoring, filtering, de-duplication, export, paraphrase lexicon."""

@@ -1,0 +1,1 @@
+"""ParaNMT corpus: streaming datasets builder, filters and loaders."""

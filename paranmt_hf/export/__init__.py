@@ -1,0 +1,1 @@
+"""Export: ONNX and quantised weights."""

@@ -1,0 +1,1 @@
+"""Hub publishing: model cards and Hub-ready folders."""

@@ -1,0 +1,1 @@
+"""Losses in the sentence-transformers shape (the papers' mega-batch margin loss)."""

@@ -1,0 +1,86 @@
+"""Word-level tokenizers (ParaNMT-50M's ``-wordtype words``), built with ``tokenizers`` and saved as tokenizer.json."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from tokenizers import Tokenizer, models, normalizers
+
+from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN, word_pre_tokenizer
+from .fast import to_transformers
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
+
+
+def word_normalizer(lowercase: bool = True) -> normalizers.Normalizer:
+    """Lower-casing (the papers lower-case everything) or nothing."""
+    return normalizers.Lowercase() if lowercase else normalizers.Sequence([])
+
+
+def split_words(texts: Iterable[str], lowercase: bool = True) -> Iterable[list[str]]:
+    """Split texts into words exactly as the word tokenizer does (same normalizer and pre-tokenizer)."""
+    norm, split = word_normalizer(lowercase), word_pre_tokenizer()
+    for text in texts:
+        yield [w for w, _ in split.pre_tokenize_str(norm.normalize_str(text))]
+
+
+def count_words(corpus: Iterable[str], lowercase: bool = True) -> Counter[str]:
+    """Word frequencies of a corpus of sentences."""
+    counts: Counter[str] = Counter()
+    for words in split_words(corpus, lowercase):
+        counts.update(words)
+    return counts
+
+
+def select_vocab(counts: Counter[str], max_size: int | None = None, min_count: int = 1) -> list[str]:
+    """Most frequent tokens first (ties broken alphabetically, so the result is deterministic)."""
+    ranked = sorted((tok for tok, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+    reserved = {PAD_TOKEN, UNK_TOKEN}
+    ranked = [t for t in ranked if t not in reserved]
+    return ranked[:max_size] if max_size is not None else ranked
+
+
+def with_specials(vocab: Iterable[str]) -> list[str]:
+    """``[PAD]``, ``[UNK]`` followed by ``vocab`` (without duplicates, order kept)."""
+    out, seen = [PAD_TOKEN, UNK_TOKEN], {PAD_TOKEN, UNK_TOKEN}
+    for token in vocab:
+        if token not in seen:
+            seen.add(token)
+            out.append(token)
+    return out
+
+
+def build_word_tokenizer(
+    vocab: Iterable[str] | None = None,
+    corpus: Iterable[str] | None = None,
+    max_size: int | None = None,
+    min_count: int = 1,
+    lowercase: bool = True,
+) -> PreTrainedTokenizerFast:
+    """Build a word-level tokenizer from a vocabulary or from a corpus.
+
+    Text is lower-cased (unless ``lowercase=False``) and split Moses-style (``WORD_SPLIT_PATTERN``); words outside
+    the vocabulary become ``[UNK]`` (id 1); ``[PAD]`` is id 0.
+
+    Args:
+        vocab: the words, most useful first; ``[PAD]``/``[UNK]`` are put in front when missing.
+        corpus: sentences to count words from (used when ``vocab`` is None).
+        max_size: keep at most this many corpus words (most frequent first).
+        min_count: keep corpus words seen at least this often.
+        lowercase: lower-case text before splitting.
+
+    Returns:
+        A ``transformers`` fast tokenizer (``TokenizersBackend``), saved as ``tokenizer.json``.
+    """
+    if vocab is None:
+        if corpus is None:
+            raise ValueError("build_word_tokenizer needs `vocab` or `corpus`")
+        vocab = select_vocab(count_words(corpus, lowercase), max_size, min_count)
+    tokens = with_specials(vocab)
+    tok = Tokenizer(models.WordLevel({t: i for i, t in enumerate(tokens)}, unk_token=UNK_TOKEN))
+    tok.normalizer = word_normalizer(lowercase)
+    tok.pre_tokenizer = word_pre_tokenizer()
+    return to_transformers(tok)

@@ -1,0 +1,1 @@
+"""Training: recipes, data, trainer glue."""

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install paranmt_hf with every extra. torch goes first, pinned to the local CPU wheel,
+# and everything after it is installed under a constraint that keeps it, so no dependency can pull a CUDA build.
+# Source it (`source scripts/install.sh`) to stay in the environment.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x "$ROOT/.venv/bin/python" ]; then
+  "$PYTHON" -m venv "$ROOT/.venv"
+fi
+# shellcheck disable=SC1091
+source "$ROOT/.venv/bin/activate"
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet "torch==2.13.0"
+python -m pip install --quiet -c "$ROOT/scripts/constraints.txt" -e "$ROOT[dev]"
+python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

@@ -1,0 +1,158 @@
+"""Save once, load everywhere: paranmt_hf, AutoModel/AutoTokenizer (registered), and Hub remote code in a fresh
+process where paranmt_hf cannot be imported. Every encoder kind and combinations give identical embeddings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from paranmt_hf import ParaNMTEncoder, build_encoder
+
+CORPUS = [
+    "A man is playing a guitar.",
+    "A woman is slicing an onion.",
+    "I don't think it's 3.5 dollars.",
+    "Two dogs run in the park!",
+    "The coal-colored shadows spread.",
+] * 4
+SENTENCES = ["A man plays the guitar.", "Dogs are running!", "", "zzz unseen qqq", "A WOMAN slices onions."]
+KINDS = ["word", "trigram", "sp", "lstm", "bilstm", "gran", "trigram+word", "word+lstm"]
+
+
+def _build(kind: str):
+    extra = {"vocab_size": 60} if kind == "sp" else {}
+    if kind == "bilstm":
+        extra["bilstm_merge"] = "concat"
+    combination = "add" if kind == "word+lstm" else "concat"
+    return build_encoder(kind, CORPUS, embedding_dim=8, combination=combination, seed=1, **extra)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, tuple[str, np.ndarray]]:
+    out = {}
+    for kind in KINDS:
+        enc = _build(kind)
+        d = str(tmp_path_factory.mktemp(kind.replace("+", "_")))
+        enc.save_pretrained(d, sentence_transformers=False)
+        out[kind] = (d, enc.encode(SENTENCES))
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_paranmt_round_trip(saved, kind):
+    d, expected = saved[kind]
+    np.testing.assert_allclose(ParaNMTEncoder.from_pretrained(d).encode(SENTENCES), expected, atol=1e-6)
+    files = set(os.listdir(d))
+    assert {"config.json", "model.safetensors", "configuration_paranmt.py", "modeling_paranmt.py"} <= files
+    config = json.load(open(os.path.join(d, "config.json")))
+    assert config["model_type"] == "paranmt"
+    assert config["auto_map"] == {
+        "AutoConfig": "configuration_paranmt.ParaNMTConfig",
+        "AutoModel": "modeling_paranmt.ParaNMTModel",
+    }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_auto_classes_without_flags(saved, kind):
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    d, expected = saved[kind]
+    config = AutoConfig.from_pretrained(d)
+    model = AutoModel.from_pretrained(d).eval()
+    tok = AutoTokenizer.from_pretrained(d)
+    assert type(config).__name__ == "ParaNMTConfig" and type(model).__name__ == "ParaNMTModel"
+    with torch.no_grad():
+        got = model(**tok(SENTENCES, padding=True, return_tensors="pt")).pooler_output.numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def _run(script: str, env_extra: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "modules"), **env_extra}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+
+
+BLOCKER = """
+    import importlib.abc, sys
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "paranmt_hf" or name.startswith("paranmt_hf."):
+                raise ModuleNotFoundError("blocked: " + name)
+    sys.meta_path.insert(0, Block())
+"""
+
+
+def test_remote_code_in_fresh_process_without_paranmt_hf(saved, tmp_path):
+    dirs = {kind: saved[kind][0] for kind in KINDS}
+    script = (
+        BLOCKER
+        + f"""
+    import json, numpy as np, torch
+    from transformers import AutoModel, AutoTokenizer
+    try:
+        import paranmt_hf
+        raise SystemExit("paranmt_hf should not be importable here")
+    except ModuleNotFoundError:
+        pass
+    sentences = {SENTENCES!r}
+    for kind, d in {dirs!r}.items():
+        model = AutoModel.from_pretrained(d, trust_remote_code=True).eval()
+        tok = AutoTokenizer.from_pretrained(d, trust_remote_code=True)
+        assert model.__class__.__module__.startswith("transformers_modules"), model.__class__.__module__
+        with torch.no_grad():
+            emb = model(**tok(sentences, padding=True, return_tensors="pt")).pooler_output.numpy()
+        np.save(kind.replace("+", "_") + ".npy", emb)
+    assert not any(m.startswith("paranmt_hf") for m in sys.modules)
+    print("OK")
+    """
+    )
+    proc = _run(script, {}, tmp_path)
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+    for kind in KINDS:
+        np.testing.assert_allclose(np.load(tmp_path / (kind.replace("+", "_") + ".npy")), saved[kind][1], atol=1e-5)
+
+
+def test_registration_hook_when_paranmt_hf_is_imported_first(saved, tmp_path):
+    d = saved["trigram+word"][0]
+    script = f"""
+    import sys
+    import paranmt_hf
+    assert "transformers" not in sys.modules and "torch" not in sys.modules, "import paranmt_hf must stay light"
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    m = AutoModel.from_pretrained({d!r})
+    t = AutoTokenizer.from_pretrained({d!r})
+    c = AutoConfig.from_pretrained({d!r})
+    print(type(m).__module__, type(t).__name__, type(c).__name__)
+    """
+    proc = _run(script, {}, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "paranmt_hf.modeling.modeling_paranmt ParaNMTTokenizer ParaNMTConfig" in proc.stdout
+
+
+def test_without_registration_or_flag_loading_custom_code_is_refused(saved, tmp_path):
+    d = saved["word"][0]
+    script = (
+        BLOCKER
+        + f"""
+    from transformers import AutoModel
+    try:
+        AutoModel.from_pretrained({d!r}, trust_remote_code=False)
+    except ValueError as err:
+        print("REFUSED", "trust_remote_code" in str(err))
+    """
+    )
+    proc = _run(script, {}, tmp_path)
+    assert "REFUSED True" in proc.stdout, proc.stderr[-2000:]

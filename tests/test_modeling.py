@@ -1,0 +1,200 @@
+"""ParaNMTModel semantics: pooling, masking, unknown tokens, recurrent encoders, GRAN, scrambling, combinations."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paranmt_hf import ParaNMTConfig, ParaNMTModel
+
+
+def make(**kw) -> ParaNMTModel:
+    torch.manual_seed(0)
+    defaults = {"vocab_size": 12, "embedding_dim": 6}
+    return ParaNMTModel(ParaNMTConfig(**{**defaults, **kw})).eval()
+
+
+def pooled(model, ids, mask=None):
+    ids = torch.tensor(ids)
+    mask = None if mask is None else torch.tensor(mask)
+    return model(input_ids=ids, attention_mask=mask).pooler_output
+
+
+@pytest.mark.parametrize("kind", ["word", "trigram", "sp"])
+def test_averaging_is_mean_of_embeddings_and_ignores_padding(kind):
+    m = make(encoder=kind)
+    w = m.encoders[0].embedding.weight
+    out = pooled(m, [[2, 3, 4, 0], [5, 0, 0, 0]], [[1, 1, 1, 0], [1, 0, 0, 0]])
+    torch.testing.assert_close(out[0], w[[2, 3, 4]].mean(0))
+    torch.testing.assert_close(out[1], w[5])
+    assert m.config.hidden_size == 6
+
+
+def test_max_pooling():
+    m = make(encoder="word", pooling="max")
+    w = m.encoders[0].embedding.weight
+    torch.testing.assert_close(pooled(m, [[2, 3, 0]], [[1, 1, 0]])[0], w[[2, 3]].max(0).values)
+
+
+def test_unknown_tokens_embedded_or_dropped():
+    keep = make(encoder="sp")
+    drop = make(encoder="sp", drop_unknown_tokens=True, unknown_token_ids=[7])
+    w = keep.encoders[0].embedding.weight
+    torch.testing.assert_close(pooled(keep, [[2, 1, 3]])[0], w[[2, 1, 3]].mean(0))
+    wd = drop.encoders[0].embedding.weight
+    torch.testing.assert_close(pooled(drop, [[2, 1, 7, 3]])[0], wd[[2, 3]].mean(0))
+    # nothing left after dropping -> the unknown token's embedding
+    torch.testing.assert_close(pooled(drop, [[1, 7]])[0], wd[1])
+
+
+def test_empty_sentence_is_unknown_token():
+    m = make(encoder="word")
+    out = pooled(m, [[0, 0], [2, 3]], [[0, 0], [1, 1]])
+    torch.testing.assert_close(out[0], m.encoders[0].embedding.weight[1])
+    assert torch.isfinite(out).all()
+
+
+def test_flat_layout_equals_padded_layout():
+    m = make(encoder="sp", drop_unknown_tokens=True, unknown_token_ids=[9])
+    padded = pooled(
+        m,
+        [[2, 3, 9, 0], [1, 0, 0, 0], [0, 0, 0, 0], [4, 5, 6, 7]],
+        [[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]],
+    )
+    flat = m(input_ids=torch.tensor([2, 3, 9, 1, 4, 5, 6, 7]), offsets=torch.tensor([0, 3, 4, 4])).pooler_output
+    torch.testing.assert_close(flat, padded)
+
+
+def test_lstm_is_mean_of_hidden_states_and_padding_free():
+    m = make(encoder="lstm", rnn_hidden_size=5)
+    emb = m.encoders[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
+    states, _ = m.encoders[0].rnn(emb)
+    torch.testing.assert_close(pooled(m, [[2, 3, 4]])[0], states[0].mean(0))
+    # left padding / holes in the mask do not change the result
+    torch.testing.assert_close(pooled(m, [[0, 2, 3, 0, 4]], [[0, 1, 1, 0, 1]])[0], states[0].mean(0))
+    assert m.config.hidden_size == 5
+
+
+@pytest.mark.parametrize("merge,size", [("mean", 5), ("concat", 10)])
+def test_bilstm_merges_forward_and_backward(merge, size):
+    m = make(encoder="bilstm", rnn_hidden_size=5, bilstm_merge=merge)
+    emb = m.encoders[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
+    states, _ = m.encoders[0].rnn(emb)
+    f, b = states[0, :, :5].mean(0), states[0, :, 5:].mean(0)
+    expected = (f + b) / 2 if merge == "mean" else torch.cat([f, b])
+    out = pooled(m, [[2, 3, 4, 0]], [[1, 1, 1, 0]])[0]
+    assert out.shape == (size,) and m.config.hidden_size == size
+    torch.testing.assert_close(out, expected)
+
+
+def test_gran_formula():
+    m = make(encoder="gran", rnn_hidden_size=4)
+    enc = m.encoders[0]
+    x = enc.embedding.weight[[2, 3, 4]].unsqueeze(0)
+    h, _ = enc.rnn(x)
+    a = x * torch.sigmoid(x @ enc.gate_x.weight.T + enc.gate_x.bias + h @ enc.gate_h.weight.T)
+    torch.testing.assert_close(pooled(m, [[2, 3, 4]])[0], a[0].mean(0))
+    assert m.config.hidden_size == 6
+
+
+def test_scrambling_only_in_training_and_only_for_recurrent():
+    lstm = make(encoder="lstm", scramble_rate=1.0)
+    ids = [[2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]
+    eval_out = pooled(lstm, ids)
+    torch.testing.assert_close(pooled(lstm, ids), eval_out)
+    lstm.train()
+    torch.manual_seed(1)
+    assert not torch.allclose(pooled(lstm, ids), eval_out)
+    avg = make(encoder="word", scramble_rate=1.0)
+    ref = pooled(avg, ids)
+    avg.train()
+    torch.testing.assert_close(pooled(avg, ids), ref)
+
+
+def test_scrambling_permutes_tokens_of_a_sentence():
+    lstm = make(encoder="lstm", scramble_rate=1.0).train()
+    ids = torch.tensor([[2, 3, 4, 5, 0, 0]])
+    valid = torch.tensor([[1, 1, 1, 1, 0, 0]]).bool()
+    torch.manual_seed(3)
+    packed, packed_valid = lstm.encoders[0]._pack_front(ids, valid)
+    assert sorted(packed[0, :4].tolist()) == [2, 3, 4, 5] and packed_valid[0].tolist() == [True] * 4 + [False] * 2
+
+
+def test_embedding_dropout_only_in_training():
+    m = make(encoder="word", embedding_dropout=0.5)
+    ref = pooled(m, [[2, 3, 4]])
+    torch.testing.assert_close(pooled(m, [[2, 3, 4]]), ref)
+    m.train()
+    assert not torch.allclose(pooled(m, [[2, 3, 4]]), ref)
+
+
+@pytest.mark.parametrize("combination", ["concat", "add"])
+def test_combination_routes_ids_by_range(combination):
+    torch.manual_seed(0)
+    cfg = ParaNMTConfig(
+        components=[
+            {"encoder": "trigram", "vocab_size": 10, "embedding_dim": 4},
+            {"encoder": "lstm", "vocab_size": 8, "embedding_dim": 3, "rnn_hidden_size": 4},
+        ],
+        combination=combination,
+    )
+    m = ParaNMTModel(cfg).eval()
+    assert cfg.component_offsets() == [0, 10]
+    out = pooled(m, [[2, 3, 12, 13, 0]], [[1, 1, 1, 1, 0]])[0]
+    tri = m.encoders[0].embedding.weight[[2, 3]].mean(0)
+    lstm_states, _ = m.encoders[1].rnn(m.encoders[1].embedding.weight[[2, 3]].unsqueeze(0))
+    lstm = lstm_states[0].mean(0)
+    expected = torch.cat([tri, lstm]) if combination == "concat" else tri + lstm
+    torch.testing.assert_close(out, expected)
+    assert cfg.hidden_size == expected.shape[0]
+
+
+def test_bad_inputs_raise_clear_errors():
+    m = make(encoder="word")
+    with pytest.raises(ValueError, match="outside its vocabulary"):
+        pooled(m, [[2, 99]])
+    with pytest.raises(ValueError, match="offsets"):
+        m(input_ids=torch.tensor([1, 2]))
+    lstm = make(encoder="lstm")
+    with pytest.raises(ValueError, match="flat"):
+        lstm(input_ids=torch.tensor([1, 2]), offsets=torch.tensor([0]))
+    combo = ParaNMTModel(
+        ParaNMTConfig(
+            components=[{"encoder": "word", "vocab_size": 5}, {"encoder": "word", "vocab_size": 5}], embedding_dim=2
+        )
+    )
+    with pytest.raises(ValueError, match="outside every component"):
+        pooled(combo, [[2, 11]])
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"encoder": "cnn"}, "encoder"),
+        ({"pooling": "sum"}, "pooling"),
+        ({"scramble_rate": 1.5}, "scramble_rate"),
+        (
+            {"components": [{"encoder": "word", "embedding_dim": 3}, {"encoder": "word"}], "combination": "add"},
+            "equal",
+        ),
+        ({"components": [{"encoder": "word", "colour": 1}]}, "Unknown component field"),
+        ({"unknown_token_ids": [50]}, "token ids"),
+    ],
+)
+def test_config_validation(kw, match):
+    with pytest.raises(ValueError, match=match):
+        ParaNMTConfig(**{"vocab_size": 12, "embedding_dim": 6, **kw})
+
+
+def test_hidden_size_is_derived_not_taken():
+    cfg = ParaNMTConfig(encoder="word", embedding_dim=7, hidden_size=999)
+    assert cfg.hidden_size == 7
+    again = ParaNMTConfig.from_dict(cfg.to_dict())
+    assert again.hidden_size == 7 and again.resolved_components() == cfg.resolved_components()
+
+
+def test_padding_row_initialised_to_zero_and_embeddings_use_initializer_range():
+    m = ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=2000, embedding_dim=50, initializer_range=0.5))
+    w = m.encoders[0].embedding.weight
+    assert torch.count_nonzero(w[0]) == 0
+    assert abs(w[1:].std().item() - 0.5) < 0.02

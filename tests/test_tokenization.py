@@ -1,0 +1,102 @@
+"""Tokenizers: word-level, unigram (sentencepiece-style), character trigrams, combinations; AutoTokenizer."""
+
+from __future__ import annotations
+
+import pytest
+from transformers import AutoTokenizer
+
+import paranmt_hf  # noqa: F401  (registers the Auto classes)
+from paranmt_hf import build_trigram_tokenizer, build_word_tokenizer, combine_tokenizers, train_unigram_tokenizer
+from paranmt_hf.modeling.tokenization_paranmt import ParaNMTTokenizer, char_trigrams
+
+CORPUS = [
+    "A man is playing a guitar.",
+    "I don't think it's 3.5 dollars.",
+    "Two dogs run in the park!",
+    "The coal-colored shadows spread.",
+] * 5
+
+
+def test_word_tokenizer_splits_like_moses_and_lowercases():
+    tok = build_word_tokenizer(corpus=CORPUS)
+    assert tok.tokenize("I don't think it's 3.5 dollars.") == [
+        "i",
+        "do",
+        "n't",
+        "think",
+        "it",
+        "'s",
+        "3.5",
+        "dollars",
+        ".",
+    ]
+    assert tok.convert_tokens_to_ids(["[PAD]", "[UNK]"]) == [0, 1]
+    ids = tok("A zebra", add_special_tokens=True)["input_ids"]
+    assert ids == [tok.convert_tokens_to_ids("a"), 1]  # unknown word -> [UNK]; no special tokens added
+
+
+def test_word_tokenizer_vocab_order_and_limits():
+    tok = build_word_tokenizer(corpus=CORPUS, max_size=3)
+    assert len(tok) == 5
+    vocab = sorted(tok.get_vocab(), key=tok.get_vocab().get)
+    assert vocab[:2] == ["[PAD]", "[UNK]"]
+    assert vocab[2] == "."  # most frequent token first
+    assert build_word_tokenizer(vocab=["b", "a"]).get_vocab() == {"[PAD]": 0, "[UNK]": 1, "b": 2, "a": 3}
+    with pytest.raises(ValueError, match="vocab"):
+        build_word_tokenizer()
+
+
+def test_trigrams_of_padded_lowercased_sentence():
+    assert char_trigrams(["a", "man"]) == [" a ", "a m", " ma", "man", "an "]
+    tok = build_trigram_tokenizer(corpus=CORPUS)
+    assert tok.tokenize("A Man") == [" a ", "a m", " ma", "man", "an "]
+    # para-nmt-50m maps unknown trigrams to the unknown token
+    assert tok("qqq")["input_ids"] == [1, 1, 1]
+
+
+def test_unigram_tokenizer_is_sentencepiece_style():
+    tok = train_unigram_tokenizer(CORPUS * 10, vocab_size=80, show_progress=False)
+    pieces = tok.tokenize("A man   playing")
+    assert pieces[0].startswith("▁") and all(p == p.lower() for p in pieces)
+    assert "".join(pieces).replace("▁", " ").strip() == "a man playing"
+    assert tok.convert_tokens_to_ids(["[PAD]", "[UNK]"]) == [0, 1]
+
+
+def test_combined_tokenizer_offsets_components():
+    tri = build_trigram_tokenizer(corpus=CORPUS)
+    word = build_word_tokenizer(corpus=CORPUS)
+    combo = combine_tokenizers([tri, word])
+    assert combo.component_vocab_sizes == [tri.vocab_size, len(word)]
+    ids = combo("a man")["input_ids"]
+    expected = tri("a man")["input_ids"] + [i + tri.vocab_size for i in word("a man")["input_ids"]]
+    assert ids == expected == combo.encode_ids("a man")
+    # equal strings of different components stay distinct
+    assert combo.convert_tokens_to_ids("a") != combo.convert_tokens_to_ids("1|a")
+    with pytest.raises(ValueError):
+        combine_tokenizers([tri])
+
+
+@pytest.mark.parametrize("kind", ["word", "sp", "trigram", "combined"])
+def test_autotokenizer_round_trip(kind, tmp_path):
+    if kind == "word":
+        tok = build_word_tokenizer(corpus=CORPUS)
+    elif kind == "sp":
+        tok = train_unigram_tokenizer(CORPUS * 10, vocab_size=80, show_progress=False)
+    elif kind == "trigram":
+        tok = build_trigram_tokenizer(corpus=CORPUS)
+    else:
+        tok = combine_tokenizers([build_trigram_tokenizer(corpus=CORPUS), build_word_tokenizer(corpus=CORPUS)])
+    tok.save_pretrained(tmp_path)
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    batch = ["A man is playing.", "Unseen wörds here!", ""]
+    assert loaded(batch, padding=True)["input_ids"] == tok(batch, padding=True)["input_ids"]
+    assert isinstance(loaded, ParaNMTTokenizer) == (kind in ("trigram", "combined"))
+
+
+def test_paranmt_tokenizer_needs_a_vocabulary():
+    with pytest.raises(ValueError, match="vocab_file"):
+        ParaNMTTokenizer()
+    with pytest.raises(ValueError, match="kind"):
+        ParaNMTTokenizer(components=[{"kind": "bpe"}])
+    with pytest.raises(ValueError, match="start with"):
+        ParaNMTTokenizer(components=[{"kind": "trigram", "vocab": ["abc", "[PAD]", "[UNK]"]}])
