@@ -81,6 +81,10 @@ class ParaNMTConfig(PretrainedConfig):
             Id of the padding token (of every component's local vocabulary).
         unk_token_id (`int`, *optional*, defaults to 1):
             Id of the unknown token (of every component's local vocabulary).
+        sparse_embeddings (`bool`, *optional*, defaults to `False`):
+            Training only: embedding tables produce sparse gradients, so that an optimizer such as
+            `torch.optim.SparseAdam` (or paranmt_hf's `LazyAdam`) updates only the rows a batch used. This makes large
+            vocabularies (e.g. 50K x 1024 SP models) train fast on CPU. No effect on the embeddings.
         initializer_range (`float`, *optional*, defaults to 1.0):
             Standard deviation of the normal initialisation of embeddings (1.0 = PyTorch's `nn.Embedding` default,
             which "Paraphrastic Representations at Scale" trains from). Linear/LSTM weights use PyTorch defaults.
@@ -116,6 +120,7 @@ class ParaNMTConfig(PretrainedConfig):
         unknown_token_ids: list[int] | None = None,
         pad_token_id: int = 0,
         unk_token_id: int = 1,
+        sparse_embeddings: bool = False,
         initializer_range: float = 1.0,
         **kwargs: Any,
     ) -> None:
@@ -133,6 +138,7 @@ class ParaNMTConfig(PretrainedConfig):
         self.drop_unknown_tokens = drop_unknown_tokens
         self.unknown_token_ids = list(unknown_token_ids) if unknown_token_ids is not None else None
         self.unk_token_id = unk_token_id
+        self.sparse_embeddings = sparse_embeddings
         self.initializer_range = initializer_range
         super().__init__(pad_token_id=pad_token_id, **kwargs)
         self._validate_paranmt()

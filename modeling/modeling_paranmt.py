@@ -41,7 +41,7 @@ class ParaNMTComponent(nn.Module):
         self.pooling = config.pooling
         self.bilstm_merge = spec["bilstm_merge"]
         self.scramble_rate = float(config.scramble_rate)
-        self.embedding = nn.Embedding(self.vocab_size, int(spec["embedding_dim"]))
+        self.embedding = nn.Embedding(self.vocab_size, int(spec["embedding_dim"]), sparse=config.sparse_embeddings)
         self.embedding_dropout = nn.Dropout(config.embedding_dropout)
         unknown = torch.zeros(self.vocab_size, dtype=torch.bool)
         unknown[[self.unk_token_id, *spec["unknown_token_ids"]]] = True
@@ -137,8 +137,18 @@ class ParaNMTComponent(nn.Module):
             ids = ids[order]
             counts = torch.bincount(bag, minlength=num_bags)
             offsets = torch.cumsum(counts, 0) - counts
-        weight = self.embedding_dropout(self.embedding.weight) if self.training else self.embedding.weight
-        return F.embedding_bag(ids, weight, offsets, mode=self.pooling)
+        if self.training and self.embedding_dropout.p > 0:  # dropout per token occurrence, as in the padded path
+            states = self.embedding_dropout(self.embedding(ids))
+            bag = torch.repeat_interleave(
+                torch.arange(num_bags, device=ids.device),
+                torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]])),
+            )
+            if self.pooling == "max":
+                init = states.new_full((num_bags, states.shape[1]), float("-inf"))
+                return init.scatter_reduce(0, bag[:, None].expand_as(states), states, "amax")
+            sums = states.new_zeros((num_bags, states.shape[1])).index_add_(0, bag, states)
+            return sums / torch.bincount(bag, minlength=num_bags).clamp(min=1).unsqueeze(1).to(states.dtype)
+        return F.embedding_bag(ids, self.embedding.weight, offsets, mode=self.pooling, sparse=self.embedding.sparse)
 
 
 class ParaNMTPreTrainedModel(PreTrainedModel):

@@ -42,12 +42,16 @@ def _tokenizer_for(
 
 
 def _vector_vocab(
-    corpus: list[str], vectors: tuple[list[str], np.ndarray], vocab_size: int | None, min_count: int
+    corpus: list[str], vectors: tuple[list[str], np.ndarray], vocab_size: int | None, min_count: int, extra: int
 ) -> list[str]:
-    """Corpus words that have a vector, most frequent first."""
+    """Corpus words that have a vector (most frequent first), then the first ``extra`` other vector words."""
     known = set(vectors[0])
     ranked = [w for w in select_vocab(count_words(corpus), None, min_count) if w in known]
-    return ranked[: vocab_size - 2] if vocab_size else ranked
+    ranked = ranked[: vocab_size - 2] if vocab_size else ranked
+    if extra:
+        seen = set(ranked)
+        ranked += [w for w in vectors[0][: extra + len(seen)] if w not in seen][:extra]
+    return ranked
 
 
 def build_encoder(
@@ -58,6 +62,7 @@ def build_encoder(
     token_type: str = "word",
     min_count: int = 1,
     word_vectors: str | tuple[list[str], np.ndarray] | None = None,
+    vector_vocab_size: int = 0,
     combination: str = "concat",
     seed: int = 0,
     **config_kwargs: Any,
@@ -76,6 +81,8 @@ def build_encoder(
         word_vectors: initialise WORD embeddings (word kind and word-token recurrent kinds) from vectors: a name such
             as ``"glove-6b-50d"``, a GloVe text file, or ``(words, matrix)``. The vocabulary becomes the corpus words
             that have a vector; ``embedding_dim`` is the vectors' size.
+        vector_vocab_size: with ``word_vectors``, also add this many of the vectors' own (most frequent) words
+            that the corpus lacks, so that words unseen in training keep their pre-trained vectors.
         combination: ``concat`` or ``add`` for several kinds.
         seed: seed of the random initialisation.
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
@@ -91,7 +98,9 @@ def build_encoder(
     tokenizers, components = [], []
     for k in kinds:
         tok_type = k if k in AVERAGING_KINDS else token_type
-        words = _vector_vocab(corpus, vectors, vocab_size, min_count) if vectors and tok_type == "word" else None
+        words = None
+        if vectors is not None and tok_type == "word":
+            words = _vector_vocab(corpus, vectors, vocab_size, min_count, vector_vocab_size)
         tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words)
         tokenizers.append(tok)
         dim = vectors[1].shape[1] if words is not None else embedding_dim

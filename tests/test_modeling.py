@@ -198,3 +198,28 @@ def test_padding_row_initialised_to_zero_and_embeddings_use_initializer_range():
     w = m.encoders[0].embedding.weight
     assert torch.count_nonzero(w[0]) == 0
     assert abs(w[1:].std().item() - 0.5) < 0.02
+
+
+def test_flat_layout_with_dropout_in_training_matches_padded_statistics():
+    m = make(encoder="word", embedding_dropout=0.5).train()
+    torch.manual_seed(0)
+    flat = m(input_ids=torch.tensor([2, 3, 4, 5]), offsets=torch.tensor([0, 3])).pooler_output
+    w = m.encoders[0].embedding.weight
+    # each bag is the mean of its (dropped-out) token embeddings: zero or doubled coordinates
+    torch.manual_seed(0)
+    dropped = torch.nn.functional.dropout(w[[2, 3, 4, 5]], 0.5)
+    torch.testing.assert_close(flat, torch.stack([dropped[:3].mean(0), dropped[3]]))
+
+
+@pytest.mark.parametrize("kind", ["word", "lstm"])
+def test_sparse_embeddings_give_sparse_gradients_and_same_outputs(kind):
+    dense, sparse = make(encoder=kind), make(encoder=kind, sparse_embeddings=True)
+    sparse.load_state_dict(dense.state_dict())
+    ids, mask = [[2, 3, 4], [5, 6, 0]], [[1, 1, 1], [1, 1, 0]]
+    torch.testing.assert_close(pooled(sparse, ids, mask), pooled(dense, ids, mask))
+    pooled(sparse, ids, mask).sum().backward()
+    assert sparse.encoders[0].embedding.weight.grad.is_sparse
+    if kind == "word":
+        sparse.zero_grad()
+        sparse(input_ids=torch.tensor([2, 3, 4]), offsets=torch.tensor([0, 2])).pooler_output.sum().backward()
+        assert sparse.encoders[0].embedding.weight.grad.is_sparse

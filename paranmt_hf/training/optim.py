@@ -1,0 +1,66 @@
+"""``LazyAdam``: Adam for models whose embedding tables give sparse gradients (only used rows are updated)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+
+class LazyAdam(torch.optim.Optimizer):
+    """Adam (Kingma & Ba) that handles sparse and dense gradients in one optimizer.
+
+    Dense gradients get the standard Adam update. Sparse gradients (``nn.Embedding(sparse=True)``) update the moments
+    and weights of the rows present in the gradient only ("lazy" Adam, as ``torch.optim.SparseAdam``): rows a step
+    did not use keep their values and moments. With sparse gradients a step costs O(rows used), not O(vocabulary), so
+    a 50K x 1024 table trains as fast as a small one. Bias correction uses the parameter's step count.
+
+    Args:
+        params: parameters or parameter groups.
+        lr: learning rate.
+        betas: moment decay rates.
+        eps: denominator term.
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
+    ) -> None:
+        if lr < 0 or eps < 0 or not all(0.0 <= b < 1.0 for b in betas):
+            raise ValueError(f"invalid LazyAdam hyper-parameters lr={lr}, betas={betas}, eps={eps}")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps})
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
+        """One update of every parameter that has a gradient."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+                step = float(state["step"])
+                correction1, correction2 = 1 - beta1**step, 1 - beta2**step
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                if p.grad.is_sparse:
+                    grad = p.grad.coalesce()
+                    rows, values = grad.indices()[0], grad.values()
+                    m_rows = m[rows].mul_(beta1).add_(values, alpha=1 - beta1)
+                    v_rows = v[rows].mul_(beta2).addcmul_(values, values, value=1 - beta2)
+                    m[rows], v[rows] = m_rows, v_rows
+                    update = m_rows / (v_rows / correction2).sqrt_().add_(eps)
+                    p.index_add_(0, rows, update, alpha=-lr / correction1)
+                else:
+                    m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+                    v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                    p.addcdiv_(m, (v / correction2).sqrt_().add_(eps), value=-lr / correction1)
+        return loss

@@ -1,0 +1,45 @@
+"""LazyAdam: equals torch Adam on dense gradients and SparseAdam on sparse ones."""
+
+from __future__ import annotations
+
+import torch
+
+from paranmt_hf.training.optim import LazyAdam
+
+
+def _run(optimizer_cls, sparse, **kw):
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(20, 4, sparse=sparse)
+    lin = torch.nn.Linear(4, 1)
+    opt = optimizer_cls([emb.weight], **kw) if sparse and optimizer_cls is torch.optim.SparseAdam else None
+    params = [emb.weight] if opt is not None else [*emb.parameters(), *lin.parameters()]
+    opt = opt or optimizer_cls(params, **kw)
+    for step in range(5):
+        opt.zero_grad()
+        ids = torch.tensor([[1, 2, 3], [3, 4, 5]]) + step
+        out = emb(ids).mean(1)
+        loss = (out if sparse and optimizer_cls is torch.optim.SparseAdam else lin(out)).pow(2).sum()
+        loss.backward()
+        opt.step()
+    return emb.weight.detach().clone()
+
+
+def test_dense_gradients_match_torch_adam():
+    torch.testing.assert_close(_run(LazyAdam, False, lr=0.01), _run(torch.optim.Adam, False, lr=0.01))
+
+
+def test_sparse_gradients_match_sparse_adam_and_leave_unused_rows():
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(20, 4, sparse=True)
+    ref = torch.nn.Embedding(20, 4, sparse=True)
+    ref.load_state_dict(emb.state_dict())
+    before = emb.weight.detach().clone()
+    a, b = LazyAdam(emb.parameters(), lr=0.01), torch.optim.SparseAdam(ref.parameters(), lr=0.01)
+    for step in range(5):
+        for module, opt in ((emb, a), (ref, b)):
+            opt.zero_grad()
+            module(torch.tensor([[1, 2, 3], [3, 4, 5]]) + step).pow(2).sum().backward()
+            opt.step()
+    torch.testing.assert_close(emb.weight, ref.weight)
+    torch.testing.assert_close(emb.weight[15:], before[15:])  # never used: untouched
+    assert not torch.allclose(emb.weight[1:9], before[1:9])
