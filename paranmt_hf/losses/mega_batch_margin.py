@@ -1,0 +1,303 @@
+"""The mega-batch margin loss of Wieting & Gimpel (ParaNMT-50M, ACL 2018; Paraphrastic Representations at Scale)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+import torch.nn.functional as F  # noqa: N812
+from torch import Tensor, nn
+
+from .features import Rows, features_from_rows
+from .mining import CANDIDATES, SAMPLING, allowed_candidates, select_negatives
+from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry
+
+
+class MegaBatchMarginLoss(nn.Module):
+    r"""Margin loss with hard negatives mined from a mega-batch of ``megabatch_size`` mini-batches.
+
+    For a pair (s, t) with negatives t' (for s) and s' (for t), the loss is
+
+    .. math::
+        [\delta - \cos(s, t) + \cos(s, t')]_+ + [\delta - \cos(s, t) + \cos(t, s')]_+
+
+    averaged over the pairs of the mini-batch. t' is the sentence of the mega-batch most similar to s (``MAX``),
+    a random one (``RAND``) or either with probability 1/2 (``MIX``), never a sentence of s's own pair nor a
+    text identical to s or t (same token ids); s' likewise for t. The optimizer still steps once per
+    mini-batch, as in the papers.
+
+    **How the mega-batch is formed.** The stock Trainer gives the loss one mini-batch per step, so the loss
+    keeps a pool of the ``megabatch_size - 1`` previous mini-batches (token ids, embeddings, text hashes).
+    Negatives of the current mini-batch are mined among it and that pool: every pair competes with the
+    sentences of M mini-batches, as in the papers, with a sliding window instead of the papers' fixed blocks.
+    Mining uses embeddings that are at most M - 1 optimizer steps old, the same bound as the papers (which
+    encode a block once, then take M steps). ``refresh_pool=True`` re-encodes the pool with the current
+    parameters (in eval mode, without gradient) at every step instead.
+    The chosen negatives are then encoded again *with* gradient, so gradients flow through s, t, t' and s'
+    (the papers' ``p1``/``p2`` forward passes).
+
+    **Cost per step.** Two forward/backward passes over 2B sentences (the pairs, then their negatives; B =
+    batch size), one [2B x 2P] similarity matmul (P = pairs in the pool), and the token ids plus one
+    embedding per sentence of the pool in memory. ``refresh_pool=True`` adds a no-grad forward pass over the
+    pool's 2P sentences per step.
+
+    **Annealing** (PRAS): with ``anneal=k`` the mega-batch starts at 1 mini-batch and grows by one every k
+    training mini-batches, up to ``megabatch_size``.
+
+    **Distributed training.** With ``gather_across_devices=True`` each step gathers every process's
+    mini-batch (token ids, embeddings, hashes) into the pool, so negatives can come from any process. Every
+    chosen negative, remote ones included, is re-encoded locally from its token ids, so gradients flow
+    through all negatives; DDP then averages the gradients as usual.
+
+    In eval mode (or with gradients disabled) the loss uses the current mini-batch only and leaves the pool
+    unchanged. Pairs that have no allowed negative (e.g. a one-pair mini-batch with M = 1) contribute no
+    term. The pool is not saved in checkpoints: a resumed run refills it.
+
+    Args:
+        model: the SentenceTransformer to train (padded or flat ``StaticEmbedding``-style features).
+        margin: the margin delta (0.4 in both papers).
+        megabatch_size: M, mini-batches per mega-batch (ParaNMT-50M: 40; PRAS: 100; 1 = in-batch negatives).
+        anneal: grow the mega-batch by one mini-batch every ``anneal`` mini-batches (PRAS: 150); ``None``
+            uses ``megabatch_size`` from the first step.
+        sampling: ``"MAX"`` (hardest), ``"MIX"`` or ``"RAND"``.
+        candidates: ``"both"`` (any sentence; ParaNMT-50M, paraphrase data) or ``"other_side"`` (anchors take
+            negatives among positives and vice versa; PRAS's code, bitext).
+        refresh_pool: re-encode the pool with the current parameters before mining at every step.
+        gather_across_devices: under torch.distributed, mine negatives over the mini-batches of all processes.
+
+    References:
+        - ParaNMT-50M: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine
+          Translations (Wieting & Gimpel, ACL 2018): https://aclanthology.org/P18-1042
+        - Paraphrastic Representations at Scale (Wieting et al., 2021): https://arxiv.org/abs/2104.15114
+
+    Requirements:
+        1. (anchor, positive) pairs of paraphrases (or translations) and no label column.
+        2. Shuffled data: the mega-batch is made of consecutive mini-batches.
+
+    Inputs:
+        +---------------------------------------+--------+
+        | Texts                                 | Labels |
+        +=======================================+========+
+        | (anchor, positive) pairs              | none   |
+        +---------------------------------------+--------+
+
+    Recommendations:
+        - Batch size 100-128 with M = 40-100; averaging encoders learn fast with Adam at lr 1e-3 (PRAS).
+        - ``BatchSamplers.NO_DUPLICATES`` is not needed: identical texts are never taken as negatives.
+
+    Relations:
+        - Unlike ``sentence_transformers``' ``MegaBatchMarginLoss`` (two fixed margins, one direction, in-batch
+          negatives only), this is the papers' one-margin ranking loss in both directions over M mini-batches.
+        - ``MultipleNegativesRankingLoss`` uses every in-batch negative with a softmax; this loss uses one hard
+          negative per sentence, with no temperature.
+
+    Example:
+        ::
+
+            from datasets import Dataset
+            from sentence_transformers import (
+                SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments,
+            )
+            from paranmt_hf import MegaBatchMarginLoss, ParaNMTSentenceEncoder, build_encoder
+
+            pairs = Dataset.from_dict({
+                "anchor": ["a man plays a guitar .", "a dog runs .", "the cat sleeps .", "kids play ."],
+                "positive": ["a guy plays guitar .", "a dog is running .", "a cat is asleep .", "children play ."],
+            })
+            encoder = build_encoder("word", corpus=[*pairs["anchor"], *pairs["positive"]], embedding_dim=32)
+            model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)])
+            loss = MegaBatchMarginLoss(model, margin=0.4, megabatch_size=2, sampling="MAX")
+            args = SentenceTransformerTrainingArguments(
+                output_dir="out", per_device_train_batch_size=2, learning_rate=1e-3, num_train_epochs=1,
+                use_cpu=True, report_to="none", save_strategy="no",
+            )
+            SentenceTransformerTrainer(model=model, args=args, train_dataset=pairs, loss=loss).train()
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        margin: float = 0.4,
+        megabatch_size: int = 40,
+        anneal: int | None = None,
+        sampling: str = "MAX",
+        candidates: str = "both",
+        refresh_pool: bool = False,
+        gather_across_devices: bool = False,
+    ) -> None:
+        super().__init__()
+        if sampling not in SAMPLING:
+            raise ValueError(f"sampling={sampling!r} is not one of {SAMPLING}")
+        if candidates not in CANDIDATES:
+            raise ValueError(f"candidates={candidates!r} is not one of {CANDIDATES}")
+        if megabatch_size < 1:
+            raise ValueError(f"megabatch_size must be >= 1, got {megabatch_size}")
+        if anneal is not None and anneal < 1:
+            raise ValueError(f"anneal must be None or >= 1, got {anneal}")
+        self.model = model
+        self.margin = float(margin)
+        self.megabatch_size = int(megabatch_size)
+        self.anneal = anneal
+        self.sampling = sampling
+        self.candidates = candidates
+        self.refresh_pool = bool(refresh_pool)
+        self.gather_across_devices = bool(gather_across_devices)
+        self.steps = 0
+        self.pool: deque[PoolEntry] = deque(maxlen=max(self.megabatch_size - 1, 0))
+
+    @property
+    def current_megabatch_size(self) -> int:
+        """M for the next training mini-batch (grows with annealing)."""
+        if self.anneal is None:
+            return self.megabatch_size
+        return min(self.megabatch_size, 1 + self.steps // self.anneal)
+
+    def reset(self) -> None:
+        """Empty the pool and restart annealing."""
+        self.pool.clear()
+        self.steps = 0
+
+    def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Tensor | None = None) -> Tensor:
+        """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss."""
+        features = list(sentence_features)
+        if len(features) != 2:
+            raise ValueError(
+                f"MegaBatchMarginLoss takes (anchor, positive) pairs: 2 text columns, got {len(features)}. "
+                "Negatives are mined from the mega-batch; drop extra columns."
+            )
+        inputs = [{k: v for k, v in f.items() if k in INPUT_KEYS or not isinstance(v, Tensor)} for f in features]
+        anchors = self.model(features[0])["sentence_embedding"]
+        positives = self.model(features[1])["sentence_embedding"]
+        training = bool(getattr(self.model, "training", True)) and torch.is_grad_enabled()
+        local = make_entry(inputs, anchors, positives)
+        entry, offset = gather_entry(local) if training and self.gather_across_devices else (local, 0)
+        keep = self.current_megabatch_size - 1 if training else 0
+        previous = list(self.pool)[-keep:] if keep else []
+        pool = [*previous, entry]
+        if training and self.refresh_pool:
+            pool = self._refreshed(pool, inputs[0])
+        own = torch.arange(len(local), device=anchors.device) + sum(len(e) for e in pool[:-1]) + offset
+        index, has_negative, candidate_rows, candidate_embeddings = self._mine(pool, own)
+        if training:
+            negative_features = features_from_rows(candidate_rows.select(index), inputs[0])
+            negatives = self.model(negative_features)["sentence_embedding"]
+        else:  # evaluation: the pool is the mini-batch itself, already embedded
+            negatives = torch.cat([anchors, positives])[index]
+        anchor_negatives, positive_negatives = negatives.split(len(local))
+        loss = self.compute_loss_from_embeddings(
+            [anchors, positives, anchor_negatives, positive_negatives], labels, has_negative=has_negative
+        )
+        if training:
+            self.pool.append(entry)
+            self.steps += 1
+        return loss
+
+    def compute_loss_from_embeddings(
+        self, embeddings: list[Tensor], labels: Tensor | None = None, has_negative: Tensor | None = None
+    ) -> Tensor:
+        """The loss from embeddings ``[s, t, t', s']`` ([B, D] each; t' is the negative of s, s' that of t).
+
+        Args:
+            embeddings: anchors s, positives t, negatives t' of the anchors, negatives s' of the positives.
+            labels: unused (no label column).
+            has_negative: optional [2B] bool (anchors' negatives first): terms without a negative count as 0.
+
+        Returns:
+            ``mean_i([delta - cos(s_i, t_i) + cos(s_i, t'_i)]_+ + [delta - cos(s_i, t_i) + cos(t_i, s'_i)]_+)``.
+        """
+        anchors, positives, anchor_negatives, positive_negatives = embeddings
+        positive_scores = F.cosine_similarity(anchors, positives, dim=-1)
+        terms = torch.stack(
+            [
+                F.relu(self.margin - positive_scores + F.cosine_similarity(anchors, anchor_negatives, dim=-1)),
+                F.relu(self.margin - positive_scores + F.cosine_similarity(positives, positive_negatives, dim=-1)),
+            ]
+        )
+        if has_negative is not None:
+            terms = terms * has_negative.view(2, -1).to(terms.dtype)
+        return terms.sum(dim=0).mean()
+
+    # ---- pool -------------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _refreshed(self, pool: list[PoolEntry], template: dict[str, Any]) -> list[PoolEntry]:
+        """The pool re-encoded with the current parameters (eval mode, no gradient)."""
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            fresh = []
+            for entry in pool:
+                embeddings = tuple(
+                    self.model(features_from_rows(rows, template))["sentence_embedding"] for rows in entry.rows
+                )
+                fresh.append(PoolEntry(entry.rows, embeddings, entry.hashes))
+        finally:
+            self.model.train(was_training)
+        return fresh
+
+    def _mine(self, pool: list[PoolEntry], own: Tensor) -> tuple[Tensor, Tensor, Rows, Tensor]:
+        """Mine the negatives of the local pairs (at pool positions ``own``).
+
+        Returns the index into the candidate rows (anchors' negatives, then positives'), whether each has one, the
+        candidate rows and the candidate embeddings.
+        """
+        side_rows = [Rows.cat([e.rows[c] for e in pool]) for c in (0, 1)]
+        side_embeddings = [torch.cat([e.embeddings[c] for e in pool]) for c in (0, 1)]
+        side_hashes = [torch.cat([e.hashes[c] for e in pool]) for c in (0, 1)]
+        pairs = side_hashes[0].shape[0]
+        pair_index = torch.arange(pairs, device=own.device)
+        queries = [side_embeddings[c][own] for c in (0, 1)]
+        query_hashes = [side_hashes[c][own] for c in (0, 1)]
+        rows = Rows.cat(side_rows)
+        embeddings = torch.cat(side_embeddings)
+        if self.candidates == "both":
+            allowed = allowed_candidates(
+                query_hashes[0], query_hashes[1], own, torch.cat(side_hashes), torch.cat([pair_index, pair_index])
+            )
+            # one matmul for both sides: the exclusions of a pair are the same for its anchor and its positive
+            index, has_negative = select_negatives(torch.cat(queries), embeddings, allowed.repeat(2, 1), self.sampling)
+            return index, has_negative, rows, embeddings
+        # other_side: anchors take positives (second half of the candidate rows), positives take anchors
+        allowed = allowed_candidates(query_hashes[0], query_hashes[1], own, side_hashes[1], pair_index)
+        picks = [select_negatives(queries[0], side_embeddings[1], allowed, self.sampling)]
+        allowed = allowed_candidates(query_hashes[1], query_hashes[0], own, side_hashes[0], pair_index)
+        picks.append(select_negatives(queries[1], side_embeddings[0], allowed, self.sampling))
+        index = torch.cat([picks[0][0] + pairs, picks[1][0]])
+        return index, torch.cat([picks[0][1], picks[1][1]]), rows, embeddings
+
+    def get_config_dict(self) -> dict[str, Any]:
+        """Hyperparameters for the model card."""
+        return {
+            "margin": self.margin,
+            "megabatch_size": self.megabatch_size,
+            "anneal": self.anneal,
+            "sampling": self.sampling,
+            "candidates": self.candidates,
+            "refresh_pool": self.refresh_pool,
+            "gather_across_devices": self.gather_across_devices,
+        }
+
+    @property
+    def citation(self) -> str:
+        """BibTeX of the papers that introduced the loss (ParaNMT-50M) and its annealing (PRAS)."""
+        return """
+@inproceedings{wieting-gimpel-2018-paranmt,
+    title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine
+             Translations",
+    author = "Wieting, John and Gimpel, Kevin",
+    booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics
+                 (Volume 1: Long Papers)",
+    year = "2018",
+    address = "Melbourne, Australia",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/P18-1042",
+    pages = "451--462",
+}
+@article{wieting-etal-2021-paraphrastic,
+    title = "Paraphrastic Representations at Scale",
+    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
+    journal = "arXiv preprint arXiv:2104.15114",
+    year = "2021",
+}
+"""

@@ -1,0 +1,53 @@
+"""The mega-batch pool: one entry per mini-batch (token ids, embeddings, text hashes), gathered under DDP."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .features import Rows, hash_rows, rows_from_features
+from .mining import all_gather_dim0, distributed_ready
+
+INPUT_KEYS = ("input_ids", "attention_mask", "offsets", "token_type_ids")
+"""Tensor features kept from a mini-batch (non-tensor entries such as ``modality`` are kept too)."""
+
+
+@dataclass
+class PoolEntry:
+    """One mini-batch of the mega-batch: its sentences (per column), their embeddings (detached) and text hashes."""
+
+    rows: tuple[Rows, Rows]
+    embeddings: tuple[Tensor, Tensor]
+    hashes: tuple[Tensor, Tensor]
+
+    def __len__(self) -> int:
+        return len(self.rows[0])
+
+
+def make_entry(inputs: list[dict[str, Any]], anchors: Tensor, positives: Tensor) -> PoolEntry:
+    """The pool entry of a mini-batch from its two feature dicts and embeddings."""
+    rows = tuple(rows_from_features(f).to(anchors.device) for f in inputs)
+    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows))
+
+
+def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
+    """The mini-batches of all processes as one entry (rank order), and where this process's pairs start in it.
+
+    Without a process group of several processes, returns ``(entry, 0)``.
+    """
+    if not distributed_ready():
+        return entry, 0
+    import torch.distributed as dist
+
+    def gathered_rows(rows: Rows) -> Rows:
+        ids, lengths = all_gather_dim0(rows.ids), all_gather_dim0(rows.lengths)
+        return Rows.cat([Rows(i, n) for i, n in zip(ids, lengths, strict=True)])
+
+    rows = (gathered_rows(entry.rows[0]), gathered_rows(entry.rows[1]))
+    sizes = [len(x) for x in all_gather_dim0(entry.hashes[0])]
+    embeddings = tuple(torch.cat(all_gather_dim0(e)) for e in entry.embeddings)
+    hashes = tuple(torch.cat(all_gather_dim0(h)) for h in entry.hashes)
+    return PoolEntry(rows, embeddings, hashes), sum(sizes[: dist.get_rank()])

@@ -1,0 +1,74 @@
+"""MegaBatchMarginLoss with the stock SentenceTransformerTrainer and with stock StaticEmbedding (flat) features."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+import torch  # noqa: E402
+from datasets import Dataset  # noqa: E402
+from sentence_transformers import (  # noqa: E402
+    SentenceTransformer,
+    SentenceTransformerTrainer,
+    SentenceTransformerTrainingArguments,
+)
+from sentence_transformers.sentence_transformer.modules import StaticEmbedding  # noqa: E402
+
+from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
+from paranmt_hf.st import ParaNMTSentenceEncoder  # noqa: E402
+
+ANCHORS = ["a man plays a guitar .", "a dog runs .", "the cat sleeps .", "kids play soccer .",
+           "a woman sings a song .", "the sun is hot .", "a zebra eats grass .", "two men talk ."]
+POSITIVES = ["a guy plays guitar .", "a dog is running .", "a cat is asleep .", "children play football .",
+             "a lady is singing .", "it is a hot day .", "a striped horse grazes .", "two guys chat ."]
+
+
+@pytest.mark.parametrize("kind", ["word", "lstm"])
+def test_trainer_run_changes_weights(tmp_path, kind):
+    encoder = build_encoder(kind, corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=0)
+    module = ParaNMTSentenceEncoder.from_encoder(encoder)
+    assert module.is_flat == (kind == "word")
+    model = SentenceTransformer(modules=[module], device="cpu")
+    before = [p.detach().clone() for p in model.parameters()]
+    loss = MegaBatchMarginLoss(model, megabatch_size=2, sampling="MIX")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=2, max_steps=4, learning_rate=0.05,
+        use_cpu=True, report_to="none", save_strategy="no", logging_steps=1, seed=0,
+    )
+    data = Dataset.from_dict({"anchor": ANCHORS, "positive": POSITIVES})
+    SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
+    assert loss.steps == 4 and len(loss.pool) == 1
+    changed = [not torch.equal(b, p.detach()) for b, p in zip(before, model.parameters(), strict=True)]
+    assert all(changed)
+
+
+def test_stock_static_embedding_features_give_the_same_loss():
+    encoder = build_encoder("word", corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=1)
+    ours = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").train()
+    weight = encoder.model.encoders[0].embedding.weight.detach().clone()
+    static = StaticEmbedding(encoder.tokenizer, embedding_weights=weight)
+    stock = SentenceTransformer(modules=[static], device="cpu").train()
+    losses = [MegaBatchMarginLoss(m, megabatch_size=3, sampling="MAX") for m in (ours, stock)]
+    values = []
+    for loss, model in zip(losses, (ours, stock), strict=True):
+        for start in range(0, 8, 3):
+            features = [model.preprocess(ANCHORS[start:start + 3]), model.preprocess(POSITIVES[start:start + 3])]
+            assert features[0]["input_ids"].dim() == 1 and "offsets" in features[0]
+            value = loss(features)
+        value.backward()
+        values.append(value.item())
+    assert values[0] == pytest.approx(values[1], abs=1e-6)
+    ours_grad = encoder.model.encoders[0].embedding.weight.grad
+    torch.testing.assert_close(ours_grad, static.embedding.weight.grad, atol=1e-6, rtol=1e-5)
+
+
+def test_docstring_example_runs(tmp_path, monkeypatch):
+    import textwrap
+
+    monkeypatch.chdir(tmp_path)
+    code = textwrap.dedent(MegaBatchMarginLoss.__doc__.split("Example:")[1].split("::", 1)[1])
+    namespace: dict = {}
+    exec(compile(code, "MegaBatchMarginLoss example", "exec"), namespace)  # noqa: S102
+    assert namespace["loss"].steps == 2

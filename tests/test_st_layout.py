@@ -1,0 +1,165 @@
+"""Saved model directories load in sentence-transformers (stock modules) and embed exactly like ParaNMTEncoder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+import numpy as np  # noqa: E402
+from sentence_transformers import SentenceTransformer  # noqa: E402
+
+from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf.st import ParaNMTSentenceEncoder, static_embedding_is_exact  # noqa: E402
+
+CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3
+TEXTS = ["a man plays", "The DOG runs !", "", "zzz unknown words", "   "]
+KINDS = ["word", "sp", "trigram", "lstm", "trigram+word"]
+STATIC_KINDS = {"word", "sp"}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, str]:
+    """One saved directory per encoder kind, with the reference embeddings of TEXTS in ``<dir>.npy``."""
+    root = tmp_path_factory.mktemp("saved")
+    dirs = {}
+    for kind in KINDS:
+        encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=40 if kind == "sp" else None)
+        path = str(root / kind.replace("+", "_"))
+        encoder.save_pretrained(path)
+        np.save(path + ".npy", encoder.encode(TEXTS))
+        dirs[kind] = path
+    return dirs
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sentence_transformer_loads_every_kind_exactly(saved, kind):
+    path = saved[kind]
+    modules = json.load(open(os.path.join(path, "modules.json")))
+    assert modules == [{"idx": 0, "name": "0", "path": "",
+                        "type": "sentence_transformers.base.modules.transformer.Transformer"}]
+    assert not os.path.exists(os.path.join(path, "paranmt_st_config.json"))
+    model = SentenceTransformer(path, device="cpu")  # no flag: paranmt_hf is imported, so transformers knows it
+    np.testing.assert_allclose(model.encode(TEXTS), np.load(path + ".npy"), atol=1e-6)
+    assert model.get_embedding_dimension() == np.load(path + ".npy").shape[1]
+    assert os.path.isdir(os.path.join(path, "static")) == (kind in STATIC_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(STATIC_KINDS))
+def test_static_embedding_layout(saved, kind):
+    path = os.path.join(saved[kind], "static")
+    modules = json.load(open(os.path.join(path, "modules.json")))
+    assert modules[0]["type"] == "sentence_transformers.sentence_transformer.modules.static_embedding.StaticEmbedding"
+    model = SentenceTransformer(path, device="cpu")
+    got, expected = model.encode(TEXTS), np.load(saved[kind] + ".npy")
+    has_tokens = [0, 1, 3]
+    np.testing.assert_allclose(got[has_tokens], expected[has_tokens], atol=1e-6)
+    # the one documented difference: a text with no token is the zero vector (StaticEmbedding's empty bag)
+    assert not got[[2, 4]].any()
+
+
+def test_stale_static_copy_is_removed(tmp_path):
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path)
+    assert (tmp_path / "static" / "modules.json").is_file()
+    build_encoder("lstm", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path)
+    assert not (tmp_path / "static").exists()
+    with pytest.raises(ValueError, match="StaticEmbedding would not reproduce"):
+        from paranmt_hf.st import write_sentence_transformers_files
+
+        write_sentence_transformers_files(build_encoder("lstm", corpus=CORPUS, embedding_dim=8), tmp_path, static=True)
+
+
+def test_static_layout_only_where_exact():
+    base = build_encoder("word", corpus=CORPUS, embedding_dim=8)
+    assert static_embedding_is_exact(base)
+    assert not static_embedding_is_exact(build_encoder("word", corpus=CORPUS, embedding_dim=8, pooling="max"))
+    assert not static_embedding_is_exact(
+        build_encoder("word", corpus=CORPUS, embedding_dim=8, drop_unknown_tokens=True))
+    assert not static_embedding_is_exact(build_encoder("trigram", corpus=CORPUS, embedding_dim=8))
+    assert not static_embedding_is_exact(build_encoder("gran", corpus=CORPUS, embedding_dim=8))
+
+
+BLOCKED_LOAD = textwrap.dedent(
+    """
+    import importlib.abc, json, sys
+
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "paranmt_hf" or name.startswith("paranmt_hf."):
+                raise ModuleNotFoundError("blocked: " + name)
+
+    sys.meta_path.insert(0, Block())
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    texts, results = json.loads(sys.argv[1]), {}
+    for path in sys.argv[2:]:
+        try:
+            SentenceTransformer(path, device="cpu")
+            results[path + ":noflag"] = "loaded"
+        except ValueError as err:
+            results[path + ":noflag"] = "trust_remote_code" if "trust_remote_code" in str(err) else str(err)
+        model = SentenceTransformer(path, device="cpu", trust_remote_code=path.endswith(("word", "lstm", "trigram")))
+        rows = [i for i, t in enumerate(texts) if t.strip() or not path.endswith("static")]
+        expected = np.load(path.removesuffix("/static") + ".npy")[rows]
+        results[path] = float(np.abs(model.encode([texts[i] for i in rows]) - expected).max())
+    from transformers import AutoModel
+
+    word = sys.argv[2]
+    try:
+        AutoModel.from_pretrained(word)
+        results["automodel:noflag"] = "loaded"
+    except ValueError as err:
+        results["automodel:noflag"] = "trust_remote_code" if "trust_remote_code" in str(err) else str(err)
+    results["automodel"] = type(AutoModel.from_pretrained(word, trust_remote_code=True)).__module__
+    try:
+        import paranmt_hf  # noqa: F401
+        results["paranmt_hf"] = "importable"
+    except ImportError:
+        results["paranmt_hf"] = "blocked"
+    print("\\nRESULTS " + json.dumps(results))
+    """
+)
+
+
+def test_loads_where_paranmt_hf_is_not_installed(saved):
+    paths = [saved["word"], saved["lstm"], saved["trigram"], saved["word"] + "/static"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-c", BLOCKED_LOAD, json.dumps(TEXTS), *paths], capture_output=True,
+                          text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.rsplit("RESULTS ", 1)[1])
+    assert results["paranmt_hf"] == "blocked"
+    for path in paths[:3]:  # transformers asks for the flag to run the shipped modeling_paranmt.py
+        assert results[path + ":noflag"] == "trust_remote_code"
+        assert results[path] < 1e-6
+    assert results["automodel:noflag"] == "trust_remote_code"
+    assert results["automodel"].startswith("transformers_modules.")  # the shipped remote code
+    assert results[paths[3] + ":noflag"] == "loaded"  # StaticEmbedding: no custom code at all
+    assert results[paths[3]] < 1e-6
+
+
+def test_sentence_encoder_module_round_trip(tmp_path):
+    encoder = build_encoder("lstm", corpus=CORPUS, embedding_dim=8, seed=5)
+    module = ParaNMTSentenceEncoder.from_encoder(encoder)
+    model = SentenceTransformer(modules=[module], device="cpu")
+    expected = encoder.encode(TEXTS)
+    np.testing.assert_allclose(model.encode(TEXTS), expected, atol=1e-6)
+    model.save(str(tmp_path / "st"))
+    assert os.path.isfile(tmp_path / "st" / "paranmt_st_config.json")
+    with pytest.raises(ValueError, match="trust_remote_code"):  # sentence-transformers 6 gate on custom modules
+        SentenceTransformer(str(tmp_path / "st"), device="cpu")
+    reloaded = SentenceTransformer(str(tmp_path / "st"), device="cpu", trust_remote_code=True)
+    assert type(reloaded[0]).__name__ == "ParaNMTSentenceEncoder"
+    np.testing.assert_allclose(reloaded.encode(TEXTS), expected, atol=1e-6)
+    module.model.train()
+    module.save_pretrained(tmp_path / "portable")
+    assert module.model.training  # train/eval mode kept
+    portable = SentenceTransformer(str(tmp_path / "portable"), device="cpu")
+    np.testing.assert_allclose(portable.encode(TEXTS), expected, atol=1e-6)
