@@ -43,9 +43,9 @@ class ParaNMTComponent(nn.Module):
         self.scramble_rate = float(config.scramble_rate)
         self.embedding = nn.Embedding(self.vocab_size, int(spec["embedding_dim"]), sparse=config.sparse_embeddings)
         self.embedding_dropout = nn.Dropout(config.embedding_dropout)
-        unknown = torch.zeros(self.vocab_size, dtype=torch.bool)
-        unknown[[self.unk_token_id, *spec["unknown_token_ids"]]] = True
-        self.register_buffer("unknown_mask", unknown, persistent=False)
+        # Kept as plain ids, not a buffer: transformers 5 does not restore non-persistent buffers on from_pretrained.
+        self.unknown_ids = sorted({self.unk_token_id, *(int(i) for i in spec["unknown_token_ids"])})
+        self._unknown_cache: dict[torch.device, torch.Tensor] = {}
         if self.kind in AVERAGING_KINDS:
             self.rnn = None
         else:
@@ -60,6 +60,14 @@ class ParaNMTComponent(nn.Module):
         """Whether this component averages token embeddings (no recurrence)."""
         return self.rnn is None
 
+    def is_unknown(self, ids: torch.Tensor) -> torch.Tensor:
+        """Boolean mask of the ids treated as unknown (``unk_token_id`` and ``unknown_token_ids``)."""
+        table = self._unknown_cache.get(ids.device)
+        if table is None:
+            table = torch.tensor(self.unknown_ids, dtype=ids.dtype, device=ids.device)
+            self._unknown_cache[ids.device] = table
+        return torch.isin(ids, table)
+
     def _check_ids(self, ids: torch.Tensor) -> None:
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
             raise ValueError(
@@ -70,7 +78,7 @@ class ParaNMTComponent(nn.Module):
     def prepare(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Apply the unknown-token rules: drop unknown tokens if asked, and give empty rows the unknown token."""
         if self.drop_unknown:
-            valid = valid & ~self.unknown_mask[ids]
+            valid = valid & ~self.is_unknown(ids)
         empty = ~valid.any(dim=1)
         if bool(empty.any()):
             if ids.shape[1] == 0:
@@ -128,7 +136,7 @@ class ParaNMTComponent(nn.Module):
         lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
         if self.drop_unknown or bool((lengths == 0).any()):
             bag = torch.repeat_interleave(torch.arange(num_bags, device=ids.device), lengths)
-            keep = ~self.unknown_mask[ids] if self.drop_unknown else torch.ones_like(ids, dtype=torch.bool)
+            keep = ~self.is_unknown(ids) if self.drop_unknown else torch.ones_like(ids, dtype=torch.bool)
             ids, bag = ids[keep], bag[keep]
             empty = torch.bincount(bag, minlength=num_bags) == 0
             ids = torch.cat([ids, ids.new_full((int(empty.sum()),), self.unk_token_id)])

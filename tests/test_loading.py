@@ -156,3 +156,22 @@ def test_without_registration_or_flag_loading_custom_code_is_refused(saved, tmp_
     )
     proc = _run(script, {}, tmp_path)
     assert "REFUSED True" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_unknown_token_rules_survive_save_and_load(tmp_path):
+    from paranmt_hf import ParaNMTConfig, ParaNMTModel
+
+    torch.manual_seed(0)
+    cfg = ParaNMTConfig(
+        encoder="sp", vocab_size=30, embedding_dim=4, drop_unknown_tokens=True, unknown_token_ids=[5, 6]
+    )
+    model = ParaNMTModel(cfg).eval()
+    model.save_pretrained(tmp_path)
+    reloaded = ParaNMTModel.from_pretrained(tmp_path).eval()
+    ids = torch.tensor([[2, 5, 3, 1], [6, 1, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    expected = model(input_ids=ids, attention_mask=mask).pooler_output
+    w = model.encoders[0].embedding.weight
+    torch.testing.assert_close(expected[0], w[[2, 3]].mean(0))
+    torch.testing.assert_close(expected[1], w[1])
+    torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask).pooler_output, expected)

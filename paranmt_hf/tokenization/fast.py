@@ -30,4 +30,5 @@ def to_transformers(tok: Tokenizer, model_max_length: int = 10_000) -> PreTraine
         unk_token=UNK_TOKEN,
         model_max_length=model_max_length,
         padding_side="right",
+        split_special_tokens=True,  # "[PAD]" / "[UNK]" typed in text are words, not the special tokens
     )

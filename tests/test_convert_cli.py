@@ -1,0 +1,58 @@
+"""``paranmt-hf convert {pras,paranmt50m}`` end to end on tiny synthetic checkpoints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from paranmt_hf.cli.main import main
+from paranmt_hf.encoder import ParaNMTEncoder
+
+CORPUS = [
+    "a man is playing a guitar .", "a woman is slicing an onion .", "two dogs run in the park .",
+    "the cat sleeps on the sofa .", "children are playing football outside .", "a man rides a horse .",
+] * 20
+
+
+def test_convert_paranmt50m_cli(tmp_path, capsys):
+    words = sorted({w for s in CORPUS for w in s.split()})
+    vocab = {w: i for i, w in enumerate(words)}
+    vocab["UUUNKKK"] = len(vocab)
+    we = np.random.default_rng(0).normal(size=(len(vocab), 6))
+    (tmp_path / "m.pickle").write_bytes(pickle.dumps([we, vocab], protocol=2))
+    assert main(["convert", "paranmt50m", str(tmp_path / "m.pickle"), "--output", str(tmp_path / "out"),
+                 "--no-sentence-transformers"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    report = json.loads((tmp_path / "out" / "conversion_report.json").read_text())
+    assert report["encoder"] == "word" and report["checkpoint_rows"] == len(vocab)
+    enc = ParaNMTEncoder.from_pretrained(tmp_path / "out")
+    np.testing.assert_allclose(enc.encode(["a dog"])[0], we[[vocab["a"], vocab["UUUNKKK"]]].mean(0), atol=1e-6)
+
+
+def test_convert_pras_cli(tmp_path):
+    spm = pytest.importorskip("sentencepiece")
+    (tmp_path / "train.txt").write_text("\n".join(CORPUS), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(tmp_path / "train.txt"), model_prefix=str(tmp_path / "sp"),
+                                   vocab_size=40, hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "sp.model"))
+    pieces = sorted({p for s in CORPUS for p in sp.EncodeAsPieces(s)})
+    vocab = {p: i for i, p in enumerate(pieces)}
+    vocab["UUUNKKK"] = len(vocab)
+    args = argparse.Namespace(model="avg", dim=4, lower_case=1, tokenize=0, zero_unk=1, pool="mean", ngrams=0)
+    emb = torch.nn.Embedding(len(vocab), 4)
+    torch.save({"state_dict": {"embedding.weight": emb.weight.detach()}, "vocab": vocab, "vocab_fr": None,
+                "args": args, "optimizer": torch.optim.Adam(emb.parameters()).state_dict(), "epoch": 1},
+               tmp_path / "model.pt")
+    out = tmp_path / "out"
+    assert main(["convert", "pras", str(tmp_path / "model.pt"), "--sp-model", str(tmp_path / "sp.model"),
+                 "--output", str(out), "--no-sentence-transformers"]) == 0
+    enc = ParaNMTEncoder.from_pretrained(out)
+    component = enc.model.encoders[0]
+    assert component.unknown_ids == sorted({1, *enc.config.resolved_components()[0]["unknown_token_ids"]})
+    ids = [vocab[p] for p in sp.EncodeAsPieces("a man rides a horse .") if p in vocab]
+    np.testing.assert_allclose(enc.encode("A man rides a horse ."), emb.weight[ids].mean(0).detach(), atol=1e-6)
