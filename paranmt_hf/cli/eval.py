@@ -1,0 +1,62 @@
+"""``paranmt-hf eval``: STS12-16 (papers' protocol + mteb's), STS-B, STS17, Tatoeba and STS-format folders."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+EPILOG = """tasks: STS12 STS13 STS14 STS15 STS16 STSBenchmark STS17 Tatoeba, groups sts12-16 (= paper), sts, all,
+a subset filter after a colon (STS17:en-en, Tatoeba:fra,deu, STSBenchmark:validation) or any folder holding
+STS.input.<name>.txt + STS.gs.<name>.txt files. Results: <output>/<org>__<name>/<revision>/<Task>.json +
+model_meta.json (mteb's layout) and a printed table."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``eval``."""
+    p = subparsers.add_parser(
+        "eval", help="evaluate a model on STS / bitext mining (papers' protocol and mteb's)", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
+    p.add_argument("--tasks", nargs="+", default=["all"], help="tasks, groups or STS folders (default: all)")
+    p.add_argument("--data-dir", default=None, help="folder holding eval/sts and eval/tatoeba (default: "
+                   "$PARANMT_HF_DATA, else ../shared/data)")
+    p.add_argument("--output", default=None, help="results folder (mteb layout); omit to only print the table")
+    p.add_argument("--name", default=None, help="model name for the results, org/name (default: paranmt-hf/<dir>)")
+    p.add_argument("--revision", default="no_revision_available", help="model revision for the results")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--download", action="store_true", help="fetch missing data from the public sources")
+    p.add_argument("--max-pairs", type=int, default=None, help="first N pairs per dataset only (smoke tests)")
+    p.set_defaults(func=run)
+
+
+def _model_meta(encoder: Any, name: str, revision: str) -> dict[str, Any]:
+    try:
+        from ..evaluation.mteb_meta import meta_to_dict, model_meta_for
+    except ImportError:
+        logger.warning("mteb is not installed: model_meta.json holds the name and revision only")
+        return {"name": name, "revision": revision}
+    return meta_to_dict(model_meta_for(encoder, name, revision))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate, print the table and write the results."""
+    from ..evaluation import evaluate, format_table, load_encoder, write_results
+    from ..evaluation.download import DataUnavailableError
+
+    name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
+    encoder = load_encoder(args.model_dir)
+    try:
+        results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
+                           show_progress_bar=True, download=args.download, max_pairs=args.max_pairs)
+    except (DataUnavailableError, KeyError) as err:
+        raise SystemExit(f"paranmt-hf eval: {err}") from err
+    print(format_table(results, name))  # noqa: T201 - the command's output
+    if args.output:
+        folder = write_results(results, args.output, name, args.revision, _model_meta(encoder, name, args.revision))
+        print(f"results written to {folder}")  # noqa: T201
+    return 0

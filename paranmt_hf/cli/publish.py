@@ -1,0 +1,55 @@
+"""``paranmt-hf publish``: a Hub-ready folder (weights, tokenizer, remote code, sentence-transformers files, card)."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """The folder holds model.safetensors, config.json (auto_map), the remote-code .py files, the tokenizer,
+the sentence-transformers files, README.md (model card with model-index from --eval-dir), training_summary.json,
+results/<org>__<name>/<revision>/*.json and speed.json. --push uploads it with huggingface_hub (needs network and a
+token: `hf auth login` or --token)."""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``publish`` sub-command."""
+    p = subparsers.add_parser(
+        "publish",
+        help="write a Hub-ready model folder with its model card, and optionally push it",
+        description="Re-save a model into a Hub-ready folder, check that every file is there and that it "
+        "reproduces the model, render its model card, and optionally push it to the Hugging Face Hub.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model_dir", help="saved (trained) model folder")
+    p.add_argument("--output", required=True, help="Hub folder to write (new or empty)")
+    p.add_argument("--eval-dir", default=None, help="`paranmt-hf eval --output` folder with this model's results")
+    p.add_argument("--speed", default=None, help="speed benchmark JSON (results/speed)")
+    p.add_argument("--push", default=None, metavar="REPO_ID", help="push the folder to this Hub repository")
+    p.add_argument("--private", action="store_true", help="create the pushed repository as private")
+    p.add_argument("--token", default=None, help="Hub token (default: the logged-in one)")
+    p.add_argument("--model-id", default=None, help="repository id shown in the card (default: --push, else "
+                   "paranmt-hf/<model folder name>)")
+    p.add_argument("--language", nargs="+", default=None, help="card language codes (default: en)")
+    p.add_argument("--license", default="mit", help="license of the weights (default: mit)")
+    p.add_argument("--dataset", nargs="+", default=None, help="Hub dataset ids of the training data")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build (and push) the Hub folder."""
+    from ..hub import PublishError, publish
+    from ..hub.eval_results import EvalResultsError
+
+    try:
+        published = publish(
+            args.model_dir, args.output, eval_dir=args.eval_dir, speed_json=args.speed, push_repo_id=args.push,
+            private=args.private, token=args.token, model_id=args.model_id, language=args.language,
+            license=args.license, datasets=args.dataset, overwrite=args.overwrite,
+        )
+    except (PublishError, EvalResultsError, FileNotFoundError, FileExistsError) as err:
+        raise SystemExit(f"paranmt-hf publish: {err}") from err
+    print(f"Hub folder written to {published.folder} ({len(published.files)} files)")
+    if published.url:
+        print(f"pushed: {published.url}")
+    return 0

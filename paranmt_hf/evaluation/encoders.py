@@ -1,0 +1,115 @@
+"""What the evaluation calls an encoder, and loading one from a directory.
+
+An *encoder* is any object with ``encode(list[str]) -> array [N, D]``: a :class:`~paranmt_hf.ParaNMTEncoder`, a
+``sentence_transformers.SentenceTransformer``, a ``model2vec.StaticModel``, or anything else with that method. The
+same code path evaluates our models and the peers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Anything with ``encode(sentences) -> np.ndarray`` of shape ``[len(sentences), dim]``."""
+
+    def encode(self, sentences: list[str], **kwargs: Any) -> Any:
+        """Embed ``sentences``."""
+
+
+def encode(
+    encoder: Encoder, sentences: Sequence[str], batch_size: int = 256, show_progress_bar: bool = False
+) -> np.ndarray:
+    """Call ``encoder.encode`` with the keyword arguments it accepts; return float32 ``[N, D]`` NumPy embeddings.
+
+    Raises:
+        ValueError: the encoder returned a wrong shape.
+    """
+    texts = list(sentences)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    try:
+        params = inspect.signature(encoder.encode).parameters
+    except (TypeError, ValueError):
+        params = {}
+    has_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs: dict[str, Any] = {}
+    for key, value in (("batch_size", batch_size), ("show_progress_bar", show_progress_bar)):
+        if key in params or has_var_kw:
+            kwargs[key] = value
+    if "convert_to_numpy" in params:
+        kwargs["convert_to_numpy"] = True
+    out = encoder.encode(texts, **kwargs)
+    if hasattr(out, "detach"):  # a torch tensor
+        out = out.detach().float().cpu().numpy()
+    arr = np.asarray(out, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != len(texts):
+        raise ValueError(f"encoder returned shape {arr.shape} for {len(texts)} sentences; expected [N, dim]")
+    return arr
+
+
+def model_kind(path: str | os.PathLike[str]) -> str:
+    """``"paranmt"``, ``"model2vec"`` or ``"sentence-transformers"`` for a model directory.
+
+    Raises:
+        FileNotFoundError: not a directory. ValueError: no known layout.
+    """
+    base = Path(path)
+    if not base.is_dir():
+        raise FileNotFoundError(f"model directory {base} not found (the Hub is not used here: pass a local folder)")
+    config: dict[str, Any] = {}
+    if (base / "config.json").is_file():
+        config = json.loads((base / "config.json").read_text(encoding="utf-8"))
+    if config.get("model_type") == "paranmt":
+        return "paranmt"
+    if config.get("model_type") == "model2vec" or (
+        (base / "model.safetensors").is_file() and (base / "tokenizer.json").is_file() and "hidden_size" not in config
+        and not (base / "modules.json").is_file()
+    ):
+        return "model2vec"
+    if (base / "modules.json").is_file() or (base / "sentence_bert_config.json").is_file():
+        return "sentence-transformers"
+    raise ValueError(f"{base}: not a ParaNMT, model2vec or sentence-transformers model directory")
+
+
+def load_encoder(path: str | os.PathLike[str], device: str | None = None) -> Encoder:
+    """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec)."""
+    kind = model_kind(path)
+    if kind == "paranmt":
+        from ..encoder import ParaNMTEncoder
+
+        return ParaNMTEncoder.from_pretrained(path)
+    if kind == "model2vec":
+        from ..utils.imports import require
+
+        return require("model2vec", "peers").StaticModel.from_pretrained(str(path))
+    from ..utils.imports import require
+
+    st = require("sentence_transformers", "st")
+    return st.SentenceTransformer(str(path), device=device or "cpu", trust_remote_code=True)
+
+
+def embedding_dim(encoder: Encoder) -> int | None:
+    """The embedding size if the encoder tells it (``embedding_dim``, ``dim`` or ST's dimension getter)."""
+    for attr in ("embedding_dim", "dim"):
+        value = getattr(encoder, attr, None)
+        if isinstance(value, int):
+            return value
+    for getter in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
+        fn = getattr(encoder, getter, None)
+        if callable(fn):
+            try:
+                value = fn()
+            except Exception:  # noqa: BLE001 - a probe, any failure means "unknown"
+                continue
+            if isinstance(value, int):
+                return value
+    return None

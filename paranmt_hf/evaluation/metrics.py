@@ -1,0 +1,118 @@
+"""Scores: cosine of embedding pairs, STS correlations (papers' and mteb's) and bitext-mining error rates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.nan_to_num(np.asarray(x, dtype=np.float64))
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of each row of ``a`` with the same row of ``b``, in float64.
+
+    A zero vector gets cosine 0 (the papers' ``nan_to_num(cosine(...))``).
+    """
+    if a.shape != b.shape:
+        raise ValueError(f"embedding shapes differ: {a.shape} vs {b.shape}")
+    return np.sum(_unit(a) * _unit(b), axis=1)
+
+
+def mteb_paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine exactly as mteb computes it (``1 - sklearn.paired_cosine_distances``), in the embeddings' dtype.
+
+    ``1 - 0.5 * ||a/|a| - b/|b|||^2``: identical embeddings give exactly 1.0, so ties (and hence Spearman) match
+    mteb's to the last bit. A zero vector is left unnormalised (cosine 0.5, as in mteb).
+    """
+    if a.shape != b.shape:
+        raise ValueError(f"embedding shapes differ: {a.shape} vs {b.shape}")
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+        norms[norms < 10 * np.finfo(norms.dtype).eps] = 1.0
+        return x / norms[:, None]
+
+    diff = unit(a) - unit(b)
+    return 1 - 0.5 * np.einsum("ij,ij->i", diff, diff)
+
+
+def _correlations(pred: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
+    from scipy.stats import pearsonr, spearmanr
+
+    if np.ptp(pred) == 0 or np.ptp(gold) == 0:  # constant input: correlation undefined, report 0
+        return 0.0, 0.0
+    return float(pearsonr(pred, gold).statistic), float(spearmanr(pred, gold).statistic)
+
+
+def sts_correlations(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> dict[str, float]:
+    """Correlations (0-1 scale) of the pairs' similarities with the gold scores, both protocols.
+
+    - papers' protocol: ``paper_pearson`` / ``paper_spearman`` of the float64 cosine (0 for a zero vector, as
+      ``evaluate_sts.py``); the papers report ``paper_pearson`` x 100.
+    - mteb's protocol, computed as mteb does (same formulas, embeddings' own dtype): ``cosine_pearson``,
+      ``cosine_spearman``, ``manhattan_*``, ``euclidean_*``, ``pearson``/``spearman`` (= cosine) and
+      ``main_score`` = cosine Spearman.
+
+    The two cosines differ by float rounding only (and for zero vectors), so the Pearsons agree to ~1e-7.
+    """
+    gold_arr = np.asarray(gold, dtype=np.float64)
+    if len(gold_arr) != len(a):
+        raise ValueError(f"{len(gold_arr)} gold scores for {len(a)} pairs")
+    if len(gold_arr) < 2:
+        raise ValueError("need at least two pairs to compute a correlation")
+    a, b = np.asarray(a), np.asarray(b)
+    if not np.issubdtype(a.dtype, np.floating):
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    out: dict[str, float] = {}
+    out["paper_pearson"], out["paper_spearman"] = _correlations(paired_cosine(a, b), gold_arr)
+    predictions = {
+        "cosine": mteb_paired_cosine(a, b),
+        "manhattan": -np.abs(a - b).sum(axis=-1),
+        "euclidean": -np.sqrt(np.einsum("ij,ij->i", a - b, a - b)),
+    }
+    for name, pred in predictions.items():
+        out[f"{name}_pearson"], out[f"{name}_spearman"] = _correlations(pred, gold_arr)
+    out["pearson"], out["spearman"] = out["cosine_pearson"], out["cosine_spearman"]
+    out["main_score"] = out["cosine_spearman"]
+    out["n_pairs"] = len(gold_arr)
+    return out
+
+
+def nearest_neighbour_errors(queries: np.ndarray, targets: np.ndarray, chunk_size: int = 4096) -> int:
+    """How many ``queries[i]`` have a cosine nearest neighbour in ``targets`` other than ``targets[i]``.
+
+    This is LASER's Tatoeba similarity-search error (ties resolve to the lowest index, as ``argmax`` does).
+    """
+    if queries.shape != targets.shape:
+        raise ValueError(f"bitext sides differ in shape: {queries.shape} vs {targets.shape}")
+    q, t = _unit(queries), _unit(targets)
+    errors = 0
+    for start in range(0, len(q), chunk_size):
+        best = np.argmax(q[start : start + chunk_size] @ t.T, axis=1)
+        errors += int(np.sum(best != np.arange(start, start + len(best))))
+    return errors
+
+
+def bitext_error_rates(source: np.ndarray, english: np.ndarray) -> dict[str, float]:
+    """Tatoeba error rates in % for both directions (``xx->en``: each source sentence retrieves its English side).
+
+    Returns ``error_xx2en``, ``error_en2xx``, their mean ``error`` and ``accuracy`` = 1 - mean error / 100 (the
+    ``main_score``, on mteb's 0-1 scale), plus ``n_pairs``.
+    """
+    n = len(source)
+    e_x2e = 100.0 * nearest_neighbour_errors(source, english) / n
+    e_e2x = 100.0 * nearest_neighbour_errors(english, source) / n
+    mean = (e_x2e + e_e2x) / 2
+    return {
+        "error_xx2en": e_x2e,
+        "error_en2xx": e_e2x,
+        "error": mean,
+        "accuracy": 1.0 - mean / 100.0,
+        "main_score": 1.0 - mean / 100.0,
+        "n_pairs": n,
+    }

@@ -1,0 +1,201 @@
+"""Read ``paranmt-hf eval`` results (mteb's layout) for model cards: ``model-index`` entries and tables.
+
+``paranmt-hf eval MODEL --output DIR`` writes ``DIR/<org>__<name>/<revision>/<Task>.json`` + ``model_meta.json``
+(:mod:`paranmt_hf.evaluation.results`); mteb's own cache puts the same folders under ``<cache>/results/``. Any of
+these levels can be given: the one folder holding task JSON files is found below it.
+
+Numbers are taken from the JSON, never recomputed, and reported x100 (as the papers and mteb's leaderboard do):
+
+- STS12-16: the ``default`` subset (every pair of the year pooled: what mteb reports) gives ``cosine_spearman``;
+  ``paper_pearson_mean`` (mean over the year's datasets of Pearson r) is the papers' number.
+- other STS tasks: every test subset, ``cosine_spearman`` and the papers' ``paper_pearson``.
+- bitext mining (Tatoeba): ``accuracy`` per language pair and the two error rates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from huggingface_hub import EvalResult
+
+PAPER_YEARS = ("STS12", "STS13", "STS14", "STS15", "STS16")
+MTEB_DATASETS = {
+    "STS12": "mteb/sts12-sts",
+    "STS13": "mteb/sts13-sts",
+    "STS14": "mteb/sts14-sts",
+    "STS15": "mteb/sts15-sts",
+    "STS16": "mteb/sts16-sts",
+    "STSBenchmark": "mteb/stsbenchmark-sts",
+    "STS17": "mteb/sts17-crosslingual-sts",
+    "Tatoeba": "mteb/tatoeba-bitext-mining",
+}
+"""mteb's Hub dataset of each task (the ``dataset.type`` of ``model-index`` entries)."""
+
+SPEARMAN_NAME = "cosine Spearman x100 (mteb protocol)"
+PEARSON_NAME = "Pearson x100 (papers' protocol)"
+YEAR_PEARSON_NAME = "Pearson x100 (papers' protocol: mean over the year's datasets)"
+
+
+class EvalResultsError(ValueError):
+    """The evaluation folder holds no usable results, or several models' results."""
+
+
+@dataclass
+class EvalSummary:
+    """Evaluation results of one model: the task JSONs by task name and where they were read."""
+
+    folder: Path
+    tasks: dict[str, dict[str, Any]]
+    model_meta: dict[str, Any] | None = None
+
+    @property
+    def model_name(self) -> str:
+        """The model name of the results (``model_meta.json``'s ``name``, else from the folder names)."""
+        if self.model_meta and self.model_meta.get("name"):
+            return str(self.model_meta["name"])
+        return self.folder.parent.name.replace("__", "/", 1)
+
+    @property
+    def revision(self) -> str:
+        """The results' model revision (folder name)."""
+        return self.folder.name
+
+
+def _is_task_json(path: Path) -> bool:
+    if path.name == "model_meta.json" or path.suffix != ".json":
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "task_name" in data and isinstance(data.get("scores"), dict)
+
+
+def find_results_folder(eval_dir: str | os.PathLike[str]) -> Path:
+    """The one folder at or below ``eval_dir`` that holds task result JSON files.
+
+    Raises:
+        FileNotFoundError: ``eval_dir`` does not exist.
+        EvalResultsError: no task JSON below it, or task JSONs in several folders (several models or revisions).
+    """
+    root = Path(eval_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"evaluation folder {root} does not exist")
+    folders = sorted({p.parent for p in root.rglob("*.json") if _is_task_json(p)})
+    if not folders:
+        raise EvalResultsError(f"no mteb-layout task result JSON below {root} (run `paranmt-hf eval MODEL --output "
+                               f"{root}` first)")
+    if len(folders) > 1:
+        listing = ", ".join(str(f.relative_to(root)) for f in folders)
+        raise EvalResultsError(f"{root} holds results of several models or revisions ({listing}): pass one of them")
+    return folders[0]
+
+
+def load_eval_results(eval_dir: str | os.PathLike[str]) -> EvalSummary:
+    """Read every task JSON (and ``model_meta.json``) of the results folder below ``eval_dir``."""
+    folder = find_results_folder(eval_dir)
+    tasks: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("*.json")):
+        if _is_task_json(path):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            tasks[str(data["task_name"])] = data
+    meta_path = folder / "model_meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+    return EvalSummary(folder, tasks, meta)
+
+
+def x100(value: Any) -> float | None:
+    """A 0-1 score as x100, rounded to 4 decimals (the JSON keeps 6); ``None`` stays ``None``."""
+    return None if value is None else round(100.0 * float(value), 4)
+
+
+def _subset(task: dict[str, Any], name: str, split: str = "test") -> dict[str, Any] | None:
+    return next((e for e in task["scores"].get(split, []) if e.get("hf_subset") == name), None)
+
+
+def _is_bitext(entry: dict[str, Any]) -> bool:
+    return "error_xx2en" in entry or ("accuracy" in entry and "cosine_spearman" not in entry)
+
+
+def _revision(task: dict[str, Any]) -> str | None:
+    revision = task.get("dataset_revision")
+    return None if revision in (None, "", "local") else str(revision)
+
+
+def build_eval_results(summary: EvalSummary) -> list[EvalResult]:
+    """``huggingface_hub.EvalResult`` entries (the card's ``model-index``) from the results' JSON."""
+    from huggingface_hub import EvalResult
+
+    out: list[EvalResult] = []
+
+    def add(task: dict[str, Any], subset: str, metrics: list[tuple[str, str, float | None]], bitext: bool) -> None:
+        name = task["task_name"]
+        for metric_type, metric_name, value in metrics:
+            if value is None:
+                continue
+            out.append(EvalResult(
+                task_type="translation" if bitext else "sentence-similarity",
+                task_name="BitextMining" if bitext else "STS",
+                dataset_type=MTEB_DATASETS.get(name, name),
+                dataset_name=f"{name} ({subset})",
+                dataset_config=subset,
+                dataset_split="test",
+                dataset_revision=_revision(task),
+                metric_type=metric_type,
+                metric_name=metric_name,
+                metric_value=value,
+            ))
+
+    for name, task in summary.tasks.items():
+        if name in PAPER_YEARS:
+            pooled = _subset(task, "default")
+            if pooled is not None:
+                add(task, "default", [("cosine_spearman", SPEARMAN_NAME, x100(pooled.get("cosine_spearman"))),
+                                      ("pearsonr", YEAR_PEARSON_NAME, x100(pooled.get("paper_pearson_mean")))], False)
+            continue
+        for entry in task["scores"].get("test", []):
+            if _is_bitext(entry):
+                add(task, entry["hf_subset"], [("accuracy", "accuracy x100", x100(entry.get("accuracy")))], True)
+            else:
+                add(task, entry["hf_subset"], [("cosine_spearman", SPEARMAN_NAME, x100(entry.get("cosine_spearman"))),
+                                               ("pearsonr", PEARSON_NAME, x100(entry.get("paper_pearson")))], False)
+    return out
+
+
+def _mean(values: list[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return round(sum(kept) / len(kept), 4) if kept and len(kept) == len(values) else None
+
+
+def eval_tables(summary: EvalSummary) -> dict[str, Any]:
+    """Rows of the card's evaluation tables (all scores x100).
+
+    Keys: ``years`` ``[(task, pearson, spearman)]`` with ``average`` ``(pearson, spearman)`` when all five years
+    are present; ``datasets`` ``[(task, dataset, pearson, spearman, n_pairs)]``; ``other_sts``
+    ``[(task, split, subset, pearson, spearman)]``; ``bitext`` ``[(task, subset, error_xx2en, error_en2xx)]``.
+    """
+    years, datasets, other, bitext = [], [], [], []
+    for name, task in summary.tasks.items():
+        for split, entries in task["scores"].items():
+            for e in entries:
+                subset = e.get("hf_subset", "default")
+                if _is_bitext(e):
+                    bitext.append((name, subset, e.get("error_xx2en"), e.get("error_en2xx")))
+                elif name in PAPER_YEARS and subset == "default":
+                    years.append((name, x100(e.get("paper_pearson_mean")), x100(e.get("cosine_spearman"))))
+                elif name in PAPER_YEARS:
+                    datasets.append((name, subset, x100(e.get("paper_pearson")), x100(e.get("cosine_spearman")),
+                                     e.get("n_pairs")))
+                else:
+                    other.append((name, split, subset, x100(e.get("paper_pearson")), x100(e.get("cosine_spearman"))))
+    years.sort(key=lambda r: PAPER_YEARS.index(r[0]))
+    average = None
+    if [r[0] for r in years] == list(PAPER_YEARS):
+        average = (_mean([r[1] for r in years]), _mean([r[2] for r in years]))
+    return {"years": years, "average": average, "datasets": datasets, "other_sts": other, "bitext": bitext}

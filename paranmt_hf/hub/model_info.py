@@ -1,0 +1,128 @@
+"""What a model card says about a model: its encoder and its training run (read from the model folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..encoder import ParaNMTEncoder
+
+SUMMARY_FILE = "training_summary.json"
+KIND_TEXT = {
+    "word": "word averaging",
+    "trigram": "character-trigram averaging",
+    "sp": "SentencePiece (unigram) averaging",
+    "lstm": "LSTM (pooled hidden states)",
+    "bilstm": "BiLSTM (pooled hidden states of both directions)",
+    "gran": "gated recurrent averaging network (GRAN)",
+}
+AVERAGING = ("word", "trigram", "sp")
+_PATH_KEYS = ("output_dir",)
+
+
+def _lowercases(tokenizer_json: str | dict[str, Any] | None) -> bool:
+    """Whether a ``tokenizers`` tokenizer (its JSON) lower-cases its input."""
+    if tokenizer_json is None:
+        return False
+    spec = json.loads(tokenizer_json) if isinstance(tokenizer_json, str) else tokenizer_json
+    return "Lowercase" in json.dumps(spec.get("normalizer"))
+
+
+def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The encoder facts of the card: kinds, sizes, tokenizer traits and which loaders need what."""
+    from ..modeling.tokenization_paranmt import ParaNMTTokenizer
+
+    config = encoder.config
+    components = config.resolved_components()
+    vocab = encoder.component_vocab_sizes(encoder.tokenizer)
+    kinds = [c["encoder"] for c in components]
+    custom_tokenizer = isinstance(encoder.tokenizer, ParaNMTTokenizer)
+    if custom_tokenizer:
+        specs = encoder.tokenizer.component_specs()
+        lowercase = all(s.get("kind") == "trigram" or _lowercases(s.get("tokenizer")) for s in specs)
+    else:
+        lowercase = _lowercases(encoder.tokenizer.backend_tokenizer.to_str())
+    rows = [
+        {"kind": c["encoder"], "text": KIND_TEXT.get(c["encoder"], c["encoder"]), "vocab_size": v,
+         "embedding_dim": c["embedding_dim"], "output_size": size, "drop_unknown": bool(c["drop_unknown_tokens"])}
+        for c, v, size in zip(components, vocab, config.component_output_sizes(), strict=True)
+    ]
+    return {
+        "kinds": kinds,
+        "kind": "+".join(kinds),
+        "title": " + ".join(KIND_TEXT.get(k, k) for k in kinds),
+        "components": rows,
+        "combination": config.combination if len(kinds) > 1 else None,
+        "pooling": config.pooling,
+        "embedding_dim": encoder.embedding_dim,
+        "n_parameters": int(sum(p.numel() for p in encoder.model.parameters())),
+        "averaging": all(k in AVERAGING for k in kinds),
+        "lowercase": lowercase,
+        "custom_tokenizer": custom_tokenizer,
+        "static": (Path(model_dir) / "static" / "modules.json").is_file(),
+        "st_layout": (Path(model_dir) / "modules.json").is_file(),
+    }
+
+
+def parse_source(source: str) -> dict[str, Any]:
+    """A training source of ``training_summary.json`` as ``{"config", "files"}`` (file names only, no local paths).
+
+    Sources are written as ``"CONFIG:PATH,..."`` / ``"PATH"`` strings or as the repr of a ``PairSource``.
+    """
+    if source.startswith("PairSource("):
+        config = re.search(r"config='([^']*)'", source)
+        files_part = re.search(r"files=\(([^)]*)\)", source)
+        files = re.findall(r"'([^']*)'", files_part.group(1)) if files_part else []
+        return {"config": config.group(1) if config else "pairs", "files": [os.path.basename(f) for f in files]}
+    config, sep, rest = source.partition(":")
+    if not sep or "/" in config or "\\" in config:
+        config, rest = "pairs", source
+    return {"config": config, "files": [os.path.basename(p) for p in rest.split(",") if p]}
+
+
+def read_training_summary(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``training_summary.json`` of a trained model folder, or ``None`` when there is none."""
+    path = Path(model_dir) / SUMMARY_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
+
+
+def public_training_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary without local paths: no output folder; sources as ``"CONFIG:FILE,..."`` with file names only."""
+    out = {k: v for k, v in summary.items() if k not in _PATH_KEYS}
+    if "sources" in out:
+        out["sources"] = [f"{p['config']}:{','.join(p['files'])}" for p in map(parse_source, map(str, out["sources"]))]
+    return out
+
+
+def training_info(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The card's training section: recipe rows, sources, run facts and the last dev scores."""
+    if summary is None:
+        return None
+    recipe = dict(summary.get("recipe") or {})
+    extra = recipe.pop("extra", None) or {}
+    description = recipe.pop("description", "")
+    rows = [(k, v) for k, v in recipe.items() if v is not None] + [(f"extra.{k}", v) for k, v in extra.items()]
+    dev = summary.get("dev_scores") or []
+    seconds = summary.get("seconds")
+    return {
+        "recipe_name": recipe.get("name"),
+        "recipe": recipe,
+        "description": description,
+        "recipe_rows": rows,
+        "sources": [parse_source(str(s)) for s in summary.get("sources", [])],
+        "seed": summary.get("seed"),
+        "steps": summary.get("steps"),
+        "train_pairs": summary.get("train_pairs"),
+        "world_size": summary.get("world_size"),
+        "hours": None if seconds is None else round(float(seconds) / 3600, 2),
+        "dev": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in dev[-1].items()} if dev else None,
+    }

@@ -1,0 +1,226 @@
+"""Make a Hub-ready folder of a model (and push it): ``paranmt-hf publish MODEL_DIR --output HUB_DIR``.
+
+The folder holds exactly what every loader needs and nothing pickled:
+
+- ``config.json`` (with ``auto_map``) + ``model.safetensors`` + the remote-code files (``configuration_paranmt.py``,
+  ``modeling_paranmt.py``, ``tokenization_paranmt.py`` for trigram/combined tokenizers);
+- the tokenizer files (``tokenizer.json`` or ``paranmt_tokenizer.json``, ``tokenizer_config.json``);
+- the sentence-transformers files (``modules.json``, ``sentence_bert_config.json``,
+  ``config_sentence_transformers.json``, and ``static/`` for averaging models);
+- ``README.md``, the model card (:mod:`paranmt_hf.hub.card`), ``training_summary.json`` without local paths,
+  the evaluation JSON under ``results/<org>__<name>/<revision>/`` (mteb's cache layout: ``mteb.ResultCache``
+  reads it) and the speed JSON as ``speed.json``.
+
+The model is re-saved (not copied) from a fresh load, so checkpoints and stale files never leak into the folder;
+the folder is built next to the target, checked, reloaded and compared with the source model before it is moved
+into place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .card import default_model_id, render_model_card
+from .checks import ST_FILES, check_hub_folder
+from .eval_results import EvalSummary, load_eval_results
+from .model_info import SUMMARY_FILE, public_training_summary, read_training_summary
+
+logger = logging.getLogger(__name__)
+
+PROBE_SENTENCES = ["A man is playing a guitar.", "someone plays guitar", "", "Ünïcödé, numbers 3.14 & UNKNOWNWORDZ"]
+_REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+
+
+class PublishError(RuntimeError):
+    """The Hub folder could not be built, is incomplete, or could not be pushed."""
+
+
+@dataclass
+class Published:
+    """What :func:`publish` produced: the folder, its files (relative paths) and the Hub URL when pushed."""
+
+    folder: Path
+    files: list[str] = field(default_factory=list)
+    url: str | None = None
+
+
+def _copy_st_files(source: Path, target: Path) -> None:
+    """Copy the sentence-transformers files (when sentence-transformers is not installed to re-write them)."""
+    for name in ST_FILES:
+        if (source / name).is_file():
+            shutil.copy2(source / name, target / name)
+    if (source / "static").is_dir():
+        shutil.copytree(source / "static", target / "static")
+
+
+def _verify_reload(encoder: Any, folder: Path) -> None:
+    import numpy as np
+
+    from ..encoder import ParaNMTEncoder
+
+    reloaded = ParaNMTEncoder.from_pretrained(folder)
+    before, after = encoder.encode(PROBE_SENTENCES), reloaded.encode(PROBE_SENTENCES)
+    if before.shape != after.shape or not np.allclose(before, after, atol=1e-6):
+        raise PublishError(f"the published folder does not reproduce the model's embeddings ({folder})")
+
+
+def _prepare_output(source: Path, output: Path, overwrite: bool) -> Path:
+    src, out = source.resolve(), output.resolve()
+    if out == src or out in src.parents:
+        raise PublishError(f"the output folder {output} must not be the model folder or contain it")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise FileExistsError(f"{output} exists and is not empty: choose another folder, or replace it "
+                              "(overwrite=True, --overwrite)")
+    staging = out.with_name(f".{out.name}.publishing")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _save_model(encoder: Any, source: Path, staging: Path) -> bool:
+    """Re-save the model (HF + sentence-transformers files); returns whether the ST files are required."""
+    from ..utils.imports import is_available
+
+    st_installed = is_available("sentence_transformers")
+    encoder.save_pretrained(staging, sentence_transformers=st_installed)
+    has_st = (source / "modules.json").is_file()
+    if not st_installed and has_st:
+        _copy_st_files(source, staging)
+    return st_installed or has_st
+
+
+def _write_records(
+    source: Path, staging: Path, evaluation: EvalSummary | None, speed_json: str | os.PathLike[str] | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Write the public training summary, the evaluation JSON and the speed JSON; returns (summary, results path)."""
+    summary = read_training_summary(source)
+    if summary is not None:
+        (staging / SUMMARY_FILE).write_text(json.dumps(public_training_summary(summary), indent=2, default=str))
+    results_path = None
+    if evaluation is not None:
+        relative = Path("results") / evaluation.folder.parent.name / evaluation.folder.name
+        (staging / relative).mkdir(parents=True)
+        for path in evaluation.folder.glob("*.json"):
+            shutil.copy2(path, staging / relative / path.name)
+        results_path = relative.as_posix()
+    if speed_json is not None:
+        shutil.copy2(speed_json, staging / "speed.json")
+    return summary, results_path
+
+
+def publish(
+    model_dir: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    eval_dir: str | os.PathLike[str] | None = None,
+    speed_json: str | os.PathLike[str] | None = None,
+    push_repo_id: str | None = None,
+    private: bool = False,
+    token: str | None = None,
+    *,
+    model_id: str | None = None,
+    language: str | list[str] | None = None,
+    license: str = "mit",  # noqa: A002 - the card field's name
+    datasets: list[str] | None = None,
+    overwrite: bool = False,
+) -> Published:
+    """Build the Hub-ready folder of ``model_dir`` in ``output_dir`` and optionally push it.
+
+    Args:
+        model_dir: a saved (trained) model folder.
+        output_dir: the folder to write (must be new or empty unless ``overwrite``).
+        eval_dir: ``paranmt-hf eval --output`` results of this model (copied, and used for the card's numbers).
+        speed_json: a speed benchmark JSON (copied as ``speed.json``, shown in the card).
+        push_repo_id: Hub repository (``owner/name``) to create (if needed) and upload the folder to.
+        private: create the repository as private.
+        token: Hub token (default: the logged-in one).
+        model_id: repository id shown in the card (default ``push_repo_id``, else ``paranmt-hf/<folder name>``).
+        language: card language(s) (default ``en``).
+        license: license of the weights (card metadata).
+        datasets: Hub dataset ids of the training data (card metadata).
+        overwrite: replace a non-empty ``output_dir``.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` has no saved model, or ``eval_dir`` / ``speed_json`` do not exist.
+        FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
+        PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
+    """
+    from ..encoder import ParaNMTEncoder
+
+    source, output = Path(model_dir), Path(output_dir)
+    if not (source / "config.json").is_file():
+        raise FileNotFoundError(f"{source} holds no saved model (no config.json)")
+    if push_repo_id is not None and not _REPO_ID.match(push_repo_id):
+        raise PublishError(f"{push_repo_id!r} is not a Hub repository id (owner/name)")
+    if speed_json is not None and not Path(speed_json).is_file():
+        raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
+    evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
+    model_id = model_id or push_repo_id or default_model_id(source)
+    if evaluation is not None and evaluation.model_name != model_id:
+        logger.warning("the evaluation results are named %r, the card %r: mteb matches results to models by name "
+                       "(re-run `paranmt-hf eval --name %s` to align them)", evaluation.model_name, model_id, model_id)
+    encoder = ParaNMTEncoder.from_pretrained(source)
+    staging = _prepare_output(source, output, overwrite)
+    try:
+        require_st = _save_model(encoder, source, staging)
+        summary, results_path = _write_records(source, staging, evaluation, speed_json)
+        card = render_model_card(
+            staging, eval_dir=evaluation.folder if evaluation else None, speed_json=speed_json,
+            model_id=model_id, encoder=encoder, training_summary=summary, language=language, license=license,
+            datasets=datasets, results_path=results_path,
+        )
+        card.save(staging / "README.md")
+        problems = check_hub_folder(staging, require_st=require_st, require_eval=evaluation is not None)
+        if problems:
+            raise PublishError(f"the Hub folder for {source} is incomplete: " + "; ".join(problems))
+        _verify_reload(encoder, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if output.is_dir():
+        shutil.rmtree(output)
+    elif output.exists():
+        output.unlink()
+    staging.rename(output)
+    files = sorted(p.relative_to(output).as_posix() for p in output.rglob("*") if p.is_file())
+    logger.info("Hub folder written to %s (%d files)", output, len(files))
+    published = Published(output, files)
+    if push_repo_id is not None:
+        published.url = push_folder(output, push_repo_id, private=private, token=token)
+    return published
+
+
+def push_folder(
+    folder: str | os.PathLike[str], repo_id: str, private: bool = False, token: str | None = None,
+    commit_message: str = "Upload ParaNMT model (paranmt-hf publish)",
+) -> str:
+    """Create the model repository ``repo_id`` if needed and upload ``folder``; returns the commit URL.
+
+    Raises:
+        PublishError: offline mode (``HF_HUB_OFFLINE``), or the Hub refused or could not be reached.
+    """
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    hint = f"the folder {folder} is ready: upload it later with `hf upload {repo_id} {folder} .`"
+    if constants.HF_HUB_OFFLINE:
+        raise PublishError(f"cannot push to {repo_id}: HF_HUB_OFFLINE is set (offline mode); {hint}")
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+        commit = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
+                                   commit_message=commit_message)
+    except OfflineModeIsEnabled as err:
+        raise PublishError(f"cannot push to {repo_id}: offline mode ({err}); {hint}") from err
+    except Exception as err:  # HTTP errors, network errors (httpx / OSError), refused credentials
+        raise PublishError(f"pushing to {repo_id} failed: {err}; {hint}") from err
+    url = getattr(commit, "commit_url", None) or f"https://huggingface.co/{repo_id}"
+    logger.info("pushed %s to %s", folder, url)
+    return str(url)

@@ -1,0 +1,68 @@
+"""Results in mteb's layout: one JSON per task + model_meta.json, loadable by mteb; the printed table."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+import pytest
+
+from paranmt_hf.evaluation import evaluate, format_table, task_json, write_results
+
+
+class HashBagEncoder:
+    def encode(self, sentences):
+        out = np.zeros((len(sentences), 32), dtype=np.float32)
+        for i, s in enumerate(sentences):
+            for w in s.lower().split():
+                out[i, zlib.crc32(w.encode()) % 32] += 1.0
+        return out
+
+
+@pytest.fixture(scope="module")
+def results(data_dir):
+    return evaluate(HashBagEncoder(), ["STS15", "STSBenchmark", "STS17:en-en,es-en", "Tatoeba:fra"],
+                    data_dir=data_dir)
+
+
+def test_layout_and_fields(results, tmp_path):
+    folder = write_results(results, tmp_path, "me/hash-bag", "v1", {"name": "me/hash-bag", "revision": "v1"})
+    assert folder == tmp_path / "me__hash-bag" / "v1"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "STS15.json", "STS17.json", "STSBenchmark.json", "Tatoeba.json", "model_meta.json"]
+    sts15 = json.loads((folder / "STS15.json").read_text())
+    assert set(sts15) == {"dataset_revision", "task_name", "mteb_version", "scores", "evaluation_time",
+                          "kg_co2_emissions", "date"}
+    assert sts15["task_name"] == "STS15" and list(sts15["scores"]) == ["test"]
+    entries = {e["hf_subset"]: e for e in sts15["scores"]["test"]}
+    assert list(entries) == ["answers-forums", "answers-students", "belief", "headlines", "images", "default"]
+    for e in entries.values():
+        assert e["main_score"] == e["cosine_spearman"] and e["languages"] == ["eng-Latn"]
+    assert entries["default"]["n_pairs"] == 3000 and "paper_pearson_mean" in entries["default"]
+    assert entries["belief"]["n_skipped"] == 1625
+    stsb = json.loads((folder / "STSBenchmark.json").read_text())
+    assert list(stsb["scores"]) == ["validation", "test"]
+    tatoeba = json.loads((folder / "Tatoeba.json").read_text())["scores"]["test"][0]
+    assert tatoeba["hf_subset"] == "fra-eng" and tatoeba["languages"] == ["fra-Latn", "eng-Latn"]
+    assert tatoeba["main_score"] == pytest.approx(1 - (tatoeba["error_xx2en"] + tatoeba["error_en2xx"]) / 200)
+    assert json.loads((folder / "model_meta.json").read_text())["name"] == "me/hash-bag"
+
+
+def test_mteb_loads_our_json(results, tmp_path):
+    mteb = pytest.importorskip("mteb")
+    folder = write_results(results, tmp_path, "me/hash-bag")
+    for name in ("STS15", "STS17", "STSBenchmark", "Tatoeba"):
+        loaded = mteb.TaskResult.from_disk(folder / f"{name}.json")
+        assert loaded.task_name == name
+        assert loaded.scores == json.loads((folder / f"{name}.json").read_text())["scores"] or loaded.scores
+    sts17 = mteb.TaskResult.from_disk(folder / "STS17.json")
+    assert sorted(sts17.hf_subsets) == ["en-en", "es-en"]
+    assert task_json(results["STS15"])["scores"]["test"][0]["mteb_version"] == mteb.__version__
+
+
+def test_table(results):
+    table = format_table(results, "hash-bag")
+    assert table.startswith("# hash-bag")
+    assert "STS15" in table and "answers-forums" in table and "fra-eng" in table and "err xx>en" in table
+    assert "STS12-16 paper protocol" not in table  # only printed when all five years ran

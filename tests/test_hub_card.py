@@ -1,0 +1,214 @@
+"""Model cards: rendered from hub_cards/model_card.md, parsed back by huggingface_hub, numbers from the eval JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from huggingface_hub import ModelCard
+
+from paranmt_hf import build_encoder
+from paranmt_hf.evaluation import evaluate, write_results
+from paranmt_hf.evaluation.runner import TaskResult
+from paranmt_hf.evaluation.sts_data import STS_YEARS
+from paranmt_hf.hub import render_model_card
+from paranmt_hf.hub.eval_results import EvalResultsError, find_results_folder, load_eval_results
+from paranmt_hf.training.recipes import get_recipe
+
+CORPUS = [
+    "a man plays the guitar .", "someone is playing a guitar .", "a dog runs in the park .",
+    "the cat sleeps on the sofa .", "a woman is slicing an onion .", "two men are playing football .",
+    "the children play in the snow .", "a bird flies over the lake .",
+]
+MODEL_ID = "me/tiny-word"
+
+
+def write_fake_sts(root: Path) -> None:
+    """A tiny copy of the SemEval 2012-2016 and STS-B layout (eval/sts/...), 6 scored pairs per dataset."""
+    rng = np.random.default_rng(0)
+    for folder, datasets in STS_YEARS.values():
+        base = root / "eval" / "sts" / folder
+        base.mkdir(parents=True)
+        for ds in datasets:
+            pairs = [(CORPUS[i], CORPUS[j]) for i, j in rng.integers(0, len(CORPUS), size=(6, 2))]
+            (base / f"STS.input.{ds}.txt").write_text("".join(f"{a}\t{b}\n" for a, b in pairs))
+            (base / f"STS.gs.{ds}.txt").write_text("".join(f"{s:.1f}\n" for s in rng.uniform(0, 5, 6)))
+    stsb = root / "eval" / "sts" / "STSBenchmark"
+    stsb.mkdir(parents=True)
+    for name in ("sts-dev.csv", "sts-test.csv"):
+        rows = [f"main-news\tnews\t2012\t{i:04d}\t{rng.uniform(0, 5):.1f}\t{CORPUS[i]}\t{CORPUS[-1 - i]}\n"
+                for i in range(6)]
+        (stsb / name).write_text("".join(rows))
+
+
+def bitext_result() -> TaskResult:
+    scores = {"test": [{"error_xx2en": 12.5, "error_en2xx": 10.0, "error": 11.25, "accuracy": 0.8875,
+                        "main_score": 0.8875, "n_pairs": 8, "hf_subset": "fra-eng",
+                        "languages": ["fra-Latn", "eng-Latn"]}]}
+    return TaskResult("Tatoeba", "bitext", scores, 0.1)
+
+
+@pytest.fixture(scope="module")
+def word_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("word")
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def eval_dir(word_dir, tmp_path_factory):
+    """Results of the real evaluation code on tiny STS data, in mteb's layout, plus a Tatoeba result."""
+    from paranmt_hf import ParaNMTEncoder
+
+    data = tmp_path_factory.mktemp("data")
+    write_fake_sts(data)
+    results = evaluate(ParaNMTEncoder.from_pretrained(word_dir), ["sts12-16", "STSBenchmark"], data_dir=data)
+    results["Tatoeba"] = bitext_result()
+    out = tmp_path_factory.mktemp("eval")
+    write_results(results, out, MODEL_ID, "v1", {"name": MODEL_ID, "revision": "v1"})
+    return out
+
+
+@pytest.fixture(scope="module")
+def card_path(word_dir, eval_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("card") / "README.md"
+    render_model_card(word_dir, eval_dir, model_id=MODEL_ID).save(path)
+    return path
+
+
+def task_json(eval_dir: Path, task: str) -> dict:
+    return json.loads((eval_dir / "me__tiny-word" / "v1" / f"{task}.json").read_text())
+
+
+def metric(card: ModelCard, dataset_type: str, config: str, metric_type: str, split: str = "test") -> float:
+    found = [r.metric_value for r in card.data.eval_results if (r.dataset_type, r.dataset_config, r.metric_type,
+             r.dataset_split) == (dataset_type, config, metric_type, split)]
+    assert len(found) == 1, (dataset_type, config, metric_type, found)
+    return found[0]
+
+
+def test_card_metadata_parses(card_path):
+    card = ModelCard.load(card_path)
+    data = card.data
+    assert data.library_name == "sentence-transformers" and data.pipeline_tag == "sentence-similarity"
+    assert data.language == ["en"] and data.license == "mit" and data.model_name == MODEL_ID
+    assert {"paranmt", "sentence-similarity", "static-embeddings", "word-encoder", "mteb"} <= set(data.tags)
+
+
+def test_model_index_numbers_come_from_the_json(card_path, eval_dir):
+    card = ModelCard.load(card_path)
+    for year in ("STS12", "STS13", "STS14", "STS15", "STS16"):
+        default = next(e for e in task_json(eval_dir, year)["scores"]["test"] if e["hf_subset"] == "default")
+        dataset = f"mteb/{year.lower()}-sts"
+        assert metric(card, dataset, "default", "cosine_spearman") == round(100 * default["cosine_spearman"], 4)
+        assert metric(card, dataset, "default", "pearsonr") == round(100 * default["paper_pearson_mean"], 4)
+    stsb = task_json(eval_dir, "STSBenchmark")["scores"]["test"][0]
+    assert metric(card, "mteb/stsbenchmark-sts", "default", "cosine_spearman") == round(100 * stsb["main_score"], 4)
+    assert metric(card, "mteb/stsbenchmark-sts", "default", "pearsonr") == round(100 * stsb["paper_pearson"], 4)
+    assert metric(card, "mteb/tatoeba-bitext-mining", "fra-eng", "accuracy") == 88.75
+    # validation splits and the per-dataset subsets of the paper years stay out of model-index
+    assert {r.dataset_split for r in card.data.eval_results} == {"test"}
+    assert not [r for r in card.data.eval_results if r.dataset_config == "MSRpar"]
+
+
+def test_evaluation_table_and_average(card_path, eval_dir):
+    text = card_path.read_text()
+    pearsons = []
+    for year in ("STS12", "STS13", "STS14", "STS15", "STS16"):
+        default = next(e for e in task_json(eval_dir, year)["scores"]["test"] if e["hf_subset"] == "default")
+        pearsons.append(100 * default["paper_pearson_mean"])
+        row = f"| {year} | {100 * default['paper_pearson_mean']:.2f} | {100 * default['cosine_spearman']:.2f} |"
+        assert row in text
+    assert f"| **Average** | **{np.mean(pearsons):.2f}** |" in text
+    assert "| STS12 | MSRpar |" in text and "| Tatoeba | fra-eng | 12.5 | 10.0 |" in text
+    assert "[`results/me__tiny-word/v1`]" not in text  # no results_path given here
+
+
+def test_usage_citation_and_limitations(card_path):
+    text = card_path.read_text()
+    assert f'ParaNMTEncoder.from_pretrained("{MODEL_ID}")' in text
+    assert f'AutoModel.from_pretrained("{MODEL_ID}", trust_remote_code=True)' in text
+    assert f'AutoTokenizer.from_pretrained("{MODEL_ID}")\n' in text  # word tokenizer: tokenizer.json, no code
+    assert f'SentenceTransformer("{MODEL_ID}", trust_remote_code=True)' in text
+    assert f'StaticEmbedding.load("{MODEL_ID}", subfolder="static")' in text
+    assert "mteb.evaluate(model, tasks)" in text
+    for key in ("wieting-gimpel-2018-paranmt", "wieting-etal-2017-backtranslation", "wieting-etal-2021-paraphrastic"):
+        assert f"{{{key}," in text
+    assert "{{ParaNMT-50M}}" in text
+    assert "English only" in text and "lower-cased" in text and "word order is ignored" in text
+    assert "No training record" in text
+    assert "\n\n\n" not in text
+
+
+def test_trigram_and_lstm_cards(tmp_path):
+    trigram = tmp_path / "trigram"
+    build_encoder("trigram", corpus=CORPUS, embedding_dim=8).save_pretrained(trigram)
+    text = render_model_card(trigram, model_id="me/tri").content
+    assert 'AutoTokenizer.from_pretrained("me/tri", trust_remote_code=True)' in text
+    assert "StaticEmbedding.load" not in text and "character-trigram averaging" in text
+    assert "custom code" in text and "No evaluation results" in text
+    assert "static-embeddings" in ModelCard(text).data.tags
+    lstm = tmp_path / "lstm"
+    build_encoder("lstm", corpus=CORPUS, embedding_dim=8).save_pretrained(lstm)
+    card = render_model_card(lstm, model_id="me/lstm")
+    assert "static-embeddings" not in card.data.tags and "Recurrent model" in card.content
+    assert card.data.eval_results is None
+
+
+def test_training_and_speed_sections(word_dir, tmp_path):
+    summary = {
+        "recipe": get_recipe("acl2018-word").to_dict(),
+        "sources": ["PairSource(config='pairs', files=('/secret/home/paranmt-5m.tsv.gz',), options=())",
+                    "bitext:/secret/en-fr.tsv.gz"],
+        "seed": 3, "output_dir": "/secret/out", "steps": 1200, "seconds": 7200.0, "train_pairs": 50000,
+        "world_size": 1, "dev_scores": [{"eval_sts17_spearman": 0.7123456}],
+    }
+    speed = tmp_path / "speed.json"
+    speed.write_text(json.dumps({"cpu": "2 cores", "threads": 1, "results": [
+        {"kind": "word", "sentences_per_second": 123456.7, "batch_size": 8192},
+        {"kind": "sp", "sentences_per_second": 50000.0, "batch_size": 8192}]}))
+    text = render_model_card(word_dir, model_id=MODEL_ID, training_summary=summary, speed_json=speed).content
+    assert "Recipe `acl2018-word`" in text and "`paranmt-5m.tsv.gz`" in text and "`en-fr.tsv.gz`" in text
+    assert "/secret" not in text
+    assert "50,000 pairs" in text and "1,200 optimizer steps" in text and "in 2.0 h" in text
+    assert "eval_sts17_spearman` = 0.7123" in text
+    assert "English only" not in text  # bitext source: not claimed English-only
+    assert "cpu = 2 cores" in text and "| word | 123,456.7 | 8,192 |" in text and "| sp |" not in text
+
+
+def test_speed_section_of_the_benchmark_layout(word_dir, tmp_path):
+    """results/speed/benchmark.py's shape: settings with results keyed by encoder name, peers, targets."""
+    def row(group, best):
+        return {"group": group, "sentences": 100, "seconds": [0.1], "best_sent_per_s": best}
+
+    speed = tmp_path / "speed.json"
+    speed.write_text(json.dumps({
+        "date": "2026-11-22", "environment": {"cpu": "EPYC", "cores_available": 2},
+        "one_core": {"cores": 1, "results": {"model2vec": row("peer", 1000.0), "paranmt word": row("word", 2500.0),
+                                             "paranmt sp": row("sp", 2000.0)}},
+        "targets": ["SP >= 1.5x model2vec: met", "WORD >= 1.5x model2vec: met"]}))
+    text = render_model_card(word_dir, model_id=MODEL_ID, speed_json=speed).content
+    section = text[text.index("## Speed"):text.index("## Limitations")]
+    assert "- environment: cpu = EPYC, cores_available = 2" in section and "**one_core** (cores = 1)" in section
+    assert "| model2vec | peer | 100 | 1,000.0 |" in section and "| paranmt word | word | 100 | 2,500.0 |" in section
+    assert "paranmt sp" not in section and "seconds" not in section
+    assert "- WORD >= 1.5x model2vec: met" in section and "SP >=" not in section
+
+
+def test_eval_dir_errors(tmp_path, eval_dir):
+    with pytest.raises(FileNotFoundError):
+        find_results_folder(tmp_path / "missing")
+    with pytest.raises(EvalResultsError, match="no mteb-layout"):
+        find_results_folder(tmp_path)
+    # any level of the layout works
+    assert load_eval_results(eval_dir / "me__tiny-word" / "v1").model_name == MODEL_ID
+    assert load_eval_results(eval_dir).revision == "v1"
+    other = tmp_path / "two"
+    for name in ("a__x", "b__y"):
+        (other / name / "v1").mkdir(parents=True)
+        (other / name / "v1" / "STS12.json").write_text(json.dumps({"task_name": "STS12", "scores": {}}))
+    with pytest.raises(EvalResultsError, match=re.escape("several models")):
+        find_results_folder(other)

@@ -1,0 +1,247 @@
+"""``publish``: a complete, pickle-free Hub folder that every loader reads identically; the push (mocked, offline)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import huggingface_hub
+import numpy as np
+import pytest
+from huggingface_hub import ModelCard
+
+from paranmt_hf import ParaNMTEncoder, build_encoder
+from paranmt_hf.cli.main import main
+from paranmt_hf.evaluation import write_results
+from paranmt_hf.evaluation.runner import TaskResult
+from paranmt_hf.hub import PublishError, check_hub_folder, publish
+from paranmt_hf.training.recipes import get_recipe
+
+CORPUS = ["a man plays the guitar .", "someone is playing a guitar .", "a dog runs in the park .",
+          "the cat sleeps on the sofa .", "a woman is slicing an onion ."]
+SENTENCES = ["A man is playing a guitar.", "Someone plays the guitar.", "A dog runs through the snow."]
+REPO = "me/tiny"
+
+
+def sts_result(task: str, spearman: float, pearson: float) -> TaskResult:
+    pooled = {"cosine_spearman": spearman, "main_score": spearman, "paper_pearson_mean": pearson,
+              "paper_pearson": pearson, "hf_subset": "default", "languages": ["eng-Latn"]}
+    return TaskResult(task, "sts", {"test": [pooled]}, 0.1, paper_year=True)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A trained-looking model folder: training summary with local paths, checkpoints and a pickle to leave out."""
+    directory = tmp_path_factory.mktemp("model")
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory)
+    summary = {"recipe": get_recipe("acl2018-word").to_dict(), "seed": 0, "steps": 10, "seconds": 1.0,
+               "sources": ["pairs:/private/data/pairs.tsv.gz"], "output_dir": str(directory), "train_pairs": 5}
+    (directory / "training_summary.json").write_text(json.dumps(summary))
+    (directory / "checkpoints" / "checkpoint-10").mkdir(parents=True)
+    (directory / "checkpoints" / "checkpoint-10" / "optimizer.pt").write_bytes(b"pickle")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def eval_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval")
+    years = {f"STS1{i}": sts_result(f"STS1{i}", 0.5 + i / 100, 0.6 + i / 100) for i in range(2, 7)}
+    write_results(years, out, REPO, "v1", {"name": REPO, "revision": "v1"})
+    return out
+
+
+@pytest.fixture(scope="module")
+def hub_dir(model_dir, eval_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("hub") / "tiny"
+    publish(model_dir, out, eval_dir=eval_dir, model_id=REPO)
+    return out
+
+
+def test_folder_layout(hub_dir):
+    files = {p.relative_to(hub_dir).as_posix() for p in hub_dir.rglob("*") if p.is_file()}
+    assert {"model.safetensors", "config.json", "configuration_paranmt.py", "modeling_paranmt.py", "tokenizer.json",
+            "tokenizer_config.json", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
+            "static/model.safetensors", "static/tokenizer.json", "static/modules.json", "README.md",
+            "training_summary.json", "results/me__tiny/v1/STS12.json", "results/me__tiny/v1/model_meta.json"} <= files
+    assert not [f for f in files if f.startswith("checkpoints") or f.endswith((".pt", ".bin", ".pkl"))]
+    auto_map = json.loads((hub_dir / "config.json").read_text())["auto_map"]
+    assert auto_map["AutoModel"] == "modeling_paranmt.ParaNMTModel"
+    summary = (hub_dir / "training_summary.json").read_text()
+    assert "/private" not in summary and "output_dir" not in summary
+    assert json.loads(summary)["sources"] == ["pairs:pairs.tsv.gz"]
+    assert check_hub_folder(hub_dir, require_st=True, require_eval=True) == []
+    assert not list(hub_dir.parent.glob(".*publishing"))
+
+
+def test_card_in_folder(hub_dir):
+    card = ModelCard.load(hub_dir / "README.md")
+    spearman = [r.metric_value for r in card.data.eval_results if r.metric_type == "cosine_spearman"]
+    assert spearman == [52.0, 53.0, 54.0, 55.0, 56.0]
+    assert "[`results/me__tiny/v1`](results/me__tiny/v1)" in card.content
+    assert "Recipe `acl2018-word`" in card.content
+
+
+def test_loaders_give_identical_embeddings(hub_dir):
+    from transformers import AutoModel, AutoTokenizer
+
+    reference = ParaNMTEncoder.from_pretrained(hub_dir).encode(SENTENCES)
+    model = AutoModel.from_pretrained(hub_dir, trust_remote_code=True)  # paranmt_hf imported: its own classes
+    tokenizer = AutoTokenizer.from_pretrained(hub_dir)
+    out = model(**tokenizer(SENTENCES, padding=True, return_tensors="pt")).pooler_output.detach().numpy()
+    np.testing.assert_allclose(out, reference, atol=1e-6)
+
+
+def test_card_snippets_run(hub_dir):
+    """Every python snippet of the card (except mteb, which needs the Hub's datasets) runs on the folder."""
+    blocks = re.findall(r"```python\n(.*?)```", (hub_dir / "README.md").read_text(), flags=re.S)
+    assert len(blocks) == 6  # paranmt_hf, AutoModel (2), SentenceTransformer, StaticEmbedding, mteb
+    normalised = []
+    for block in blocks:
+        if "import mteb" in block:
+            continue
+        scope: dict = {}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(block.replace(f'"{REPO}"', repr(str(hub_dir))), scope)  # noqa: S102 - the card's own snippets
+        if "embeddings" in scope:
+            emb = np.asarray(scope["embeddings"], dtype=np.float64)
+            normalised.append(emb / np.linalg.norm(emb, axis=1, keepdims=True))
+    assert len(normalised) == 4  # paranmt_hf, AutoModel, SentenceTransformer, StaticEmbedding
+    for emb in normalised[1:]:
+        np.testing.assert_allclose(emb, normalised[0], atol=1e-6)
+
+
+REMOTE_CODE_SCRIPT = """
+import sys, numpy as np, torch
+from transformers import AutoModel, AutoTokenizer
+from sentence_transformers import SentenceTransformer
+for path, out in zip(sys.argv[1::2], sys.argv[2::2]):
+    model = AutoModel.from_pretrained(path, trust_remote_code=True)
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    assert type(model).__module__.startswith("transformers_modules"), type(model).__module__
+    with torch.no_grad():
+        emb = model(**tokenizer(SENTENCES, padding=True, return_tensors="pt")).pooler_output.numpy()
+    st = SentenceTransformer(path, trust_remote_code=True).encode(SENTENCES)
+    np.save(out, np.stack([emb, st]))
+assert not [m for m in sys.modules if m.startswith("paranmt_hf")], "paranmt_hf was imported"
+"""
+
+
+def test_remote_code_without_paranmt_hf(hub_dir, tmp_path):
+    """Where paranmt_hf is not installed: AutoModel/AutoTokenizer/SentenceTransformer with trust_remote_code."""
+    source = tmp_path / "trigram"
+    build_encoder("trigram", corpus=CORPUS, embedding_dim=8).save_pretrained(source)
+    trigram = publish(source, tmp_path / "hub").folder
+    assert {"tokenization_paranmt.py", "paranmt_tokenizer.json"} <= {p.name for p in trigram.iterdir()}
+    assert 'AutoTokenizer.from_pretrained("paranmt-hf/trigram", trust_remote_code=True)' in (
+        trigram / "README.md").read_text()
+    script = f"SENTENCES = {SENTENCES!r}\n" + REMOTE_CODE_SCRIPT
+    args = [str(hub_dir), str(tmp_path / "word.npy"), str(trigram), str(tmp_path / "trigram.npy")]
+    env = {**os.environ, "HF_MODULES_CACHE": str(tmp_path / "modules"), "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for folder, name in ((hub_dir, "word"), (trigram, "trigram")):
+        reference = ParaNMTEncoder.from_pretrained(folder).encode(SENTENCES)
+        for emb in np.load(tmp_path / f"{name}.npy"):
+            np.testing.assert_allclose(emb, reference, atol=1e-6)
+
+
+def test_check_hub_folder_reports_missing_files(hub_dir, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(hub_dir, broken)
+    for name in ("model.safetensors", "modeling_paranmt.py", "tokenizer.json", "modules.json", "README.md"):
+        (broken / name).unlink()
+    (broken / "optimizer.pt").write_bytes(b"x")
+    problems = "; ".join(check_hub_folder(broken, require_st=True))
+    for expected in ("model.safetensors", "AutoModel -> modeling_paranmt.ParaNMTModel", "tokenizer.json",
+                     "modules.json", "README.md", "pickle-based files are not allowed: ['optimizer.pt']"):
+        assert expected in problems
+
+
+def test_publish_refuses_incomplete_folder(model_dir, tmp_path, monkeypatch):
+    def save_without_tokenizer(self, directory, sentence_transformers=True):
+        self.model.save_pretrained(directory)
+
+    monkeypatch.setattr(ParaNMTEncoder, "save_pretrained", save_without_tokenizer)
+    with pytest.raises(PublishError, match="missing tokenizer_config.json"):
+        publish(model_dir, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".*publishing"))
+
+
+def test_output_and_input_rules(model_dir, hub_dir, tmp_path):
+    with pytest.raises(FileExistsError, match="overwrite"):
+        publish(model_dir, hub_dir)
+    with pytest.raises(PublishError, match="must not be the model folder"):
+        publish(model_dir, model_dir, overwrite=True)
+    with pytest.raises(FileNotFoundError, match="no saved model"):
+        publish(tmp_path / "nothing", tmp_path / "out")
+    with pytest.raises(PublishError, match="not a Hub repository id"):
+        publish(model_dir, tmp_path / "out", push_repo_id="not a repo id")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "old.txt").write_text("stale")
+    out = publish(model_dir, tmp_path / "full", overwrite=True).folder
+    assert not (out / "old.txt").exists() and (out / "model.safetensors").is_file()
+
+
+class RecordingApi:
+    calls: list = []
+
+    def __init__(self, token=None):
+        self.calls.append(("init", {"token": token}))
+
+    def create_repo(self, repo_id, **kwargs):
+        self.calls.append(("create_repo", {"repo_id": repo_id, **kwargs}))
+
+    def upload_folder(self, **kwargs):
+        self.calls.append(("upload_folder", kwargs))
+        return type("Commit", (), {"commit_url": f"https://huggingface.co/{kwargs['repo_id']}/commit/abc"})()
+
+
+def test_push_uses_hfapi(model_dir, tmp_path, monkeypatch):
+    RecordingApi.calls = []
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    published = publish(model_dir, tmp_path / "out", push_repo_id=REPO, private=True, token="hf_x")
+    assert published.url == f"https://huggingface.co/{REPO}/commit/abc"
+    names = [name for name, _ in RecordingApi.calls]
+    assert names == ["init", "create_repo", "upload_folder"]
+    assert RecordingApi.calls[0][1] == {"token": "hf_x"}
+    assert RecordingApi.calls[1][1] == {"repo_id": REPO, "repo_type": "model", "private": True, "exist_ok": True}
+    upload = RecordingApi.calls[2][1]
+    assert upload["folder_path"] == str(tmp_path / "out") and upload["repo_id"] == REPO
+    assert upload["repo_type"] == "model"
+    assert f'ParaNMTEncoder.from_pretrained("{REPO}")' in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_push_errors_are_clear(model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(PublishError, match="HF_HUB_OFFLINE.*hf upload me/tiny"):
+        publish(model_dir, tmp_path / "offline", push_repo_id=REPO)
+    assert (tmp_path / "offline" / "README.md").is_file()  # the folder is kept for a later upload
+
+    class FailingApi(RecordingApi):
+        def create_repo(self, repo_id, **kwargs):
+            raise ConnectionError("network unreachable")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FailingApi)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    with pytest.raises(PublishError, match="pushing to me/tiny failed: network unreachable"):
+        publish(model_dir, tmp_path / "failing", push_repo_id=REPO)
+
+
+def test_cli(model_dir, eval_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    out = tmp_path / "cli"
+    assert main(["publish", str(model_dir), "--output", str(out), "--eval-dir", str(eval_dir)]) == 0
+    assert "Hub folder written to" in capsys.readouterr().out
+    assert ModelCard.load(out / "README.md").data.model_name == f"paranmt-hf/{model_dir.name}"
+    with pytest.raises(SystemExit, match="paranmt-hf publish: .*exists and is not empty"):
+        main(["publish", str(model_dir), "--output", str(out)])
+    with pytest.raises(SystemExit, match="HF_HUB_OFFLINE"):
+        main(["publish", str(model_dir), "--output", str(tmp_path / "p"), "--push", REPO, "--private"])
