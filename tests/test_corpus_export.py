@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paranmt_hf import load_paranmt
+from paranmt_hf.cli.main import main
+
+LINES = [
+    "I do not think we should go to the party tonight.\tI don't believe we ought to attend the party this evening."
+    "\t0.81\n",
+    "Je ne pense pas que nous devrions y aller.\tI don't think we should go.\t0.6\n",
+    "He told me that he would be here at noon.\tHe said he'd be here at twelve o'clock.\t0.77\n",
+    "yes .\tyeah .\t0.9\n",
+    "This is broken\n",
+    "We must find the children before it gets dark.\tWe have to find the kids before nightfall.\t0.3\n",
+]
+
+
+@pytest.fixture
+def paranmt_zip(tmp_path: Path) -> Path:
+    path = tmp_path / "para-nmt-50m.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("para-nmt-50m/para-nmt-50m.txt", "".join(LINES))
+    return path
+
+
+def test_exported_folder_loads_with_load_dataset(tmp_path: Path, paranmt_zip: Path) -> None:
+    from datasets import get_dataset_config_names, load_dataset
+
+    out = tmp_path / "hub"
+    assert main(["corpus", "export", str(paranmt_zip), "--config", "full", "--config", "filtered", "-o", str(out),
+                 "--shard-rows", "2", "--repo-id", "me/paranmt"]) == 0
+    assert len(list((out / "data" / "full").glob("train-*.parquet"))) == 3  # 5 valid rows, 2 per shard
+    assert sorted(get_dataset_config_names(str(out))) == ["filtered", "full"]
+    filtered = load_dataset(str(out), "filtered", streaming=True)
+    rows = list(filtered["train"])
+    expected = list(load_paranmt("filtered", str(paranmt_zip)))
+    assert rows == expected
+    assert [r["reference"] for r in rows] == [LINES[0].split("\t")[0], LINES[2].split("\t")[0]]
+    assert filtered["train"].features["paraphrase_score"].dtype == "float32"
+    full = load_dataset(str(out), "full", split="train", cache_dir=str(tmp_path / "cache"))
+    assert full.num_rows == 5 and full.features["trigram_overlap"].dtype == "float32"
+    assert full.to_list() == list(load_paranmt("full", str(paranmt_zip)))
+
+    card = (out / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---")[1])
+    assert {c["config_name"] for c in meta["configs"]} == {"full", "filtered"}
+    assert meta["configs"][0]["data_files"] == [{"split": "train", "path": "data/full/train-*.parquet"}]
+    assert meta["license"] == "other"
+    assert "wieting-gimpel-2018-paranmt" in card and "non-commercial" in card
+    assert "1rbF3daJjCsa1-fu2GANeJd2FBXos1ugD" in card and str(paranmt_zip) in card
+    assert '"sim_low"' not in card or "0.4" in card
+    assert "me/paranmt" in card
+
+
+def test_export_processed_and_pairs(tmp_path: Path) -> None:
+    from datasets import load_dataset
+
+    src = tmp_path / "para-nmt-5m-processed.txt"
+    src.write_text("where does is this ?\twhere does this come from ?\nabsolutely perfect .\tabsolutely gorgeous .\n"
+                   "a b c d\ta b c e\n")
+    out = tmp_path / "hub"
+    assert main(["corpus", "export", str(src), "--config", "processed-5m", "--config", "pairs", "-o", str(out),
+                 "--tokenizer", "whitespace"]) == 0
+    ds = load_dataset(str(out), "processed-5m", split="train", streaming=True)
+    assert list(ds)[1] == {"reference": "absolutely perfect .", "paraphrase": "absolutely gorgeous ."}
+    pairs = load_dataset(str(out), "pairs", split="train", cache_dir=str(tmp_path / "cache"))
+    assert pairs["trigram_overlap"] == pytest.approx([0.0, 0.0, 0.5]) and pairs[1]["score"] is None

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paranmt_hf import load_paranmt
+from paranmt_hf.cli.main import main
+from paranmt_hf.corpus.dedup import DedupStats, dedup_records
+from paranmt_hf.corpus.histogram import score_histogram
+from paranmt_hf.corpus.overlap import trigram_overlap
+from paranmt_hf.corpus.records import iter_records
+
+PAIRS = [
+    ("i am very happy today", "i am so glad today"),
+    ("the cat sat on the mat", "a cat was sitting on the mat"),
+    ("we will leave in the morning", "we are going to leave tomorrow morning"),
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from paranmt_hf import build_encoder
+
+    corpus = [s for pair in PAIRS for s in pair]
+    path = tmp_path_factory.mktemp("model") / "word"
+    build_encoder("word", corpus=corpus, vocab_size=40, embedding_dim=16).save_pretrained(path)
+    return path
+
+
+def _read_tsv(path: Path) -> list[list[str]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t") for line in f]
+
+
+def test_annotate_adds_model_cosine_and_overlap(tmp_path: Path, model_dir: Path) -> None:
+    from paranmt_hf import ParaNMTEncoder
+
+    src = tmp_path / "mine.tsv"
+    src.write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS) + "same words here\tsame words here\n")
+    out = tmp_path / "scored.tsv.gz"
+    assert main(["corpus", "annotate", str(src), "-o", str(out), "--model", str(model_dir)]) == 0
+    rows = _read_tsv(out)
+    assert len(rows) == 4 and all(len(r) == 4 for r in rows)
+    enc = ParaNMTEncoder.from_pretrained(model_dir)
+    a = enc.encode([r[0] for r in rows], normalize=False, show_progress_bar=False)
+    b = enc.encode([r[1] for r in rows], normalize=False, show_progress_bar=False)
+    expected = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert [float(r[2]) for r in rows] == pytest.approx(expected.tolist(), abs=1e-5)
+    assert float(rows[3][2]) == pytest.approx(1.0, abs=1e-5)
+    assert [float(r[3]) for r in rows] == pytest.approx([trigram_overlap(r[0], r[1]) for r in rows])
+    # 3-column output is exactly the para-nmt-50m.txt format: "build your own ParaNMT"
+    own = tmp_path / "own-paranmt.txt"
+    assert main(["corpus", "annotate", str(src), "-o", str(own), "--model", str(model_dir), "--no-overlap"]) == 0
+    full = list(load_paranmt("full", str(own), strict=True))
+    assert [r["paraphrase_score"] for r in full] == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_dedup_keeps_one_copy_or_none_like_uniq_u(tmp_path: Path) -> None:
+    src = tmp_path / "dups.tsv"
+    src.write_text("a x\tb y\t0.5\nc\td\t0.1\na x\tb y\t0.5\na x\tb y\t0.7\ne\tf\t0.2\n")
+    first = tmp_path / "first.tsv"
+    assert main(["corpus", "dedup", str(src), "-o", str(first)]) == 0
+    assert _read_tsv(first) == [["a x", "b y", "0.5"], ["c", "d", "0.1"], ["e", "f", "0.2"]]
+    none = tmp_path / "none.tsv"
+    assert main(["corpus", "dedup", str(src), "-o", str(none), "--keep", "none"]) == 0
+    assert _read_tsv(none) == [["c", "d", "0.1"], ["e", "f", "0.2"]]
+    line = tmp_path / "line.tsv"
+    assert main(["corpus", "dedup", str(src), "-o", str(line), "--keep", "none", "--key", "line"]) == 0
+    assert _read_tsv(line) == [["c", "d", "0.1"], ["a x", "b y", "0.7"], ["e", "f", "0.2"]]
+
+    def records() -> list[dict]:
+        return [rec for _, _, rec in iter_records([src], "pairs")]
+
+    stats = DedupStats()
+    assert len(list(dedup_records(records(), stats=stats))) == 3 and stats.removed == 2
+    with pytest.raises(TypeError):
+        list(dedup_records(records(), keep="none"))
+
+
+def test_filter_cli_writes_full_format(tmp_path: Path) -> None:
+    src = tmp_path / "para-nmt-50m.txt"
+    src.write_text("w1 w2 w3 w4 w5 w6\tv1 v2 v3 v4 v5 v6\t0.9\nw1 w2 w3 w4 w5 w6\tv1 v2 v3 v4 v5 v6\t0.2\n")
+    out = tmp_path / "kept.tsv"
+    args = ["corpus", "filter", str(src), "-o", str(out), "--no-language-filter", "--tokenizer", "whitespace"]
+    assert main(args) == 0
+    assert _read_tsv(out) == [["w1 w2 w3 w4 w5 w6", "v1 v2 v3 v4 v5 v6", repr(float(np.float32(0.9)))]]
+    assert main([*args, "--sim-low", "0.1", "--with-overlap"]) == 0
+    assert [len(r) for r in _read_tsv(out)] == [4, 4]
+
+
+def test_histogram_bins_are_table3_left_open(tmp_path: Path) -> None:
+    records = [{"text_a": "a b c d", "text_b": "a b c e", "score": s} for s in (0.2, 0.21, 0.95, 1.0, -0.5, 1.5)]
+    hist = score_histogram(records, tokenizer="whitespace")
+    assert [b["range"] for b in hist["bins"]] == ["(-0.1, 0.2]", "(0.2, 0.4]", "(0.4, 0.6]", "(0.6, 0.8]",
+                                                  "(0.8, 1]"]
+    assert [b["count"] for b in hist["bins"]] == [1, 1, 0, 0, 2]
+    assert (hist["below"], hist["above"], hist["total"]) == (1, 1, 6)
+    assert hist["bins"][4]["overlap_mean"] == pytest.approx(0.5) and hist["bins"][4]["overlap_std"] == 0.0
+    assert math.isnan(hist["bins"][2]["overlap_mean"])
+    src = tmp_path / "p.tsv"
+    src.write_text("a b c d\ta b c e\t0.9\nx y z\tq r s\t0.3\t0.25\n")
+    js, png = tmp_path / "h.json", tmp_path / "h.png"
+    assert main(["corpus", "histogram", str(src), "--json", str(js), "--plot", str(png),
+                 "--tokenizer", "whitespace"]) == 0
+    saved = json.loads(js.read_text())
+    assert [b["count"] for b in saved["bins"]] == [0, 1, 0, 0, 1]
+    assert saved["bins"][1]["overlap_mean"] == pytest.approx(0.25)  # the file's overlap column is used
+    assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="score"):
+        score_histogram([{"text_a": "a", "text_b": "b", "score": None}])
+
+
+def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path) -> None:
+    src = tmp_path / "scored.tsv"
+    src.write_text("a b c d\ta b c e\t0.5\n")
+    out = tmp_path / "out.tsv"
+    assert main(["corpus", "annotate", str(src), "-o", str(out), "--tokenizer", "whitespace"]) == 0
+    assert _read_tsv(out) == [["a b c d", "a b c e", "0.5", "0.5"]]
+    unscored = tmp_path / "unscored.tsv"
+    unscored.write_text("a b c d\ta b c e\n")
+    with pytest.raises(ValueError, match="score"):
+        main(["corpus", "annotate", str(unscored), "-o", str(out)])
+
+
+def test_language_identifier() -> None:
+    from paranmt_hf.corpus.langid import LanguageIdentifier
+
+    lid = LanguageIdentifier()
+    assert lid.is_english("I don't believe we ought to attend the party this evening.")
+    assert lid.language("Je ne pense pas que nous devrions aller à la fête ce soir.") == "fr"
+    with pytest.raises(FileNotFoundError):
+        LanguageIdentifier("/nonexistent/lid.176.bin")
+
+
+def test_hash_set_merges_buffer_and_keeps_membership() -> None:
+    from paranmt_hf.corpus.dedup import HashSet64
+
+    values = [2**64 - 1, 0, 2**63, 12345, *range(1000, 1100)]
+    hs = HashSet64(buffer_size=8)
+    assert hs.add_many(values[:3]) == [True, True, True]
+    assert hs.add_many(values) == [False] * 3 + [True] * (len(values) - 3)
+    assert hs.add_many([7, 7, 2**63]) == [True, False, False]
+    assert len(hs) == len(values) + 1 and len(hs._buffer) < 8
+    assert hs.contains_many([2**64 - 2, 1, 2**63, 2**64 - 1, 7]) == [False, False, True, True, True]
+
+
+def test_corpus_cli_module_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, paranmt_hf.cli.corpus as c, argparse; p = argparse.ArgumentParser(); "
+            "c.add_parser(p.add_subparsers()); "
+            "print([m for m in ('torch', 'datasets', 'transformers', 'numpy', 'nltk') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
