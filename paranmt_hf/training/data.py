@@ -1,0 +1,85 @@
+"""Training pairs for sentence-transformers: ``(anchor, positive)`` datasets from any source the builder reads."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..utils.imports import require
+
+# builder config -> (anchor column, positive column)
+COLUMNS = {
+    "full": ("reference", "paraphrase"),
+    "filtered": ("reference", "paraphrase"),
+    "processed-5m": ("reference", "paraphrase"),
+    "pairs": ("text_a", "text_b"),
+    "bitext": ("english", "foreign"),
+}
+_BITEXT_NAME = re.compile(r"(?:^|[-_.])(?:en-[a-z]{2,3}|[a-z]{2,3}-en)(?:[-_.]|$)")
+
+
+@dataclass(frozen=True)
+class PairSource:
+    """One training source: files read by one builder config (``pairs`` for any 2-4 column TSV)."""
+
+    config: str
+    files: tuple[str, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.config}:{','.join(self.files)}"
+
+    @classmethod
+    def parse(cls, spec: str) -> PairSource:
+        """Parse ``"CONFIG:PATH[,PATH...]"`` or just ``PATH``.
+
+        Without a config, ``bitext`` is guessed for ``en-xx`` file names and ``pairs`` otherwise.
+        """
+        config, sep, rest = spec.partition(":")
+        if sep and config in COLUMNS:
+            paths = rest
+        else:
+            paths = spec
+            name = os.path.basename(spec.split(",")[0])
+            config = "bitext" if "bitext" in spec or _BITEXT_NAME.search(name) else "pairs"
+        files = tuple(p for p in paths.split(",") if p)
+        for path in files:
+            if "://" not in path and not os.path.exists(path):
+                raise FileNotFoundError(f"training file {path!r} does not exist")
+        return cls(config, files)
+
+
+def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:
+    """All sources as one shuffled ``datasets.Dataset`` with columns ``anchor`` and ``positive``.
+
+    Args:
+        sources: :class:`PairSource` objects or their string form (``"bitext:en-de.tsv.gz"``).
+        max_pairs: keep the first ``max_pairs`` pairs after shuffling.
+        seed: shuffling seed.
+    """
+    datasets = require("datasets", "data")
+    from ..data import load_paranmt
+
+    parts = []
+    for source in sources:
+        src = PairSource.parse(source) if isinstance(source, str) else source
+        ds = load_paranmt(src.config, list(src.files), streaming=False, **dict(src.options))
+        anchor, positive = COLUMNS[src.config]
+        ds = ds.select_columns([anchor, positive]).rename_columns({anchor: "anchor", positive: "positive"})
+        parts.append(ds)
+    if not parts:
+        raise ValueError("no training sources given")
+    pairs = datasets.concatenate_datasets(parts).shuffle(seed=seed)
+    if max_pairs is not None:
+        pairs = pairs.select(range(min(max_pairs, len(pairs))))
+    if len(pairs) == 0:
+        raise ValueError("the training sources hold no valid pair")
+    return pairs.flatten_indices()
+
+
+def has_bitext(sources: Sequence[PairSource | str]) -> bool:
+    """Whether any source is X-English bitext (negatives then come from the other language)."""
+    return any((PairSource.parse(s) if isinstance(s, str) else s).config == "bitext" for s in sources)

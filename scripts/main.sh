@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Main job: install, train the best recipe on the shared corpora, evaluate it (STS12-16 paper protocol, mteb Spearman,
+# STS-B, STS17, Tatoeba), write a Hub-ready folder with its model card, and print the results table.
+#   bash scripts/main.sh                 # everything, outputs in outputs/main/
+#   OUT=/tmp/run RECIPE=acl2018-trigram bash scripts/main.sh
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/install.sh
+export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false
+DATA="$PARANMT_HF_DATA"
+OUT="${OUT:-$ROOT/outputs/main}"
+RECIPE="${RECIPE:-best}"
+NAME="${NAME:-paranmt-hf/paranmt-${RECIPE}}"
+rm -rf "$OUT" && mkdir -p "$OUT"
+start=$(date +%s)
+
+echo "== 1/3 train ($RECIPE) on $DATA/train"
+paranmt-hf train --recipe "$RECIPE" \
+  --train "$DATA/train/flickr30k-caption-pairs.tsv.gz" "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz" \
+  --dev STS17:en-en --output "$OUT/model" --seed 0 --save-steps 1000 --no-progress
+
+echo "== 2/3 evaluate"
+paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
+  --name "$NAME" --output "$OUT/eval" | tee "$OUT/results_table.txt"
+
+echo "== 3/3 Hub-ready folder"
+paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME"
+
+echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT/hub, card $OUT/hub/README.md"
+cat "$OUT/results_table.txt"
