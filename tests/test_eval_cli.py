@@ -33,7 +33,7 @@ def test_eval_cli_writes_mteb_layout(tiny_model_dir, data_dir, tmp_path, capsys)
     assert names == ["STS13.json", "STS17.json", "STSDir-STS16-en-test.json", "Tatoeba.json", "model_meta.json"]
     meta = json.loads((folder / "model_meta.json").read_text())
     assert meta["name"] == "me/tiny" and meta["embed_dim"] == 16 and meta["training_datasets"] == []
-    sts13 = json.loads((folder / "STS13.json").read_text())["scores"]["test"]
+    sts13 = json.loads((folder / "STS13.json").read_text())["paranmt_hf"]["scores"]["test"]
     assert [e["n_pairs"] for e in sts13] == [189, 200, 200, 589]
 
 

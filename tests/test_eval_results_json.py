@@ -33,19 +33,31 @@ def test_layout_and_fields(results, tmp_path):
         "STS15.json", "STS17.json", "STSBenchmark.json", "Tatoeba.json", "model_meta.json"]
     sts15 = json.loads((folder / "STS15.json").read_text())
     assert set(sts15) == {"dataset_revision", "task_name", "mteb_version", "scores", "evaluation_time",
-                          "kg_co2_emissions", "date"}
+                          "kg_co2_emissions", "date", "paranmt_hf"}
     assert sts15["task_name"] == "STS15" and list(sts15["scores"]) == ["test"]
-    entries = {e["hf_subset"]: e for e in sts15["scores"]["test"]}
+    # mteb's view: only what mteb's STS15 holds (the pooled year), mteb's keys only
+    (pooled,) = sts15["scores"]["test"]
+    assert pooled["hf_subset"] == "default" and pooled["main_score"] == pooled["cosine_spearman"]
+    assert "paper_pearson" not in pooled and "n_pairs" not in pooled
+    ours = sts15["paranmt_hf"]
+    assert ours["kind"] == "sts" and ours["paper_year"] is True
+    entries = {e["hf_subset"]: e for e in ours["scores"]["test"]}
     assert list(entries) == ["answers-forums", "answers-students", "belief", "headlines", "images", "default"]
     for e in entries.values():
         assert e["main_score"] == e["cosine_spearman"] and e["languages"] == ["eng-Latn"]
     assert entries["default"]["n_pairs"] == 3000 and "paper_pearson_mean" in entries["default"]
-    assert entries["belief"]["n_skipped"] == 1625
+    assert entries["default"]["cosine_spearman"] == pooled["cosine_spearman"]
+    assert entries["belief"]["n_skipped"] == 1625 and entries["belief"]["mteb_subset"] is None
     stsb = json.loads((folder / "STSBenchmark.json").read_text())
-    assert list(stsb["scores"]) == ["validation", "test"]
-    tatoeba = json.loads((folder / "Tatoeba.json").read_text())["scores"]["test"][0]
+    assert list(stsb["scores"]) == ["test"] and list(stsb["paranmt_hf"]["scores"]) == ["validation", "test"]
+    tatoeba_json = json.loads((folder / "Tatoeba.json").read_text())
+    tatoeba = tatoeba_json["scores"]["test"][0]
     assert tatoeba["hf_subset"] == "fra-eng" and tatoeba["languages"] == ["fra-Latn", "eng-Latn"]
-    assert tatoeba["main_score"] == pytest.approx(1 - (tatoeba["error_xx2en"] + tatoeba["error_en2xx"]) / 200)
+    assert set(tatoeba) == {"precision", "recall", "f1", "accuracy", "main_score", "hf_subset", "languages",
+                            "mteb_version"} and tatoeba["main_score"] == tatoeba["f1"]
+    errors = tatoeba_json["paranmt_hf"]["scores"]["test"][0]
+    assert errors["accuracy"] == pytest.approx(1 - (errors["error_xx2en"] + errors["error_en2xx"]) / 200)
+    assert tatoeba["accuracy"] == pytest.approx(1 - errors["error_xx2en"] / 100)
     assert json.loads((folder / "model_meta.json").read_text())["name"] == "me/hash-bag"
 
 

@@ -46,7 +46,8 @@ def write_fake_sts(root: Path) -> None:
 
 def bitext_result() -> TaskResult:
     scores = {"test": [{"error_xx2en": 12.5, "error_en2xx": 10.0, "error": 11.25, "accuracy": 0.8875,
-                        "main_score": 0.8875, "n_pairs": 8, "hf_subset": "fra-eng",
+                        "xx2en_precision": 0.8125, "xx2en_recall": 0.875, "xx2en_f1": 0.833333,
+                        "xx2en_accuracy": 0.875, "main_score": 0.833333, "n_pairs": 8, "hf_subset": "fra-eng",
                         "languages": ["fra-Latn", "eng-Latn"]}]}
     return TaskResult("Tatoeba", "bitext", scores, 0.1)
 
@@ -80,7 +81,9 @@ def card_path(word_dir, eval_dir, tmp_path_factory):
 
 
 def task_json(eval_dir: Path, task: str) -> dict:
-    return json.loads((eval_dir / "me__tiny-word" / "v1" / f"{task}.json").read_text())
+    """The task JSON with ``scores`` = our complete scores (the file's ``paranmt_hf`` key)."""
+    data = json.loads((eval_dir / "me__tiny-word" / "v1" / f"{task}.json").read_text())
+    return data | {"scores": data["paranmt_hf"]["scores"]}
 
 
 def metric(card: ModelCard, dataset_type: str, config: str, metric_type: str, split: str = "test") -> float:
@@ -109,6 +112,7 @@ def test_model_index_numbers_come_from_the_json(card_path, eval_dir):
     assert metric(card, "mteb/stsbenchmark-sts", "default", "cosine_spearman") == round(100 * stsb["main_score"], 4)
     assert metric(card, "mteb/stsbenchmark-sts", "default", "pearsonr") == round(100 * stsb["paper_pearson"], 4)
     assert metric(card, "mteb/tatoeba-bitext-mining", "fra-eng", "accuracy") == 88.75
+    assert metric(card, "mteb/tatoeba-bitext-mining", "fra-eng", "f1") == 83.3333
     # validation splits and the per-dataset subsets of the paper years stay out of model-index
     assert {r.dataset_split for r in card.data.eval_results} == {"test"}
     assert not [r for r in card.data.eval_results if r.dataset_config == "MSRpar"]

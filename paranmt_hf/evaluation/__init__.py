@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .encoders import Encoder, encode, load_encoder
 from .metrics import bitext_error_rates, mteb_paired_cosine, paired_cosine, sts_correlations
-from .results import format_table, task_json, write_results
+from .results import format_table, read_results, read_task_json, task_json, write_results
 from .runner import TaskResult, evaluate, paper_average, run_task
 from .sts_data import STSPairs, load_sts17, load_sts_dir, load_sts_year, load_stsb, read_sts_pair_files
 from .tasks import ALL_TASKS, GROUPS, EvalTask, get_task, resolve_tasks
@@ -46,7 +46,9 @@ __all__ = [
     "mteb_paired_cosine",
     "paired_cosine",
     "paper_average",
+    "read_results",
     "read_sts_pair_files",
+    "read_task_json",
     "resolve_tasks",
     "run_task",
     "sts_correlations",

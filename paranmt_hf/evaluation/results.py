@@ -2,7 +2,10 @@
 
 Layout (as ``mteb.ResultCache`` writes it): ``<output>/<org>__<name>/<revision>/<TaskName>.json`` with one file per
 task plus ``model_meta.json``. Each task file holds ``dataset_revision, task_name, mteb_version, scores,
-evaluation_time, kg_co2_emissions, date`` and loads with ``mteb.TaskResult.from_disk``.
+evaluation_time, kg_co2_emissions, date`` and loads with ``mteb.TaskResult.from_disk``. ``scores`` holds only the
+entries mteb's own task produces, so that mteb's ``get_score()`` reads back the number stock mteb computes; our
+complete scores (papers' protocol, per-dataset numbers, extra splits) are under ``"paranmt_hf"``
+(:mod:`paranmt_hf.evaluation.mteb_layout`), read back by :func:`read_task_json`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .mteb_layout import EXTRA_KEY, LAYOUT_VERSION, PAPER_YEARS, full_scores, mteb_scores, mteb_subset
 from .runner import TaskResult, paper_average
 
 
@@ -30,25 +34,65 @@ def model_folder_name(name: str) -> str:
     return name.replace("/", "__").replace(" ", "_")
 
 
+def _rounded(entry: dict[str, Any], version: str | None) -> dict[str, Any]:
+    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in entry.items()} | {"mteb_version": version}
+
+
 def task_json(result: TaskResult) -> dict[str, Any]:
-    """One task's result as mteb's JSON object (scores rounded to 6 decimals, as mteb does)."""
+    """One task's result as mteb's JSON object (scores rounded to 6 decimals, as mteb does).
+
+    ``scores`` is mteb's view (:func:`~paranmt_hf.evaluation.mteb_layout.mteb_scores`); ``"paranmt_hf"`` holds
+    ``kind``, ``paper_year`` and our complete ``scores`` (each entry with ``mteb_subset``: its name in ``scores``,
+    ``None`` when mteb's task has no such entry).
+    """
     version = _mteb_version()
-    scores = {
-        split: [
-            {k: (round(v, 6) if isinstance(v, float) else v) for k, v in entry.items()} | {"mteb_version": version}
-            for entry in entries
-        ]
-        for split, entries in result.scores.items()
-    }
+    ours = {}
+    for split, entries in result.scores.items():
+        ours[split] = []
+        for entry in entries:
+            target = mteb_subset(result.task_name, entry["hf_subset"], split)
+            ours[split].append(_rounded(entry, version) | {"mteb_subset": target[0] if target else None})
+    mteb = {split: [_rounded(e, version) for e in entries]
+            for split, entries in mteb_scores(result.task_name, result.scores).items()}
     return {
         "dataset_revision": result.dataset_revision,
         "task_name": result.task_name,
         "mteb_version": version,
-        "scores": scores,
+        "scores": mteb,
         "evaluation_time": round(result.evaluation_time, 4),
         "kg_co2_emissions": None,
         "date": time.time(),
+        EXTRA_KEY: {"layout": LAYOUT_VERSION, "kind": result.kind, "paper_year": result.paper_year, "scores": ours},
     }
+
+
+def read_task_json(source: str | os.PathLike[str] | dict[str, Any]) -> TaskResult:
+    """A task JSON (path or loaded dict) back as a :class:`TaskResult` with our complete scores.
+
+    Also reads files written before mteb's view was separated (everything in ``scores``).
+    """
+    data = source if isinstance(source, dict) else json.loads(Path(source).read_text(encoding="utf-8"))
+    scores = full_scores(data)
+    extra = data.get(EXTRA_KEY) or {}
+    entries = [e for split in scores.values() for e in split]
+    kind = extra.get("kind") or ("bitext" if any("error_xx2en" in e for e in entries) else "sts")
+    name = str(data["task_name"])
+    paper_year = bool(extra.get("paper_year", name in PAPER_YEARS and any(e.get("hf_subset") == "default"
+                                                                         for e in entries)))
+    clean = {split: [{k: v for k, v in e.items() if k not in ("mteb_version", "mteb_subset")} for e in split_entries]
+             for split, split_entries in scores.items()}
+    return TaskResult(name, kind, clean, float(data.get("evaluation_time") or 0.0),
+                      str(data.get("dataset_revision", "local")), paper_year)
+
+
+def read_results(folder: str | os.PathLike[str]) -> dict[str, TaskResult]:
+    """Every task JSON of one ``<org>__<name>/<revision>`` folder, by task name (sorted by file name)."""
+    out = {}
+    for path in sorted(Path(folder).glob("*.json")):
+        if path.name != "model_meta.json":
+            result = read_task_json(path)
+            out[result.task_name] = result
+    return out
 
 
 def write_results(

@@ -4,12 +4,16 @@
 (:mod:`paranmt_hf.evaluation.results`); mteb's own cache puts the same folders under ``<cache>/results/``. Any of
 these levels can be given: the one folder holding task JSON files is found below it.
 
-Numbers are taken from the JSON, never recomputed, and reported x100 (as the papers and mteb's leaderboard do):
+Numbers are taken from the JSON, never recomputed, and reported x100 (as the papers and mteb's leaderboard do).
+Our complete scores sit under the JSON's ``"paranmt_hf"`` key (mteb's ``scores`` field holds only what mteb's own
+task produces: :mod:`paranmt_hf.evaluation.mteb_layout`); files without it (older layout) are read from ``scores``.
 
 - STS12-16: the ``default`` subset (every pair of the year pooled: what mteb reports) gives ``cosine_spearman``;
   ``paper_pearson_mean`` (mean over the year's datasets of Pearson r) is the papers' number.
-- other STS tasks: every test subset, ``cosine_spearman`` and the papers' ``paper_pearson``.
-- bitext mining (Tatoeba): ``accuracy`` per language pair and the two error rates.
+- other STS tasks: every test subset that mteb's task has (under mteb's subset name), ``cosine_spearman`` and the
+  papers' ``paper_pearson``.
+- bitext mining (Tatoeba): mteb's ``f1`` (``xx->en``), our ``accuracy`` (1 - mean error of both directions) per
+  language pair, and the two error rates.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..evaluation.mteb_layout import full_scores, mteb_subset
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
@@ -39,6 +45,8 @@ MTEB_DATASETS = {
 SPEARMAN_NAME = "cosine Spearman x100 (mteb protocol)"
 PEARSON_NAME = "Pearson x100 (papers' protocol)"
 YEAR_PEARSON_NAME = "Pearson x100 (papers' protocol: mean over the year's datasets)"
+F1_NAME = "F1 x100 (mteb protocol: xx->en)"
+ACCURACY_NAME = "accuracy x100 (1 - mean error rate of both directions)"
 
 
 class EvalResultsError(ValueError):
@@ -116,7 +124,15 @@ def x100(value: Any) -> float | None:
 
 
 def _subset(task: dict[str, Any], name: str, split: str = "test") -> dict[str, Any] | None:
-    return next((e for e in task["scores"].get(split, []) if e.get("hf_subset") == name), None)
+    return next((e for e in full_scores(task).get(split, []) if e.get("hf_subset") == name), None)
+
+
+def _config(name: str, entry: dict[str, Any]) -> str | None:
+    """The entry's subset name in mteb's task (``None``: mteb's task has no such subset)."""
+    if "mteb_subset" in entry:
+        return entry["mteb_subset"]
+    target = mteb_subset(name, entry["hf_subset"])
+    return target[0] if target else None
 
 
 def _is_bitext(entry: dict[str, Any]) -> bool:
@@ -159,12 +175,16 @@ def build_eval_results(summary: EvalSummary) -> list[EvalResult]:
                 add(task, "default", [("cosine_spearman", SPEARMAN_NAME, x100(pooled.get("cosine_spearman"))),
                                       ("pearsonr", YEAR_PEARSON_NAME, x100(pooled.get("paper_pearson_mean")))], False)
             continue
-        for entry in task["scores"].get("test", []):
+        for entry in full_scores(task).get("test", []):
+            config = _config(name, entry)
+            if config is None:  # e.g. STS17 track 4b: not a subset of mteb's dataset
+                continue
             if _is_bitext(entry):
-                add(task, entry["hf_subset"], [("accuracy", "accuracy x100", x100(entry.get("accuracy")))], True)
+                add(task, config, [("f1", F1_NAME, x100(entry.get("xx2en_f1"))),
+                                   ("accuracy", ACCURACY_NAME, x100(entry.get("accuracy")))], True)
             else:
-                add(task, entry["hf_subset"], [("cosine_spearman", SPEARMAN_NAME, x100(entry.get("cosine_spearman"))),
-                                               ("pearsonr", PEARSON_NAME, x100(entry.get("paper_pearson")))], False)
+                add(task, config, [("cosine_spearman", SPEARMAN_NAME, x100(entry.get("cosine_spearman"))),
+                                   ("pearsonr", PEARSON_NAME, x100(entry.get("paper_pearson")))], False)
     return out
 
 
@@ -182,7 +202,7 @@ def eval_tables(summary: EvalSummary) -> dict[str, Any]:
     """
     years, datasets, other, bitext = [], [], [], []
     for name, task in summary.tasks.items():
-        for split, entries in task["scores"].items():
+        for split, entries in full_scores(task).items():
             for e in entries:
                 subset = e.get("hf_subset", "default")
                 if _is_bitext(e):

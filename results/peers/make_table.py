@@ -64,23 +64,29 @@ def plot(summary: dict, path: Path) -> None:
 
 
 def model_numbers(result_dir: Path) -> dict:
-    """Headline numbers of one model from its mteb-layout JSON files (so the tables never drift from them)."""
+    """Headline numbers of one model from its mteb-layout JSON files (so the tables never drift from them).
+
+    The papers' numbers come from our complete scores (the files' ``paranmt_hf`` key); mteb's number of a task is
+    the mean ``main_score`` of the file's ``scores`` field, i.e. what ``mteb.TaskResult.get_score()`` reads back.
+    """
+    from paranmt_hf.evaluation.mteb_layout import full_scores
+
     tasks = {p.stem: json.loads(p.read_text()) for p in result_dir.glob("*.json") if p.name != "model_meta.json"}
     out: dict = {"tasks": {}, "mteb_cosine_spearman": {}, "tatoeba_error": {}}
     for name, data in tasks.items():
-        test = data["scores"].get("test", [])
+        test = full_scores(data).get("test", [])
         if name.startswith("STS"):
             default = next((e for e in test if e["hf_subset"] == "default"), None)
             paper = default.get("paper_pearson_mean") if default else None
             mean_pearson = sum(e["paper_pearson"] for e in test) / len(test)
             out["tasks"][name] = 100 * (paper if paper is not None else mean_pearson)
-            out["mteb_cosine_spearman"][name] = 100 * (
-                default["cosine_spearman"] if default else sum(e["cosine_spearman"] for e in test) / len(test))
+            mteb = [e["main_score"] for entries in data["scores"].values() for e in entries]
+            out["mteb_cosine_spearman"][name] = 100 * sum(mteb) / len(mteb)
         elif name == "Tatoeba":
             out["tatoeba_error"] = {e["hf_subset"]: [e["error_xx2en"], e["error_en2xx"]] for e in test}
     years = [out["tasks"].get(y) for y in YEARS]
     out["sts12_16_paper_pearson"] = sum(years) / 5 if None not in years else None
-    stsb = tasks.get("STSBenchmark", {}).get("scores", {})
+    stsb = full_scores(tasks["STSBenchmark"]) if "STSBenchmark" in tasks else {}
     out["stsb_dev"] = 100 * stsb["validation"][0]["paper_pearson"] if "validation" in stsb else None
     out["stsb_test"] = 100 * stsb["test"][0]["paper_pearson"] if "test" in stsb else None
     return out
@@ -102,4 +108,5 @@ def write_readme(folder: Path = HERE) -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parents[1]))  # the repository root: paranmt_hf without installing
     write_readme(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
