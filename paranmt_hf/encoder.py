@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_MULTIPROCESSING_THRESHOLD = 100_000
+"""``encode`` uses several processes by default from this many sentences on."""
 
 
 def check_sentences(sentences: str | Sequence[str]) -> list[str]:
@@ -85,6 +88,10 @@ class ParaNMTEncoder:
         """
         from transformers import AutoTokenizer
 
+        from .export.quantize import is_int8_dir, load_int8
+
+        if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
+            return load_int8(name_or_path)  # int8 weight storage (paranmt_hf.export.quantize)
         model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
         return cls(model, tokenizer)
@@ -109,78 +116,152 @@ class ParaNMTEncoder:
                 logger.info("sentence-transformers not installed: its module files were not written")
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
-    def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Model token ids of each sentence (no special tokens, no padding)."""
+    def _fast_ids(self) -> Any:
+        """The batched, cached fast path of :mod:`paranmt_hf.speedpath` for this tokenizer (False if none)."""
+        if getattr(self, "_fast_for", None) is not self.tokenizer:
+            from .speedpath import fast_token_ids
+
+            self._fast = fast_token_ids(self.tokenizer, self._reference_ids) or False
+            self._fast_for = self.tokenizer
+        return self._fast
+
+    def _reference_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Token ids straight from the tokenizer, one sentence at a time (the definition the fast path matches)."""
         if isinstance(self.tokenizer, ParaNMTTokenizer):
             return [self.tokenizer.encode_ids(s) for s in sentences]
         backend = self.tokenizer.backend_tokenizer
         return [e.ids for e in backend.encode_batch_fast(list(sentences), add_special_tokens=False)]
 
+    def flat_token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """All token ids of a batch back to back (int64) and the number of tokens of each sentence."""
+        if not sentences:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        fast = self._fast_ids()
+        if fast:
+            return fast(sentences)
+        ids = self._reference_ids(sentences)
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+        return flat, lengths
+
+    def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Model token ids of each sentence (no special tokens, no padding)."""
+        flat, lengths = self.flat_token_ids(sentences)
+        flat_list, ends = flat.tolist(), np.cumsum(lengths).tolist()
+        return [flat_list[e - n : e] for e, n in zip(ends, lengths.tolist(), strict=True)]
+
     def features(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
         """Model inputs for a batch: flat ``input_ids`` + ``offsets`` (averaging) or padded ids + mask."""
-        ids = self.token_ids(sentences)
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        from .speedpath import lengths_to_offsets
+
+        flat, lengths = self.flat_token_ids(sentences)
+        offsets = lengths_to_offsets(lengths)
         if self._flat:
-            flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
-            offsets = np.zeros(len(ids), dtype=np.int64)
-            np.cumsum(lengths[:-1], out=offsets[1:])
             return {"input_ids": torch.from_numpy(flat), "offsets": torch.from_numpy(offsets)}
         width = max(1, int(lengths.max(initial=0)))
-        padded = np.full((len(ids), width), self.model.config.pad_token_id, dtype=np.int64)
-        for row, x in enumerate(ids):
-            padded[row, : len(x)] = x
+        padded = np.full((len(lengths), width), self.model.config.pad_token_id, dtype=np.int64)
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        padded[rows, np.arange(len(flat)) - np.repeat(offsets, lengths)] = flat
         mask = np.arange(width)[None, :] < lengths[:, None]
         return {"input_ids": torch.from_numpy(padded), "attention_mask": torch.from_numpy(mask.astype(np.int64))}
 
     # ---- encoding -----------------------------------------------------------------------------------------------
-    def _batches(self, sentences: list[str], batch_size: int) -> Iterator[tuple[np.ndarray, list[str]]]:
-        order = np.arange(len(sentences))
-        if not self._flat:  # recurrent models: batch similar lengths together to limit padding
-            order = np.argsort([len(s) for s in sentences], kind="stable")
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            yield idx, [sentences[i] for i in idx]
+    def _batches(self, sentences: list[str], batch_size: int) -> tuple[np.ndarray | None, list[tuple[int, int]]]:
+        """The batch plan: an order of the sentences (None: as given) and ``(start, end)`` of each batch in it.
+
+        Recurrent models batch sentences of similar length together to limit padding. The plan fixes every batch,
+        so single- and multi-process encoding run exactly the same forward passes.
+        """
+        order = None
+        if not self._flat:
+            order = np.argsort(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), kind="stable")
+        bounds = [(s, min(s + batch_size, len(sentences))) for s in range(0, len(sentences), batch_size)]
+        return order, bounds
+
+    @torch.inference_mode()
+    def _encode_batches(
+        self, sentences: list[str], order: np.ndarray | None, bounds: Sequence[tuple[int, int]], progress: Any = None
+    ) -> torch.Tensor:
+        """Embeddings of the batches ``bounds`` of the plan, rows in plan order (``order[start:end]`` per batch)."""
+        total = sum(e - s for s, e in bounds)
+        out = torch.empty(total, self.embedding_dim, dtype=torch.float32)
+        row = 0
+        # Averaging models: tokenisation (one Python thread) dominates and an embedding bag is memory-bound, so
+        # intra-op threads buy little and stall badly on a busy machine; scale with processes instead (parallel.py).
+        threads = torch.get_num_threads()
+        if self._flat and threads > 1:
+            torch.set_num_threads(1)
+        try:
+            for start, end in bounds:
+                batch = sentences[start:end] if order is None else [sentences[i] for i in order[start:end]]
+                out[row : row + end - start] = self.model(**self.features(batch)).pooler_output
+                row += end - start
+                if progress is not None:
+                    progress.update(1)
+        finally:
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+        return out
 
     @torch.inference_mode()
     def encode(
         self,
         sentences: str | Sequence[str],
-        batch_size: int = 1024,
+        batch_size: int | None = None,
         normalize: bool = False,
         show_progress_bar: bool | None = None,
         convert_to_numpy: bool = True,
+        num_processes: int | None = None,
+        multiprocessing_threshold: int = DEFAULT_MULTIPROCESSING_THRESHOLD,
     ) -> np.ndarray | torch.Tensor:
         """Embed sentences.
 
         Args:
             sentences: a string or a sequence of strings. An empty string gets the unknown token's embedding (as in
                 the papers' code).
-            batch_size: sentences per forward pass.
+            batch_size: sentences per forward pass; ``None``: 8192 for averaging models (flat input, no padding),
+                512 for recurrent ones (padded batches of similar length).
             normalize: L2-normalise the embeddings (cosine similarity = dot product).
             show_progress_bar: show a tqdm bar; default: when there are more than 10 batches.
             convert_to_numpy: return a float32 NumPy array (else a torch tensor).
+            num_processes: worker processes; ``None``: every available core when there are at least
+                ``multiprocessing_threshold`` sentences, else 1. Results are identical to one process.
+            multiprocessing_threshold: fewest sentences for which ``num_processes=None`` uses several processes.
 
         Returns:
             ``[len(sentences), embedding_dim]`` embeddings (``[embedding_dim]`` for a single string).
         """
+        from .parallel import encode_parallel, resolve_processes
+
         single = isinstance(sentences, str)
         texts = check_sentences(sentences)
+        if batch_size is None:
+            batch_size = 8192 if self._flat else 512
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        out = torch.empty(len(texts), self.embedding_dim, dtype=torch.float32)
-        n_batches = -(-len(texts) // batch_size)
-        progress = n_batches > 10 if show_progress_bar is None else show_progress_bar
-        batches = self._batches(texts, batch_size)
+        order, bounds = self._batches(texts, batch_size)
+        progress = len(bounds) > 10 if show_progress_bar is None else show_progress_bar
+        bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            batches = tqdm(batches, total=n_batches, desc="Encoding", unit="batch")
+            bar = tqdm(total=len(bounds), desc="Encoding", unit="batch")
         self.model.eval()
-        for idx, batch in batches:
-            pooled = self.model(**self.features(batch)).pooler_output
-            out[torch.from_numpy(idx)] = pooled.float()
+        processes = resolve_processes(num_processes, len(texts), multiprocessing_threshold, len(bounds))
+        try:
+            if processes > 1:
+                out = encode_parallel(self, texts, order, bounds, processes, bar)
+            else:
+                out = self._encode_batches(texts, order, bounds, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        if order is not None:
+            unsorted = torch.empty_like(out)
+            unsorted[torch.from_numpy(order)] = out
+            out = unsorted
         if normalize:
-            out = torch.nn.functional.normalize(out, dim=-1)
+            out.div_(out.norm(dim=-1, keepdim=True).clamp_min(1e-12))
         result = out.numpy() if convert_to_numpy else out
         return result[0] if single else result
 

@@ -31,6 +31,7 @@ RECIPE_FLAGS = {
     "max-grad-norm": ("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
     "optimizer": ("optimizer", str, "auto, lazy_adam (sparse embedding updates) or adam (dense)"),
     "max-pairs": ("max_pairs", int, "use at most this many training pairs"),
+    "threads": ("num_threads", int, "torch threads (default: 1 for averaging encoders)"),
 }
 
 

@@ -69,30 +69,24 @@ def embed_file(
     float32 rows (read with ``np.fromfile(path, dtype=np.float32).reshape(-1, dim)``).
     """
     total = count_lines(input_path)
-    out: np.memmap | IO[bytes] | None = None
+    out: IO[bytes] | None = None
     row, dim = 0, 0
     bar = _progress(total, "sent")
     try:
         for chunk in iter_chunks(input_path, chunk_size):
-            emb = _encode(encoder, chunk, batch_size, normalize)
+            emb = np.ascontiguousarray(_encode(encoder, chunk, batch_size, normalize), dtype=np.float32)
             if out is None:
                 dim = int(emb.shape[1])
-                if raw:
-                    out = open(output_path, "wb")  # noqa: SIM115 - closed in finally
-                else:
-                    out = np.lib.format.open_memmap(output_path, mode="w+", dtype=np.float32, shape=(total, dim))
-            if raw:
-                emb.astype(np.float32).tofile(out)
-            else:
-                out[row : row + len(chunk)] = emb
+                out = open(output_path, "wb")  # noqa: SIM115 - closed in finally
+                if not raw:  # sequential writes after a .npy header: written pages are not kept mapped (RSS)
+                    header = {"descr": "<f4", "fortran_order": False, "shape": (total, dim)}
+                    np.lib.format.write_array_header_1_0(out, header)
+            out.write(emb.tobytes())
             row += len(chunk)
             bar.update(len(chunk))
     finally:
         bar.close()
-        if isinstance(out, np.memmap):
-            out.flush()
-            del out
-        elif out is not None:
+        if out is not None:
             out.close()
     if row == 0:  # empty input: an empty array
         if raw:

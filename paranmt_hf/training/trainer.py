@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..utils.imports import require
 from .data import PairSource, has_bitext, load_pairs
 from .optim import LazyAdam
@@ -32,6 +34,7 @@ class TrainResult:
     seconds: float
     train_pairs: int
     world_size: int
+    threads: int = 1
     dev_scores: list[dict[str, float]] = field(default_factory=list)
     loss_stats: dict[str, Any] = field(default_factory=dict)
 
@@ -185,15 +188,59 @@ def train(
         show_progress: show the trainer's progress bars.
     """
     require("sentence_transformers", "st")
+    from transformers import set_seed
+
+    set_seed(seed)
+    threads = training_threads(recipe)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _train(
+            recipe,
+            sources,
+            Path(output_dir),
+            seed,
+            dev_evaluator,
+            eval_steps,
+            save_steps,
+            resume,
+            max_steps,
+            logging_steps,
+            show_progress,
+        )
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def training_threads(recipe: Recipe) -> int:
+    """Torch threads for training: the recipe's, else 1 for averaging encoders, else torch's default."""
+    if recipe.num_threads:
+        return recipe.num_threads
+    from ..build import parse_kinds
+    from ..modeling.configuration_paranmt import AVERAGING_KINDS
+
+    return 1 if all(k in AVERAGING_KINDS for k in parse_kinds(recipe.kind)) else torch.get_num_threads()
+
+
+def _train(
+    recipe: Recipe,
+    sources: Sequence[PairSource | str],
+    out: Path,
+    seed: int,
+    dev_evaluator: Any,
+    eval_steps: int | None,
+    save_steps: int,
+    resume: bool,
+    max_steps: int,
+    logging_steps: int,
+    show_progress: bool,
+) -> TrainResult:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers import SentenceTransformerTrainingArguments as Args
-    from transformers import set_seed
 
     from ..encoder import ParaNMTEncoder
     from ..st import ParaNMTSentenceEncoder
 
-    set_seed(seed)
-    out = Path(output_dir)
     pairs = load_pairs(sources, recipe.max_pairs, seed)
     init_dir = out / INIT_DIR
     if resume and (init_dir / "config.json").is_file():
@@ -255,6 +302,7 @@ def train(
         world_size=world_size(),
         dev_scores=dev,
         loss_stats=stats,
+        threads=torch.get_num_threads(),
     )
     if is_main_process():
         trained = model[0].to_encoder()

