@@ -93,12 +93,13 @@ class ParaNMTConfig(datasets.BuilderConfig):
     strict: bool = False
     tokenizer: str = "nltk"
     recipe: str = "pras"
-    sim_low: float = 0.4
-    sim_high: float = 1.0
-    max_overlap: float = 0.7
-    min_mean_tokens: float = 5.0
-    max_mean_tokens: float = 40.0
-    require_english: bool = True
+    # PRAS filter thresholds: one source of truth, the filter's own defaults
+    sim_low: float = PRASFilter.sim_low
+    sim_high: float = PRASFilter.sim_high
+    max_overlap: float = PRASFilter.max_overlap
+    min_mean_tokens: float = PRASFilter.min_mean_tokens
+    max_mean_tokens: float = PRASFilter.max_mean_tokens
+    require_english: bool = PRASFilter.require_english
     langid_model: str | None = None
     folds: tuple[int, ...] = (9, 10)
     num_folds: int = 10

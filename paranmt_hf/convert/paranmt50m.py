@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ..tokenization.fast import to_transformers
 from ..utils.safe_pickle import load_legacy_pickle
 from .pras import UNK_STRING, ConversionReport
-from .sentencepiece import FINAL_SIGMA, to_fast_tokenizer
+from .sentencepiece import FINAL_SIGMA
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -166,7 +167,7 @@ def convert_paranmt50m(
             encoder.embedding.weight.copy_(weight)
     if types == ["word"]:
         words = _ordered_tokens(vocabs[0], embeddings[0].shape[0], "word")
-        tokenizer = to_fast_tokenizer(word_tokenizer_backend(words))
+        tokenizer = to_transformers(word_tokenizer_backend(words))
     else:
         tokenizer = ParaNMTTokenizer(components=specs)
     report = ConversionReport(

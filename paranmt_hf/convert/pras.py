@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ..tokenization.fast import to_transformers
 from ..utils.safe_pickle import load_torch_checkpoint
 from .sentencepiece import (
     build_sentencepiece_tokenizer,
@@ -31,7 +32,6 @@ from .sentencepiece import (
     pieces_with_unknown_chars,
     read_sentencepiece_model,
     surface,
-    to_fast_tokenizer,
 )
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def convert_pras(
         model.encoders[0].embedding.weight.copy_(new_weight)
         if kind == "lstm":
             _copy_lstm(model.encoders[0].rnn, state)
-    tokenizer = to_fast_tokenizer(backend)
+    tokenizer = to_transformers(backend)
     logger.info("converted %s: %s", checkpoint, report)
     return ParaNMTEncoder(model, tokenizer), report
 

@@ -34,7 +34,6 @@ from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
 
 SENTINEL_OPEN = "\ufdd0"
 """Inserted before each run of characters unknown to the sentencepiece model (a Unicode noncharacter)."""
@@ -175,26 +174,6 @@ def build_sentencepiece_tokenizer(
     return tok
 
 
-def to_fast_tokenizer(tok: Tokenizer, model_max_length: int = 10_000) -> PreTrainedTokenizerFast:
-    """Wrap as a transformers fast tokenizer whose ``[PAD]``/``[UNK]`` are never matched in raw text.
-
-    ``split_special_tokens=True`` (saved in tokenizer_config.json) makes the literal text ``"[UNK]"`` go through
-    the model like any other text, as the original sentencepiece pipeline does.
-    """
-    from transformers import PreTrainedTokenizerFast
-
-    tok.no_padding()
-    tok.no_truncation()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        pad_token=PAD_TOKEN,
-        unk_token=UNK_TOKEN,
-        model_max_length=model_max_length,
-        padding_side="right",
-        split_special_tokens=True,
-    )
-
-
 def surface(token: str) -> str:
     """The sentencepiece piece text of a token of :func:`build_sentencepiece_tokenizer` (sentinels removed)."""
     return token.replace(SENTINEL_OPEN, "").replace(SENTINEL_CLOSE, "")
@@ -208,7 +187,6 @@ __all__ = [
     "pieces_with_unknown_chars",
     "is_unknown_run",
     "surface",
-    "to_fast_tokenizer",
     "SENTINEL_OPEN",
     "SENTINEL_CLOSE",
 ]

@@ -56,13 +56,18 @@ def main() -> None:
     set_sparse_embeddings(encoder.model, True)
     model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
     bitext = any("bitext" in f for f in files)
-    loss = MegaBatchMarginLoss(
-        model,
-        margin=recipe.margin,
-        megabatch_size=recipe.megabatch_size,
-        sampling=recipe.sampling,
-        candidates="other_side" if bitext else "both",
-    )
+    if recipe.loss == "mnrl":
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+        loss = MultipleNegativesRankingLoss(model)
+    else:
+        loss = MegaBatchMarginLoss(
+            model,
+            margin=recipe.margin,
+            megabatch_size=recipe.megabatch_size,
+            sampling=recipe.sampling,
+            candidates="other_side" if bitext else "both",
+        )
     optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)
     dev = STSSuiteEvaluator(tasks=["STS17:en-en", "STSBenchmark:validation"], name="dev")
     model.train()
