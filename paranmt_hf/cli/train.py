@@ -27,6 +27,7 @@ RECIPE_FLAGS = {
     "sampling": ("sampling", str, "MAX, MIX or RAND"),
     "loss": ("loss", str, "megabatch (the papers) or mnrl (MultipleNegativesRankingLoss)"),
     "lr": ("learning_rate", float, "Adam learning rate"),
+    "lr-scheduler": ("lr_scheduler", str, "constant (the papers) or linear (decay to 0)"),
     "epochs": ("epochs", float, "passes over the data"),
     "max-grad-norm": ("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
     "optimizer": ("optimizer", str, "auto, lazy_adam (sparse embedding updates) or adam (dense)"),

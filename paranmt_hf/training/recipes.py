@@ -33,6 +33,7 @@ class Recipe:
         sampling: negative sampling, ``"MAX"``, ``"MIX"`` or ``"RAND"``.
         loss: ``"megabatch"`` (the papers) or ``"mnrl"`` (sentence-transformers' MultipleNegativesRankingLoss).
         learning_rate: Adam learning rate.
+        lr_scheduler: transformers scheduler name: ``"constant"`` (the papers) or ``"linear"`` (decay to 0).
         epochs: passes over the training pairs.
         max_grad_norm: gradient-norm clipping (``0`` = off; PRAS's code clips at 5). Needs ``optimizer="adam"``.
         optimizer: ``"lazy_adam"`` (sparse embedding gradients; only the rows a step used are updated, which makes
@@ -66,6 +67,7 @@ class Recipe:
     sampling: str = "MAX"
     loss: str = "megabatch"
     learning_rate: float = 1e-3
+    lr_scheduler: str = "constant"
     epochs: float = 5.0
     max_grad_norm: float = 0.0
     optimizer: str = "auto"

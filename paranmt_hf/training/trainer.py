@@ -260,7 +260,7 @@ def _train(
         learning_rate=recipe.learning_rate,
         num_train_epochs=recipe.epochs,
         max_steps=max_steps,
-        lr_scheduler_type="constant",
+        lr_scheduler_type=recipe.lr_scheduler,
         warmup_steps=0,
         weight_decay=0.0,
         optim="adamw_torch",

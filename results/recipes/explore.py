@@ -69,6 +69,8 @@ def main() -> None:
             candidates="other_side" if bitext else "both",
         )
     optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)
+    decay = recipe.lr_scheduler == "linear"
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / steps) if decay else 1.0)
     dev = STSSuiteEvaluator(tasks=["STS17:en-en", "STSBenchmark:validation"], name="dev")
     model.train()
     started, start, log = time.time(), 0, []
@@ -79,6 +81,7 @@ def main() -> None:
         optimizer.zero_grad()
         value.backward()
         optimizer.step()
+        scheduler.step()
         if step % every == 0 or step == steps:
             model.eval()
             score = dev(model)["dev_mean_pearson"]

@@ -1,0 +1,52 @@
+"""Render results/recipes/explore.jsonl as a markdown table (results/recipes/table.md) and a plot (runs.png)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def short(files: list[str]) -> str:
+    names = {"flickr30k-caption-pairs": "flickr", "paranmt5m-sample-10k": "paranmt10k"}
+    out = []
+    for f in files:
+        stem = Path(f).name.split(".")[0]
+        out.append(names.get(stem, stem.replace("tatoeba-en-", "tatoeba-")))
+    return " + ".join(out)
+
+
+def main() -> None:
+    runs = [json.loads(line) for line in (HERE / "explore.jsonl").read_text().splitlines() if line.strip()]
+    rows = ["| run | kind | dim | loss | lr | M | sampling | steps | data | dev Pearson | **STS12-16** |",
+            "|---|---|---:|---|---:|---:|---|---:|---|---:|---:|"]
+    for r in runs:
+        c = r["cfg"]
+        dim = 50 if c.get("word_vectors") and c["kind"] in ("word", "lstm") else c.get("embedding_dim", 300)
+        loss = c.get("loss", "megabatch")
+        rows.append(
+            f"| {r['name']} | {c['kind']} | {dim} | {loss} | {c['learning_rate']} | "
+            f"{c.get('megabatch_size', 40) if loss == 'megabatch' else '-'} | {c.get('sampling', 'MAX')} | "
+            f"{r['log'][-1][0]} | {short(r['files'])} | {r['log'][-1][2]:.3f} | **{r['sts']:.2f}** |"
+        )
+    (HERE / "table.md").write_text("\n".join(rows) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(runs) + 1.2))
+    ax.barh([r["name"] for r in runs], [r["sts"] for r in runs], color="#4c72b0")
+    ax.axvline(70.0, color="red", linestyle="--", label="target 70.0")
+    ax.axvline(67.6, color="grey", linestyle=":", label="model2vec (MiniLM) 67.6")
+    ax.set_xlabel("STS12-16, papers' protocol (mean Pearson x100 per year)")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(HERE / "runs.png", dpi=110)
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
