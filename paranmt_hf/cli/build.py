@@ -34,23 +34,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
-    from ..build import build_encoder
+    from ..training.recipes import Recipe
+    from ..training.trainer import build_initial_encoder
     from .io import iter_sentences
 
-    extra = {"rnn_hidden_size": args.rnn_hidden_size} if args.rnn_hidden_size else {}
-    encoder = build_encoder(
-        args.kind,
-        iter_sentences(args.input, args.columns, args.limit),
+    recipe = Recipe(
+        kind=args.kind,
         vocab_size=args.vocab_size,
         embedding_dim=args.embedding_dim,
+        rnn_hidden_size=args.rnn_hidden_size,
         token_type=args.token_type,
         min_count=args.min_count,
         word_vectors=args.word_vectors,
         combination=args.combination,
-        seed=args.seed,
         pooling=args.pooling,
-        **extra,
     )
+    encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
     print(f"saved {encoder!r} to {args.output}")
     return 0

@@ -1,0 +1,90 @@
+"""``paranmt-hf build`` and ``paranmt-hf build-tokenizer`` on a small TSV file."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+from transformers import AutoTokenizer
+
+from paranmt_hf import ParaNMTEncoder
+from paranmt_hf.cli.main import main
+
+LINES = ["a man plays the guitar .\tsomeone is playing a guitar .", "two dogs run .\tthe dogs are running ."] * 20
+
+
+def _corpus(tmp_path):
+    path = tmp_path / "pairs.tsv.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(LINES) + "\n")
+    return str(path)
+
+
+def test_build_writes_a_model_of_the_requested_kind(tmp_path):
+    out = tmp_path / "model"
+    assert (
+        main(
+            [
+                "build",
+                "--kind",
+                "bilstm",
+                "--input",
+                _corpus(tmp_path),
+                "--embedding-dim",
+                "8",
+                "--rnn-hidden-size",
+                "6",
+                "--pooling",
+                "max",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    enc = ParaNMTEncoder.from_pretrained(out)
+    assert (enc.config.encoder, enc.config.rnn_hidden_size, enc.config.pooling, enc.embedding_dim) == (
+        "bilstm",
+        6,
+        "max",
+        6,
+    )
+    assert enc.encode(["a man plays"]).shape == (1, 6)
+
+
+def test_build_combination_is_seeded(tmp_path):
+    corpus = _corpus(tmp_path)
+    for name in ("a", "b"):
+        assert (
+            main(
+                [
+                    "build",
+                    "--kind",
+                    "trigram+word",
+                    "--input",
+                    corpus,
+                    "--embedding-dim",
+                    "8",
+                    "--combination",
+                    "add",
+                    "--seed",
+                    "3",
+                    "--output",
+                    str(tmp_path / name),
+                ]
+            )
+            == 0
+        )
+    a, b = (ParaNMTEncoder.from_pretrained(tmp_path / n).encode(["two dogs"]) for n in ("a", "b"))
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (1, 8)
+
+
+def test_build_tokenizer_kinds(tmp_path):
+    corpus = _corpus(tmp_path)
+    for kind in ("word", "trigram", "sp"):
+        out = tmp_path / kind
+        args = ["build-tokenizer", "--kind", kind, "--input", corpus, "--output", str(out)]
+        assert main(args + (["--vocab-size", "40"] if kind == "sp" else [])) == 0
+        tok = AutoTokenizer.from_pretrained(out)
+        assert tok.convert_ids_to_tokens(0) == "[PAD]" and tok("two dogs")["input_ids"]
