@@ -213,6 +213,11 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         self.encoders[0].embedding = value
 
     @property
+    def accepts_flat_input(self) -> bool:
+        """Whether the model takes the flat ``input_ids`` + ``offsets`` layout (a single averaging encoder)."""
+        return len(self.encoders) == 1 and self.encoders[0].is_averaging
+
+    @property
     def embedding_dim(self) -> int:
         """Size of the sentence embedding (``pooler_output``)."""
         return int(self.config.hidden_size)
@@ -238,7 +243,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         return BaseModelOutputWithPooling(last_hidden_state=last, pooler_output=pooled)
 
     def _forward_flat(self, input_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-        if len(self.encoders) != 1 or not self.encoders[0].is_averaging:
+        if not self.accepts_flat_input:
             raise ValueError("the flat (input_ids + offsets) layout is only for single averaging encoders")
         return self.encoders[0].forward_flat(input_ids, offsets)
 

@@ -60,7 +60,7 @@ class ParaNMTEncoder:
         found = self.component_vocab_sizes(tokenizer)
         if expected != found:
             raise ValueError(f"tokenizer vocabulary sizes {found} do not match the model's components {expected}")
-        self._flat = len(model.encoders) == 1 and model.encoders[0].is_averaging
+        self._flat = model.accepts_flat_input
 
     @staticmethod
     def component_vocab_sizes(tokenizer: PreTrainedTokenizerBase) -> list[int]:
@@ -68,6 +68,11 @@ class ParaNMTEncoder:
         if isinstance(tokenizer, ParaNMTTokenizer):
             return tokenizer.component_vocab_sizes
         return [len(tokenizer)]
+
+    @property
+    def is_flat(self) -> bool:
+        """Whether batches use the flat EmbeddingBag layout (single averaging encoders)."""
+        return self._flat
 
     @property
     def config(self) -> ParaNMTConfig:

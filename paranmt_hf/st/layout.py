@@ -44,7 +44,7 @@ def static_embedding_is_exact(encoder: ParaNMTEncoder) -> bool:
 
     config = encoder.model.config
     components = config.resolved_components()
-    if len(components) != 1 or not encoder.model.encoders[0].is_averaging:
+    if not encoder.is_flat:
         return False
     if config.pooling != "mean" or components[0]["drop_unknown_tokens"]:
         return False

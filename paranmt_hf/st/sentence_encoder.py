@@ -85,7 +85,7 @@ class ParaNMTSentenceEncoder(InputModule):
     @property
     def is_flat(self) -> bool:
         """Whether ``preprocess`` emits the flat EmbeddingBag layout (single averaging encoders)."""
-        return self._encoder._flat
+        return self._encoder.is_flat
 
     @property
     def max_seq_length(self) -> float:
