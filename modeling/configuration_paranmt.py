@@ -73,7 +73,9 @@ class ParaNMTConfig(PretrainedConfig):
         drop_unknown_tokens (`bool`, *optional*, defaults to `False`):
             If `True`, unknown tokens are left out of the average ("zero_unk" of Paraphrastic Representations at
             Scale); a sentence left with no token is embedded as the unknown token. If `False`, unknown tokens are
-            embedded with the unknown token's row, as in ParaNMT-50M.
+            embedded with the unknown token's row, as in ParaNMT-50M. New models start with that row at zero, so
+            until training data contains unknown tokens, mean pooling over them gives the same cosines as dropping
+            them (and keeps the model exportable as a sentence-transformers `StaticEmbedding`).
         unknown_token_ids (`list[int]`, *optional*):
             Extra ids (besides `unk_token_id`) that the model treats as unknown: pieces that the tokenizer can emit
             but that had no row in a converted checkpoint's vocabulary. `None` means none.

@@ -42,6 +42,7 @@ class ParaNMTComponent(nn.Module):
         self.bilstm_merge = spec["bilstm_merge"]
         self.scramble_rate = float(config.scramble_rate)
         self.embedding = nn.Embedding(self.vocab_size, int(spec["embedding_dim"]), sparse=config.sparse_embeddings)
+        self.embedding.unk_token_id = self.unk_token_id  # read by the weight initialisation (zero row)
         self.embedding_dropout = nn.Dropout(config.embedding_dropout)
         # Kept as plain ids, not a buffer: transformers 5 does not restore non-persistent buffers on from_pretrained.
         self.unknown_ids = sorted({self.unk_token_id, *(int(i) for i in spec["unknown_token_ids"])})
@@ -172,6 +173,11 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
             nn.init.normal_(module.weight, std=self.config.initializer_range)
             with torch.no_grad():
                 module.weight[self.config.pad_token_id].zero_()
+                # an unknown token that the training data never shows then adds nothing (with mean pooling it only
+                # rescales the embedding: the same cosines as leaving it out)
+                unk = getattr(module, "unk_token_id", None)
+                if unk is not None:
+                    module.weight[unk].zero_()
         elif isinstance(module, nn.LSTM):
             module.reset_parameters()
         elif isinstance(module, nn.Linear):

@@ -13,19 +13,23 @@ DATA="$PARANMT_HF_DATA"
 OUT="${OUT:-$ROOT/outputs/main}"
 RECIPE="${RECIPE:-best}"
 NAME="${NAME:-paranmt-hf/paranmt-${RECIPE}}"
-rm -rf "$OUT" && mkdir -p "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT/data"
 start=$(date +%s)
 
-echo "== 1/3 train ($RECIPE) on $DATA/train"
+echo "== 1/4 English paraphrases pivoted through the Tatoeba bitext (translations of one sentence)"
+paranmt-hf corpus pivot "$DATA"/train/bitext/tatoeba-en-{es,fr,de}.tsv.gz -o "$OUT/data/tatoeba-pivots.tsv.gz"
+
+echo "== 2/4 train ($RECIPE) on $DATA/train: Flickr30k caption pairs, the ParaNMT sample x10, the pivots x3"
 paranmt-hf train --recipe "$RECIPE" \
-  --train "$DATA/train/flickr30k-caption-pairs.tsv.gz" "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz" \
+  --train "$DATA/train/flickr30k-caption-pairs.tsv.gz" "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz@10" \
+  "pairs:$OUT/data/tatoeba-pivots.tsv.gz@3" \
   --dev STS17:en-en --output "$OUT/model" --seed 0 --save-steps 1000 --no-progress
 
-echo "== 2/3 evaluate"
+echo "== 3/4 evaluate"
 paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
   --name "$NAME" --output "$OUT/eval" | tee "$OUT/results_table.txt"
 
-echo "== 3/3 Hub-ready folder"
+echo "== 4/4 Hub-ready folder"
 paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME"
 
 echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT/hub, card $OUT/hub/README.md"

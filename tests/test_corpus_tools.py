@@ -42,7 +42,7 @@ def test_annotate_adds_model_cosine_and_overlap(tmp_path: Path, model_dir: Path)
     from paranmt_hf import ParaNMTEncoder
 
     src = tmp_path / "mine.tsv"
-    src.write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS) + "same words here\tsame words here\n")
+    src.write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS) + "the cat sat on the mat\tthe cat sat on the mat\n")
     out = tmp_path / "scored.tsv.gz"
     assert main(["corpus", "annotate", str(src), "-o", str(out), "--model", str(model_dir)]) == 0
     rows = _read_tsv(out)

@@ -23,7 +23,10 @@ SENTENCES = CORPUS + ["", "zzz unseen", "a dog slices a guitar"]
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    """Row cosines; two zero vectors (sentences with no known token) count as identical."""
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    cos = (a * b).sum(1) / np.maximum(na * nb, 1e-30)
+    return np.where((na == 0) & (nb == 0), 1.0, cos)
 
 
 def test_row_quantisation_round_trip():

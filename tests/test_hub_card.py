@@ -16,6 +16,7 @@ from paranmt_hf.evaluation.runner import TaskResult
 from paranmt_hf.evaluation.sts_data import STS_YEARS
 from paranmt_hf.hub import render_model_card
 from paranmt_hf.hub.eval_results import EvalResultsError, find_results_folder, load_eval_results
+from paranmt_hf.hub.model_info import public_training_summary
 from paranmt_hf.training.recipes import get_recipe
 
 CORPUS = [
@@ -166,7 +167,7 @@ def test_training_and_speed_sections(word_dir, tmp_path):
     summary = {
         "recipe": get_recipe("acl2018-word").to_dict(),
         "sources": ["PairSource(config='pairs', files=('/secret/home/paranmt-5m.tsv.gz',), options=())",
-                    "bitext:/secret/en-fr.tsv.gz"],
+                    "bitext:/secret/en-fr.tsv.gz", "processed-5m:/secret/paranmt5m-sample-10k.tsv.gz@10"],
         "seed": 3, "output_dir": "/secret/out", "steps": 1200, "seconds": 7200.0, "train_pairs": 50000,
         "world_size": 1, "dev_scores": [{"eval_sts17_spearman": 0.7123456}],
     }
@@ -177,6 +178,8 @@ def test_training_and_speed_sections(word_dir, tmp_path):
     text = render_model_card(word_dir, model_id=MODEL_ID, training_summary=summary, speed_json=speed).content
     assert "Recipe `acl2018-word`" in text and "`paranmt-5m.tsv.gz`" in text and "`en-fr.tsv.gz`" in text
     assert "/secret" not in text
+    assert "`paranmt5m-sample-10k.tsv.gz` (repeated 10× per epoch)" in text
+    assert public_training_summary(summary)["sources"][-1] == "processed-5m:paranmt5m-sample-10k.tsv.gz@10"
     assert "50,000 pairs" in text and "1,200 optimizer steps" in text and "in 2.0 h" in text
     assert "eval_sts17_spearman` = 0.7123" in text
     assert "English only" not in text  # bitext source: not claimed English-only

@@ -86,6 +86,16 @@ def test_pair_sources(tmp_path):
     ds = load_pairs([pairs, bitext], seed=1)
     assert ds.column_names == ["anchor", "positive"] and len(ds) == 50
     assert len(load_pairs([pairs], max_pairs=7)) == 7
+    # "@N" repeats a source N times per epoch (upsampling a small corpus)
+    repeated = PairSource.parse(f"processed-5m:{pairs}@3")
+    assert (repeated.config, repeated.repeat, repeated.files) == ("processed-5m", 3, (pairs,))
+    assert str(repeated).endswith("caps.tsv.gz@3") and PairSource.parse(str(repeated)) == repeated
+    assert PairSource.parse(f"{bitext}@2").config == "bitext"
+    ds = load_pairs([f"{pairs}@3", bitext], seed=1)
+    assert len(ds) == 3 * 40 + 10
+    assert sum(a == "a man plays guitar ." for a in ds["anchor"]) == 3 + 1  # once in each file
+    with pytest.raises(ValueError, match="repeat count"):
+        PairSource.parse(f"{pairs}@0")
 
 
 def _train(tmp_path, name, *extra):
@@ -127,7 +137,8 @@ def test_cli_training_writes_a_loadable_trained_model(tmp_path, data_dir):
     assert summary["steps"] == 6 and summary["world_size"] == 1
     assert summary["recipe"]["megabatch_size"] == 3
     assert summary["dev_scores"] and "eval_dev_mean_pearson" in summary["dev_scores"][-1]
-    assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2}  # M - 1 previous mini-batches of 4
+    # M - 1 previous mini-batches of 4
+    assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 6}
     trained = ParaNMTEncoder.from_pretrained(out).encode(SENTENCES)
     initial = ParaNMTEncoder.from_pretrained(out / "initial-model").encode(SENTENCES)
     assert not np.allclose(trained, initial)  # the weights moved
@@ -147,7 +158,9 @@ def test_resume_continues_from_the_latest_checkpoint(tmp_path, data_dir):
     _train(tmp_path, "r", "--max-steps", "6", "--resume")
     state = json.loads((out / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
     assert state["global_step"] == 6
-    assert json.loads((out / "training_summary.json").read_text())["steps"] == 6
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["steps"] == 6
+    assert summary["loss_stats"]["minibatches_seen"] == 6  # the annealing clock resumed at 3, not 0
 
 
 @pytest.mark.timeout(600)
@@ -192,7 +205,7 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["world_size"] == 2
     # each pool entry holds both processes' mini-batches: (M - 1) entries x 2 processes x 2 pairs
-    assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2}
+    assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 4}
     trained = ParaNMTEncoder.from_pretrained(out)
     assert trained.config.sparse_embeddings is False  # saved for fine-tuning with any optimizer
     initial = ParaNMTEncoder.from_pretrained(out / "initial-model")

@@ -1,4 +1,4 @@
-"""``paranmt-hf corpus``: annotate, filter, de-duplicate, histogram, export and lexicon tools for pair corpora.
+"""``paranmt-hf corpus``: annotate, filter, de-duplicate, histogram, export, lexicon and pivot tools for pair corpora.
 
 Inputs are TSV files (plain, .gz or .zip): text_a TAB text_b [TAB score [TAB trigram_overlap]], the
 ``para-nmt-50m.txt`` format being the 3-column case. Bad lines are skipped and summarised (``--strict``: fail).
@@ -155,6 +155,20 @@ def _lexicon(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pivot(args: argparse.Namespace) -> int:
+    from ..corpus.io import write_pairs
+    from ..corpus.pivot import PivotStats, pivot_files
+
+    stats = PivotStats()
+    options = {} if args.english_first is None else {"english_first": args.english_first == "yes"}
+    pairs = pivot_files(args.inputs, max_group=args.max_group, stats=stats, **options)
+    write_pairs(({"text_a": a, "text_b": b} for a, b in pairs), args.output)
+    print(f"read {stats.bitext_pairs:,} translation pairs: {stats.groups:,} foreign sentences with 2+ English "
+          f"translations -> {stats.pairs:,} English paraphrase pairs in {args.output}"
+          + (f" ({stats.capped_groups:,} groups capped at {args.max_group})" if stats.capped_groups else ""))
+    return 0
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``paranmt-hf corpus`` and its sub-commands."""
     parser = subparsers.add_parser(
@@ -217,3 +231,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--simlex", help="SimLex-999.txt: report Spearman's rho")
     p.add_argument("--json", help="write results JSON here")
     p.set_defaults(func=_lexicon)
+
+    p = sub.add_parser("pivot", help="English paraphrase pairs from X-English bitext: translations of one sentence")
+    p.add_argument("inputs", nargs="+", help="X-English bitext files, one language each (en-xx / xx-en in the name)")
+    p.add_argument("-o", "--output", required=True, help="output TSV(.gz): english_a, english_b")
+    p.add_argument("--max-group", type=int, default=10, help="pair at most N English sentences per foreign one")
+    p.add_argument("--english-first", choices=["yes", "no"], default=None,
+                   help="which column is English (default: from the file names)")
+    p.set_defaults(func=_pivot)

@@ -42,12 +42,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="train a paraphrastic encoder (papers' recipes as presets)",
         description="Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
-        "'CONFIG:PATH[,PATH]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
-        "(X-English bitext is recognised from en-xx names). Runs under torchrun for multi-process training.",
+        "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
+        "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
+        "torchrun for multi-process training.",
     )
     p.add_argument("--recipe", default=None, help="preset: acl2018-word, acl2018-trigram, acl2018-lstm, ..., pras-sp")
     p.add_argument("--list-recipes", action="store_true", help="print the presets and exit")
-    p.add_argument("--train", nargs="+", default=[], help="training data sources")
+    p.add_argument("--train", nargs="+", default=[], help="training data sources: CONFIG:PATH[,PATH][@N]")
     p.add_argument("--output", help="model directory to write")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dev", nargs="*", default=["STS17:en-en"], help="dev STS tasks (none: no evaluation)")

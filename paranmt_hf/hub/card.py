@@ -78,7 +78,8 @@ def limitations(info: dict[str, Any], training: dict[str, Any] | None, language:
                    " or `import paranmt_hf` first.")
     if info["static"]:
         out.append("The `static/` StaticEmbedding copy embeds an empty text as the zero vector (the main model uses "
-                   "the unknown token's row); every other text gets the same embedding.")
+                   "the unknown token's row, which models trained with paranmt_hf start at zero); every other text "
+                   "gets the same embedding.")
     out.append("Trained for paraphrastic similarity (symmetric, sentence-level); not tuned for question-passage "
                "retrieval, classification or long documents.")
     if training is None:

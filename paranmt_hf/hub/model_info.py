@@ -71,17 +71,24 @@ def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> 
 def parse_source(source: str) -> dict[str, Any]:
     """A training source of ``training_summary.json`` as ``{"config", "files"}`` (file names only, no local paths).
 
-    Sources are written as ``"CONFIG:PATH,..."`` / ``"PATH"`` strings or as the repr of a ``PairSource``.
+    Sources are written as ``"CONFIG:PATH,...[@N]"`` / ``"PATH[@N]"`` strings or as the repr of a ``PairSource``
+    (``repeat`` is added when a source was repeated N > 1 times per epoch).
     """
     if source.startswith("PairSource("):
         config = re.search(r"config='([^']*)'", source)
         files_part = re.search(r"files=\(([^)]*)\)", source)
         files = re.findall(r"'([^']*)'", files_part.group(1)) if files_part else []
         return {"config": config.group(1) if config else "pairs", "files": [os.path.basename(f) for f in files]}
+    from ..training.data import split_repeat
+
+    source, repeat = split_repeat(source)
     config, sep, rest = source.partition(":")
     if not sep or "/" in config or "\\" in config:
         config, rest = "pairs", source
-    return {"config": config, "files": [os.path.basename(p) for p in rest.split(",") if p]}
+    out: dict[str, Any] = {"config": config, "files": [os.path.basename(p) for p in rest.split(",") if p]}
+    if repeat != 1:
+        out["repeat"] = repeat
+    return out
 
 
 def read_training_summary(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -99,7 +106,10 @@ def public_training_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary without local paths: no output folder; sources as ``"CONFIG:FILE,..."`` with file names only."""
     out = {k: v for k, v in summary.items() if k not in _PATH_KEYS}
     if "sources" in out:
-        out["sources"] = [f"{p['config']}:{','.join(p['files'])}" for p in map(parse_source, map(str, out["sources"]))]
+        out["sources"] = [
+            f"{p['config']}:{','.join(p['files'])}" + (f"@{p['repeat']}" if "repeat" in p else "")
+            for p in map(parse_source, map(str, out["sources"]))
+        ]
     return out
 
 

@@ -13,7 +13,8 @@ which adds:
   the same token ids is the same function), a complete second model in ``static/``: the stock ``StaticEmbedding``
   (``static/model.safetensors`` + ``static/tokenizer.json`` + its own ``modules.json``), which
   ``SentenceTransformer(f"{dir}/static")`` loads with no custom code at all. One difference: a text with no token
-  (empty or whitespace only) embeds as the zero vector there, as the unknown token's row in ``ParaNMTModel``.
+  (empty or whitespace only) embeds as the zero vector there, as the unknown token's row in ``ParaNMTModel`` (zero
+  too in models built by paranmt_hf, whose unknown-token row starts at zero).
 """
 
 from __future__ import annotations

@@ -19,25 +19,43 @@ COLUMNS = {
     "bitext": ("english", "foreign"),
 }
 _BITEXT_NAME = re.compile(r"(?:^|[-_.])(?:en-[a-z]{2,3}|[a-z]{2,3}-en)(?:[-_.]|$)")
+_REPEAT = re.compile(r"@(\d+)$")
+
+
+def split_repeat(spec: str) -> tuple[str, int]:
+    """``("CONFIG:PATH[,PATH]", N)`` from ``"CONFIG:PATH[,PATH]@N"`` (N = 1 without the suffix)."""
+    match = _REPEAT.search(spec)
+    if not match:
+        return spec, 1
+    repeat = int(match.group(1))
+    if repeat < 1:
+        raise ValueError(f"source {spec!r}: the repeat count after '@' must be >= 1")
+    return spec[: match.start()], repeat
 
 
 @dataclass(frozen=True)
 class PairSource:
-    """One training source: files read by one builder config (``pairs`` for any 2-4 column TSV)."""
+    """One training source: files read by one builder config (``pairs`` for any 2-4 column TSV).
+
+    ``repeat`` reads the source that many times per epoch (upsampling a small, valuable corpus next to a large one).
+    """
 
     config: str
     files: tuple[str, ...]
     options: tuple[tuple[str, Any], ...] = ()
+    repeat: int = 1
 
     def __str__(self) -> str:
-        return f"{self.config}:{','.join(self.files)}"
+        return f"{self.config}:{','.join(self.files)}" + (f"@{self.repeat}" if self.repeat != 1 else "")
 
     @classmethod
     def parse(cls, spec: str) -> PairSource:
-        """Parse ``"CONFIG:PATH[,PATH...]"`` or just ``PATH``.
+        """Parse ``"CONFIG:PATH[,PATH...][@N]"`` or just ``PATH[@N]``.
 
-        Without a config, ``bitext`` is guessed for ``en-xx`` file names and ``pairs`` otherwise.
+        Without a config, ``bitext`` is guessed for ``en-xx`` file names and ``pairs`` otherwise. ``@N`` repeats the
+        source N times per epoch.
         """
+        spec, repeat = split_repeat(spec)
         config, sep, rest = spec.partition(":")
         if sep and config in COLUMNS:
             paths = rest
@@ -49,7 +67,7 @@ class PairSource:
         for path in files:
             if "://" not in path and not os.path.exists(path):
                 raise FileNotFoundError(f"training file {path!r} does not exist")
-        return cls(config, files)
+        return cls(config, files, repeat=repeat)
 
 
 def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:
@@ -69,7 +87,7 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
         ds = load_paranmt(src.config, list(src.files), streaming=False, **dict(src.options))
         anchor, positive = COLUMNS[src.config]
         ds = ds.select_columns([anchor, positive]).rename_columns({anchor: "anchor", positive: "positive"})
-        parts.append(ds)
+        parts.extend([ds] * src.repeat)
     if not parts:
         raise ValueError("no training sources given")
     pairs = datasets.concatenate_datasets(parts).shuffle(seed=seed)

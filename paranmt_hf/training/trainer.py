@@ -130,6 +130,20 @@ def _trainer_class() -> type:
     return ParaNMTTrainer
 
 
+def _loss_schedule_callback(loss: Any) -> Any:
+    """A callback that sets the loss's mini-batch counter (annealing) to the trained step count at the start.
+
+    A resumed run then continues the annealing schedule instead of restarting it.
+    """
+    from transformers import TrainerCallback
+
+    class LossScheduleCallback(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            loss.steps = state.global_step * args.gradient_accumulation_steps
+
+    return LossScheduleCallback()
+
+
 SPARSE_AUTO_MIN_PARAMETERS = 8_000_000
 """With ``optimizer="auto"``, embedding tables at least this large train with sparse gradients and LazyAdam (a dense
 Adam step over e.g. 50K x 1024 rows costs more than the rest of the step); smaller ones with dense Adam."""
@@ -283,6 +297,8 @@ def _train(
     trainer = _trainer_class()(
         model=model, args=args, train_dataset=pairs, loss=loss, evaluator=dev_evaluator, optimizers=optimizers
     )
+    if hasattr(loss, "steps"):
+        trainer.add_callback(_loss_schedule_callback(loss))
     started = time.perf_counter()
     checkpoint = _latest_checkpoint(out / CHECKPOINT_DIR) if resume else None
     state = trainer.train(resume_from_checkpoint=checkpoint)
@@ -294,6 +310,8 @@ def _train(
     ]
     pool = getattr(loss, "pool", None)
     stats = {"pool_pairs": sum(len(entry) for entry in pool), "pool_minibatches": len(pool)} if pool else {}
+    if hasattr(loss, "steps"):
+        stats["minibatches_seen"] = loss.steps  # the annealing clock, continued across resumes
     result = TrainResult(
         output_dir=str(out),
         steps=state.global_step,

@@ -25,11 +25,10 @@ from sentence_transformers import SentenceTransformer
 
 from paranmt_hf.evaluation.runner import evaluate, paper_average
 from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
-from paranmt_hf.losses import MegaBatchMarginLoss
 from paranmt_hf.st import ParaNMTSentenceEncoder
 from paranmt_hf.training.optim import LazyAdam
 from paranmt_hf.training.recipes import Recipe
-from paranmt_hf.training.trainer import build_initial_encoder, set_sparse_embeddings
+from paranmt_hf.training.trainer import build_initial_encoder, make_loss, set_sparse_embeddings
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,20 +53,13 @@ def main() -> None:
     recipe = Recipe().override(**cfg)
     encoder = build_initial_encoder(recipe, [s for p in pairs for s in p], 0)
     set_sparse_embeddings(encoder.model, True)
+    # models built since the unknown-token row starts at zero (earlier runs: a random, never-trained row)
+    unk_zero = all(
+        bool(component.embedding.weight[component.unk_token_id].eq(0).all()) for component in encoder.model.encoders
+    )
     model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
     bitext = any("bitext" in f for f in files)
-    if recipe.loss == "mnrl":
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-        loss = MultipleNegativesRankingLoss(model)
-    else:
-        loss = MegaBatchMarginLoss(
-            model,
-            margin=recipe.margin,
-            megabatch_size=recipe.megabatch_size,
-            sampling=recipe.sampling,
-            candidates="other_side" if bitext else "both",
-        )
+    loss = make_loss(recipe, model, bitext)
     optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)
     decay = recipe.lr_scheduler == "linear"
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1 - s / steps) if decay else 1.0)
@@ -92,7 +84,8 @@ def main() -> None:
     sts = paper_average(evaluate(model[0].to_encoder(), ["STS12", "STS13", "STS14", "STS15", "STS16"]))
     print("RESULT", name, json.dumps(cfg), "sts12-16", round(sts, 2), flush=True)
     with open(HERE / "explore.jsonl", "a") as f:
-        f.write(json.dumps({"name": name, "cfg": cfg, "files": files, "log": log, "sts": sts}) + "\n")
+        run = {"name": name, "cfg": cfg, "files": files, "log": log, "sts": sts, "unk_zero": unk_zero}
+        f.write(json.dumps(run) + "\n")
 
 
 if __name__ == "__main__":

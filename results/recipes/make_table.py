@@ -8,19 +8,37 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+NAMES = {"flickr30k-caption-pairs": "flickr", "paranmt5m-sample-10k": "paranmt10k", "tatoeba-pivot-en": "pivots",
+         "flickr-self20": "flickr (self-filtered, top 80%)", "flickr-chords": "flickr chords"}
+DEFAULTS = {"kind", "embedding_dim", "learning_rate", "megabatch_size", "sampling", "loss", "word_vectors",
+            "vector_vocab_size", "batch_size", "scramble_rate"}
+
+
 def short(files: list[str]) -> str:
-    names = {"flickr30k-caption-pairs": "flickr", "paranmt5m-sample-10k": "paranmt10k"}
-    out = []
+    """Data column: file stems, repeated files as ``name xN``."""
+    counts: dict[str, int] = {}
     for f in files:
         stem = Path(f).name.split(".")[0]
-        out.append(names.get(stem, stem.replace("tatoeba-en-", "tatoeba-")))
-    return " + ".join(out)
+        name = NAMES.get(stem, stem.replace("tatoeba-en-", "tatoeba-"))
+        counts[name] = counts.get(name, 0) + 1
+    return " + ".join(name + (f" x{n}" if n > 1 else "") for name, n in counts.items())
+
+
+def notes(run: dict) -> str:
+    """Settings beyond the table's columns, and whether the unknown-token row started at zero."""
+    cfg = run["cfg"]
+    out = [f"{k}={v}" for k, v in cfg.items() if k not in DEFAULTS]
+    if cfg.get("batch_size", 100) != 100:
+        out.append(f"batch={cfg['batch_size']}")
+    if run.get("unk_zero"):
+        out.append("unk row 0")
+    return ", ".join(out)
 
 
 def main() -> None:
     runs = [json.loads(line) for line in (HERE / "explore.jsonl").read_text().splitlines() if line.strip()]
-    rows = ["| run | kind | dim | loss | lr | M | sampling | steps | data | dev Pearson | **STS12-16** |",
-            "|---|---|---:|---|---:|---:|---|---:|---|---:|---:|"]
+    rows = ["| run | kind | dim | loss | lr | M | sampling | steps | data | other | dev Pearson | **STS12-16** |",
+            "|---|---|---:|---|---:|---:|---|---:|---|---|---:|---:|"]
     for r in runs:
         c = r["cfg"]
         dim = 50 if c.get("word_vectors") and c["kind"] in ("word", "lstm") else c.get("embedding_dim", 300)
@@ -28,7 +46,7 @@ def main() -> None:
         rows.append(
             f"| {r['name']} | {c['kind']} | {dim} | {loss} | {c['learning_rate']} | "
             f"{c.get('megabatch_size', 40) if loss == 'megabatch' else '-'} | {c.get('sampling', 'MAX')} | "
-            f"{r['log'][-1][0]} | {short(r['files'])} | {r['log'][-1][2]:.3f} | **{r['sts']:.2f}** |"
+            f"{r['log'][-1][0]} | {short(r['files'])} | {notes(r)} | {r['log'][-1][2]:.3f} | **{r['sts']:.2f}** |"
         )
     (HERE / "table.md").write_text("\n".join(rows) + "\n")
     import matplotlib
