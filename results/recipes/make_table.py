@@ -8,7 +8,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-NAMES = {"flickr30k-caption-pairs": "flickr", "paranmt5m-sample-10k": "paranmt10k", "tatoeba-pivot-en": "pivots",
+NAMES = {"flickr30k-caption-pairs": "flickr", "paranmt5m-sample-10k": "paranmt10k",
+         "tatoeba-pivot-en": "pivots (first script, 20.9K)", "tatoeba-pivots": "pivots (corpus pivot, 21.2K)",
          "flickr-self20": "flickr (self-filtered, top 80%)", "flickr-chords": "flickr chords"}
 DEFAULTS = {"kind", "embedding_dim", "learning_rate", "megabatch_size", "sampling", "loss", "word_vectors",
             "vector_vocab_size", "batch_size", "scramble_rate"}
@@ -35,6 +36,27 @@ def notes(run: dict) -> str:
     return ", ".join(out)
 
 
+def plot_ablation(runs: list[dict], plt: object) -> None:
+    """ablation.png: STS12-16 against the mega-batch size M for the ``en_*`` runs of ablation.sh."""
+    series: dict[str, dict[int, float]] = {}
+    for r in runs:
+        if r["name"].startswith("en_") and "_M" in r["name"]:
+            series.setdefault(r["cfg"]["kind"].upper(), {})[r["cfg"]["megabatch_size"]] = r["sts"]
+    if not series:
+        return
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for kind, points in series.items():
+        ms = sorted(points)
+        ax.plot(ms, [points[m] for m in ms], marker="o", label=kind)
+    ax.set_xticks([1, 20, 40])
+    ax.set_xlabel("mega-batch size M (mini-batches of 100 pairs)")
+    ax.set_ylabel("STS12-16 (papers' protocol)")
+    ax.set_title("Mega-batch ablation: ParaNMT sample + Tatoeba pivots")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(HERE / "ablation.png", dpi=110)
+
+
 def main() -> None:
     runs = [json.loads(line) for line in (HERE / "explore.jsonl").read_text().splitlines() if line.strip()]
     rows = ["| run | kind | dim | loss | lr | M | sampling | steps | data | other | dev Pearson | **STS12-16** |",
@@ -55,7 +77,8 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(runs) + 1.2))
-    ax.barh([r["name"] for r in runs], [r["sts"] for r in runs], color="#4c72b0")
+    bars = ax.barh([r["name"] for r in runs], [r["sts"] for r in runs], color="#4c72b0")
+    ax.bar_label(bars, labels=[f"{r['sts']:.2f}" for r in runs], padding=2, fontsize=7)
     ax.axvline(70.0, color="red", linestyle="--", label="target 70.0")
     ax.axvline(67.6, color="grey", linestyle=":", label="model2vec (MiniLM) 67.6")
     ax.set_xlabel("STS12-16, papers' protocol (mean Pearson x100 per year)")
@@ -63,6 +86,7 @@ def main() -> None:
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(HERE / "runs.png", dpi=110)
+    plot_ablation(runs, plt)
     print("\n".join(rows))
 
 
