@@ -220,8 +220,11 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
     @property
     def accepts_flat_input(self) -> bool:
-        """Whether the model takes the flat ``input_ids`` + ``offsets`` layout (a single averaging encoder)."""
-        return len(self.encoders) == 1 and self.encoders[0].is_averaging
+        """Whether the model takes the flat ``input_ids`` + ``offsets`` layout: every component averages.
+
+        Combinations split the flat ids by component range and pool one embedding bag per component.
+        """
+        return all(encoder.is_averaging for encoder in self.encoders)
 
     @property
     def embedding_dim(self) -> int:
@@ -250,8 +253,30 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
     def _forward_flat(self, input_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
         if not self.accepts_flat_input:
-            raise ValueError("the flat (input_ids + offsets) layout is only for single averaging encoders")
-        return self.encoders[0].forward_flat(input_ids, offsets)
+            raise ValueError("the flat (input_ids + offsets) layout is only for averaging encoders")
+        if len(self.encoders) == 1:
+            return self.encoders[0].forward_flat(input_ids, offsets)
+        # a combination: each component averages its own id range, as in the padded path
+        num_bags = offsets.shape[0]
+        lengths = torch.diff(offsets, append=offsets.new_tensor([input_ids.shape[0]]))
+        bag = torch.repeat_interleave(torch.arange(num_bags, device=input_ids.device), lengths)
+        covered = torch.zeros_like(input_ids, dtype=torch.bool)
+        pooled_parts = []
+        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
+            mine = (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
+            covered |= mine
+            counts = torch.bincount(bag[mine], minlength=num_bags)
+            pooled_parts.append(encoder.forward_flat(input_ids[mine] - offset, torch.cumsum(counts, 0) - counts))
+        if not bool(covered.all()):
+            total = sum(e.vocab_size for e in self.encoders)
+            raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
+        return self._combine(pooled_parts)
+
+    def _combine(self, pooled_parts: list[torch.Tensor]) -> torch.Tensor:
+        """The sentence embedding of a combination: sum (``add``) or concatenation of the components' embeddings."""
+        if self.config.combination == "add":
+            return torch.stack(pooled_parts).sum(dim=0)
+        return torch.cat(pooled_parts, dim=-1)
 
     def _forward_padded(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
@@ -272,9 +297,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         if bool((valid & ~covered).any()):
             total = sum(e.vocab_size for e in self.encoders)
             raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
-        if self.config.combination == "add":
-            return torch.stack(pooled_parts).sum(dim=0), None
-        return torch.cat(pooled_parts, dim=-1), None
+        return self._combine(pooled_parts), None
 
 
 __all__ = ["ParaNMTModel", "ParaNMTPreTrainedModel"]

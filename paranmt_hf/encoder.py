@@ -71,7 +71,7 @@ class ParaNMTEncoder:
 
     @property
     def is_flat(self) -> bool:
-        """Whether batches use the flat EmbeddingBag layout (single averaging encoders)."""
+        """Whether batches use the flat EmbeddingBag layout (averaging encoders and their combinations)."""
         return self._flat
 
     @property

@@ -165,6 +165,40 @@ def test_bad_inputs_raise_clear_errors():
     )
     with pytest.raises(ValueError, match="outside every component"):
         pooled(combo, [[2, 11]])
+    with pytest.raises(ValueError, match="outside every component"):
+        combo(input_ids=torch.tensor([2, 11]), offsets=torch.tensor([0]))
+    combo_lstm = ParaNMTModel(
+        ParaNMTConfig(components=[{"encoder": "word"}, {"encoder": "lstm"}], vocab_size=5, embedding_dim=2)
+    )
+    with pytest.raises(ValueError, match="flat"):
+        combo_lstm(input_ids=torch.tensor([1, 2]), offsets=torch.tensor([0]))
+
+
+@pytest.mark.parametrize("combination", ["add", "concat"])
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_combinations_take_the_flat_layout_with_the_padded_result(combination, pooling):
+    torch.manual_seed(0)
+    config = ParaNMTConfig(
+        components=[
+            {"encoder": "word", "vocab_size": 6},
+            {"encoder": "trigram", "vocab_size": 8, "drop_unknown_tokens": True},
+        ],
+        combination=combination,
+        pooling=pooling,
+        embedding_dim=4,
+    )
+    m = ParaNMTModel(config).eval()
+    assert m.accepts_flat_input
+    # ids 0-5: word component, 6-13: trigram component (its unknown token: 6 + 1 = 7)
+    rows = [[2, 3, 8, 9, 10], [4, 7], [], [11, 12], [5, 1, 13, 7]]
+    width = max(map(len, rows))
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    padded = pooled(m, ids.tolist(), mask.tolist())
+    lengths = torch.tensor([len(r) for r in rows])
+    flat = m(input_ids=torch.tensor([t for r in rows for t in r]), offsets=torch.cumsum(lengths, 0) - lengths)
+    torch.testing.assert_close(flat.pooler_output, padded)
+    assert flat.pooler_output.shape == (len(rows), 4 if combination == "add" else 8)
 
 
 @pytest.mark.parametrize(

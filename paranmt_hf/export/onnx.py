@@ -47,7 +47,7 @@ def build_graph(encoder: ParaNMTEncoder) -> Any:
     from onnx import TensorProto, helper, numpy_helper
 
     model = encoder.model
-    if not model.accepts_flat_input:
+    if len(model.encoders) != 1 or not model.accepts_flat_input:
         raise ValueError("ONNX export supports single averaging encoders (word, trigram, sp) only")
     comp = model.encoders[0]
     weight = comp.embedding.weight.detach().float().cpu().numpy()

@@ -45,7 +45,7 @@ def static_embedding_is_exact(encoder: ParaNMTEncoder) -> bool:
 
     config = encoder.model.config
     components = config.resolved_components()
-    if not encoder.is_flat:
+    if len(components) != 1 or not encoder.is_flat:
         return False
     if config.pooling != "mean" or components[0]["drop_unknown_tokens"]:
         return False

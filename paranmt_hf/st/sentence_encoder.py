@@ -23,8 +23,8 @@ class ParaNMTSentenceEncoder(InputModule):
     """A :class:`ParaNMTModel` with its tokenizer, for training and encoding with sentence-transformers.
 
     ``preprocess`` tokenizes exactly as :meth:`ParaNMTEncoder.encode` does (no special tokens, no truncation):
-    single averaging encoders get flat ``input_ids`` + ``offsets`` (EmbeddingBag, no padding, the
-    ``StaticEmbedding`` layout), other models padded ``input_ids`` + ``attention_mask``. ``forward`` writes the
+    averaging encoders and their combinations get flat ``input_ids`` + ``offsets`` (EmbeddingBag, no padding, the
+    ``StaticEmbedding`` layout), recurrent models padded ``input_ids`` + ``attention_mask``. ``forward`` writes the
     model's ``pooler_output`` to ``features["sentence_embedding"]``, so embeddings equal ``ParaNMTEncoder.encode``.
 
     Saving with ``SentenceTransformer.save`` writes the Hugging Face files (config.json, model.safetensors,
@@ -84,7 +84,7 @@ class ParaNMTSentenceEncoder(InputModule):
 
     @property
     def is_flat(self) -> bool:
-        """Whether ``preprocess`` emits the flat EmbeddingBag layout (single averaging encoders)."""
+        """Whether ``preprocess`` emits the flat EmbeddingBag layout (averaging encoders and their combinations)."""
         return self._encoder.is_flat
 
     @property
