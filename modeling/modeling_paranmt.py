@@ -260,17 +260,29 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         num_bags = offsets.shape[0]
         lengths = torch.diff(offsets, append=offsets.new_tensor([input_ids.shape[0]]))
         bag = torch.repeat_interleave(torch.arange(num_bags, device=input_ids.device), lengths)
-        covered = torch.zeros_like(input_ids, dtype=torch.bool)
         pooled_parts = []
-        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
-            mine = (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
-            covered |= mine
+        for encoder, offset, mine in self._component_masks(input_ids, torch.ones_like(input_ids, dtype=torch.bool)):
             counts = torch.bincount(bag[mine], minlength=num_bags)
             pooled_parts.append(encoder.forward_flat(input_ids[mine] - offset, torch.cumsum(counts, 0) - counts))
-        if not bool(covered.all()):
+        return self._combine(pooled_parts)
+
+    def _component_masks(
+        self, input_ids: torch.Tensor, valid: torch.Tensor
+    ) -> list[tuple[ParaNMTComponent, int, torch.Tensor]]:
+        """Each component of a combination with its id offset and the ``valid`` positions whose ids are in its range.
+
+        Raises ``ValueError`` when a valid id is in no component's range.
+        """
+        parts = []
+        covered = torch.zeros_like(valid)
+        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
+            mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
+            covered |= mine
+            parts.append((encoder, offset, mine))
+        if bool((valid & ~covered).any()):
             total = sum(e.vocab_size for e in self.encoders)
             raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
-        return self._combine(pooled_parts)
+        return parts
 
     def _combine(self, pooled_parts: list[torch.Tensor]) -> torch.Tensor:
         """The sentence embedding of a combination: sum (``add``) or concatenation of the components' embeddings."""
@@ -287,16 +299,10 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         if len(self.encoders) == 1:
             states, pooled = self.encoders[0](input_ids, valid)
             return pooled, states
-        pooled_parts = []
-        covered = torch.zeros_like(valid)
-        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
-            mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
-            covered |= mine
-            local = torch.where(mine, input_ids - offset, torch.zeros_like(input_ids))
-            pooled_parts.append(encoder(local, mine)[1])
-        if bool((valid & ~covered).any()):
-            total = sum(e.vocab_size for e in self.encoders)
-            raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
+        pooled_parts = [
+            encoder(torch.where(mine, input_ids - offset, torch.zeros_like(input_ids)), mine)[1]
+            for encoder, offset, mine in self._component_masks(input_ids, valid)
+        ]
         return self._combine(pooled_parts), None
 
 

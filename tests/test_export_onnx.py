@@ -7,6 +7,7 @@ import pytest
 
 from paranmt_hf import build_encoder
 from paranmt_hf.cli.main import main as cli_main
+from paranmt_hf.evaluation.metrics import paired_cosine
 from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
 
 pytest.importorskip("onnxruntime")
@@ -28,10 +29,6 @@ CASES = [
 ]
 
 
-def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-
-
 @pytest.mark.parametrize(("kind", "extra"), CASES)
 def test_onnx_fp32_and_int8_match_pytorch(tmp_path, kind, extra):
     encoder = build_encoder(kind, CORPUS, embedding_dim=32, seed=2, **extra)
@@ -45,7 +42,7 @@ def test_onnx_fp32_and_int8_match_pytorch(tmp_path, kind, extra):
     got8 = OnnxEncoder(tmp_path / "int8").encode(SENTENCES)
     empty = np.linalg.norm(expected, axis=1) == 0  # sentences with no known token: the zero vector in both
     assert empty.any() and np.abs(got8[empty]).max() == 0
-    assert _cosines(got8[~empty], expected[~empty]).min() >= 0.999
+    assert paired_cosine(got8[~empty], expected[~empty]).min() >= 0.999
     assert np.abs(got8 - expected).max() > 0  # really quantised
 
 
