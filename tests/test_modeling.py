@@ -54,6 +54,14 @@ def test_empty_sentence_is_unknown_token():
     assert torch.isfinite(out).all()
 
 
+@pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
+def test_new_models_start_with_zero_unknown_and_padding_rows(kind):
+    m = make(encoder=kind)
+    weight = m.encoders[0].embedding.weight
+    assert weight[m.config.unk_token_id].eq(0).all() and weight[m.config.pad_token_id].eq(0).all()
+    assert weight[2:].abs().sum(dim=1).gt(0).all()  # every other row is initialised
+
+
 def test_flat_layout_equals_padded_layout():
     m = make(encoder="sp", drop_unknown_tokens=True, unknown_token_ids=[9])
     padded = pooled(
