@@ -87,6 +87,11 @@ class ParaNMTConfig(PretrainedConfig):
             Training only: embedding tables produce sparse gradients, so that an optimizer such as
             `torch.optim.SparseAdam` (or paranmt_hf's `LazyAdam`) updates only the rows a batch used. This makes large
             vocabularies (e.g. 50K x 1024 SP models) train fast on CPU. No effect on the embeddings.
+        max_seq_length (`int`, *optional*):
+            Read at most this many tokens of each sentence (per component of a combination: the first
+            `max_seq_length` trigrams and the first `max_seq_length` words, say). `None` (the default, as in the
+            papers) reads every token. Applied by the model itself, so every loader honours it
+            (`ParaNMTEncoder`, `AutoModel`, `SentenceTransformer`, mteb).
         initializer_range (`float`, *optional*, defaults to 1.0):
             Standard deviation of the normal initialisation of embeddings (1.0 = PyTorch's `nn.Embedding` default,
             which "Paraphrastic Representations at Scale" trains from). Linear/LSTM weights use PyTorch defaults.
@@ -123,6 +128,7 @@ class ParaNMTConfig(PretrainedConfig):
         pad_token_id: int = 0,
         unk_token_id: int = 1,
         sparse_embeddings: bool = False,
+        max_seq_length: int | None = None,
         initializer_range: float = 1.0,
         **kwargs: Any,
     ) -> None:
@@ -141,6 +147,7 @@ class ParaNMTConfig(PretrainedConfig):
         self.unknown_token_ids = list(unknown_token_ids) if unknown_token_ids is not None else None
         self.unk_token_id = unk_token_id
         self.sparse_embeddings = sparse_embeddings
+        self.max_seq_length = max_seq_length
         self.initializer_range = initializer_range
         super().__init__(pad_token_id=pad_token_id, **kwargs)
         self._validate_paranmt()
@@ -191,6 +198,8 @@ class ParaNMTConfig(PretrainedConfig):
                 raise ValueError(f"{name}={value!r} is not one of {allowed}")
         if not 0.0 <= self.scramble_rate <= 1.0:
             raise ValueError(f"scramble_rate must be in [0, 1], got {self.scramble_rate}")
+        if self.max_seq_length is not None and (isinstance(self.max_seq_length, bool) or int(self.max_seq_length) < 1):
+            raise ValueError(f"max_seq_length must be a positive number of tokens or None, got {self.max_seq_length}")
         if not 0.0 <= self.embedding_dropout < 1.0:
             raise ValueError(f"embedding_dropout must be in [0, 1), got {self.embedding_dropout}")
         components = self.resolved_components()

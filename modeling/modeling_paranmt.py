@@ -91,15 +91,23 @@ class ParaNMTComponent(nn.Module):
             valid = valid | first
         return ids, valid
 
-    def forward(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Encode padded local ids [B, L] with validity mask [B, L]; return (token states, sentence embedding)."""
+    def forward(
+        self, ids: torch.Tensor, valid: torch.Tensor, max_len: int | None = None
+    ) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """Encode padded local ids [B, L] with validity mask [B, L]; return (token states, sentence embedding).
+
+        Averaging components read the valid ids as one flat embedding bag per row (no ``[B, L, D]`` tensor; their
+        token states are ``None``). ``max_len`` keeps the first ``max_len`` valid tokens of each row.
+        """
         self._check_ids(ids)
+        if self.is_averaging:
+            lengths = valid.sum(dim=1)
+            return None, self.forward_flat(ids[valid], torch.cumsum(lengths, 0) - lengths, max_len)
         ids = ids.masked_fill(~valid, self.pad_token_id)
         ids, valid = self.prepare(ids, valid)
-        if self.is_averaging:
-            states = self.embedding_dropout(self.embedding(ids))
-            return states, masked_pool(states, valid, self.pooling)
         ids, valid = self._pack_front(ids, valid)
+        if max_len is not None and ids.shape[1] > max_len:
+            ids, valid = ids[:, :max_len], valid[:, :max_len]
         embeds = self.embedding_dropout(self.embedding(ids))
         lengths = valid.sum(dim=1)
         packed = nn.utils.rnn.pack_padded_sequence(embeds, lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -130,11 +138,18 @@ class ParaNMTComponent(nn.Module):
         order = torch.argsort(keys, dim=1, stable=True)
         return ids.gather(1, order), valid.gather(1, order)
 
-    def forward_flat(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-        """EmbeddingBag path for averaging encoders: flat ids [N] and bag start offsets [B] (no padding)."""
+    def forward_flat(self, ids: torch.Tensor, offsets: torch.Tensor, max_len: int | None = None) -> torch.Tensor:
+        """EmbeddingBag path for averaging encoders: flat ids [N] and bag start offsets [B] (no padding).
+
+        ``max_len`` keeps the first ``max_len`` ids of each bag.
+        """
         self._check_ids(ids)
         num_bags = offsets.shape[0]
         lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
+        if max_len is not None and bool((lengths > max_len).any()):
+            keep = torch.arange(ids.shape[0], device=ids.device) - torch.repeat_interleave(offsets, lengths) < max_len
+            ids, lengths = ids[keep], lengths.clamp(max=max_len)
+            offsets = torch.cumsum(lengths, 0) - lengths
         if self.drop_unknown or bool((lengths == 0).any()):
             bag = torch.repeat_interleave(torch.arange(num_bags, device=ids.device), lengths)
             keep = ~self.is_unknown(ids) if self.drop_unknown else torch.ones_like(ids, dtype=torch.bool)
@@ -191,9 +206,11 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
     ``pooler_output`` is the sentence embedding. Inputs are either padded ``input_ids`` [B, L] with an
     ``attention_mask``, or, for purely averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B]
-    (the sentence-transformers ``StaticEmbedding`` layout, no padding). ``last_hidden_state`` holds the token states
-    of a single-component model (recurrent encoders: valid tokens moved to the front of each row); it is ``None`` for
-    combinations and for the flat input layout.
+    (the sentence-transformers ``StaticEmbedding`` layout, no padding). Averaging components never build a
+    ``[B, L, D]`` tensor: padded input is read as one embedding bag per row. ``last_hidden_state`` holds the token
+    states of a single recurrent encoder (valid tokens moved to the front of each row); it is ``None`` for averaging
+    encoders and combinations (so ``output[0]`` / ``pipeline("feature-extraction")`` give the sentence embedding).
+    ``config.max_seq_length`` (default ``None``: every token) caps the tokens read per sentence and component.
 
     Example:
     ```python
@@ -254,8 +271,9 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     def _forward_flat(self, input_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
         if not self.accepts_flat_input:
             raise ValueError("the flat (input_ids + offsets) layout is only for averaging encoders")
+        max_len = self.config.max_seq_length
         if len(self.encoders) == 1:
-            return self.encoders[0].forward_flat(input_ids, offsets)
+            return self.encoders[0].forward_flat(input_ids, offsets, max_len)
         # a combination: each component averages its own id range, as in the padded path
         num_bags = offsets.shape[0]
         lengths = torch.diff(offsets, append=offsets.new_tensor([input_ids.shape[0]]))
@@ -263,7 +281,9 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         pooled_parts = []
         for encoder, offset, mine in self._component_masks(input_ids, torch.ones_like(input_ids, dtype=torch.bool)):
             counts = torch.bincount(bag[mine], minlength=num_bags)
-            pooled_parts.append(encoder.forward_flat(input_ids[mine] - offset, torch.cumsum(counts, 0) - counts))
+            pooled_parts.append(
+                encoder.forward_flat(input_ids[mine] - offset, torch.cumsum(counts, 0) - counts, max_len)
+            )
         return self._combine(pooled_parts)
 
     def _component_masks(
@@ -296,11 +316,12 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be [batch, length], got shape {tuple(input_ids.shape)}")
         valid = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+        max_len = self.config.max_seq_length
         if len(self.encoders) == 1:
-            states, pooled = self.encoders[0](input_ids, valid)
+            states, pooled = self.encoders[0](input_ids, valid, max_len)
             return pooled, states
         pooled_parts = [
-            encoder(torch.where(mine, input_ids - offset, torch.zeros_like(input_ids)), mine)[1]
+            encoder(torch.where(mine, input_ids - offset, torch.zeros_like(input_ids)), mine, max_len)[1]
             for encoder, offset, mine in self._component_masks(input_ids, valid)
         ]
         return self._combine(pooled_parts), None

@@ -1,18 +1,27 @@
-"""Register the ParaNMT classes with transformers' Auto classes, without importing transformers eagerly.
+"""Register the ParaNMT classes with transformers' Auto classes and sentence-transformers, without importing them.
 
 ``import paranmt_hf`` must stay fast (transformers and torch take seconds to import), yet after it
-``AutoConfig/AutoModel/AutoTokenizer.from_pretrained(dir)`` must know ``model_type="paranmt"``. So the registration
-runs when transformers' auto modules are imported: at once for those already imported, otherwise from a post-import
-hook on ``sys.meta_path`` that runs right after the module has executed.
+``AutoConfig/AutoModel/AutoTokenizer.from_pretrained(dir)`` must know ``model_type="paranmt"``, and
+``SentenceTransformer(dir)`` must resolve the input module named in a saved directory's ``modules.json``
+(``input_module_paranmt.ParaNMTInputModule``) to the installed class, so that no code from the directory runs and no
+``trust_remote_code`` flag is needed. So the registration runs when those modules are imported: at once for those
+already imported, otherwise from a post-import hook on ``sys.meta_path`` that runs right after the module has
+executed.
+
+sentence-transformers (6.x) looks a ``modules.json`` type up in the model class's ``_module_classes`` mapping before
+importing anything (``BaseModel._load_module_class_from_ref``); paranmt_hf adds its refs there, lazily (the mapping
+imports the class on first lookup). Where that attribute does not exist, ``trust_remote_code=True`` is needed.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 
 def _register_config(module: ModuleType) -> None:
@@ -35,10 +44,54 @@ def _register_tokenizer(module: ModuleType) -> None:
     module.AutoTokenizer.register(ParaNMTConfig, tokenizer_class=ParaNMTTokenizer, exist_ok=True)
 
 
+ST_MODULE_CLASSES = {
+    # what ``modules.json`` of a saved directory names -> where the installed class lives
+    "input_module_paranmt.ParaNMTInputModule": "paranmt_hf.modeling.input_module_paranmt:ParaNMTInputModule",
+    # written by ``SentenceTransformer.save`` when the module is the installed class
+    "paranmt_hf.modeling.input_module_paranmt.ParaNMTInputModule":
+        "paranmt_hf.modeling.input_module_paranmt:ParaNMTInputModule",
+    # the training module's name in earlier releases
+    "paranmt_hf.st.sentence_encoder.ParaNMTSentenceEncoder":
+        "paranmt_hf.modeling.input_module_paranmt:ParaNMTInputModule",
+}
+
+
+class _LazyModuleClasses(Mapping):
+    """sentence-transformers' ``_module_classes`` plus paranmt_hf's refs, imported on first lookup."""
+
+    def __init__(self, base: Mapping[str, Any], lazy: Mapping[str, str]) -> None:
+        self._base = dict(base)
+        self._lazy = dict(lazy)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._base:
+            return self._base[key]
+        target = self._lazy[key]
+        module, _, name = target.partition(":")
+        value = getattr(importlib.import_module(module), name)
+        self._base[key] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._lazy, **self._base})
+
+    def __len__(self) -> int:
+        return len({**self._lazy, **self._base})
+
+
+def _register_sentence_transformers(module: ModuleType) -> None:
+    base = getattr(module, "BaseModel", None)
+    current = getattr(base, "_module_classes", None)
+    if base is None or current is None or isinstance(current, _LazyModuleClasses):
+        return
+    base._module_classes = _LazyModuleClasses(current, ST_MODULE_CLASSES)
+
+
 HOOKS: dict[str, Callable[[ModuleType], None]] = {
     "transformers.models.auto.configuration_auto": _register_config,
     "transformers.models.auto.modeling_auto": _register_model,
     "transformers.models.auto.tokenization_auto": _register_tokenizer,
+    "sentence_transformers.base.model": _register_sentence_transformers,
 }
 
 

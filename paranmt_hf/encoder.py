@@ -11,8 +11,9 @@ import numpy as np
 import torch
 
 from .modeling.configuration_paranmt import ParaNMTConfig
+from .modeling.featurization_paranmt import ParaNMTFeaturizer, component_vocab_sizes
+from .modeling.input_module_paranmt import load_tokenizer
 from .modeling.modeling_paranmt import ParaNMTModel
-from .modeling.tokenization_paranmt import ParaNMTTokenizer
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -41,8 +42,8 @@ class ParaNMTEncoder:
 
     Args:
         model: the ``ParaNMTModel``.
-        tokenizer: its tokenizer: a transformers fast tokenizer (word / sp models) or a ``ParaNMTTokenizer``
-            (trigram and combined models).
+        tokenizer: its tokenizer: a transformers fast tokenizer (word / sp / subword models) or a
+            ``ParaNMTTokenizer`` (trigram and combined models).
 
     Example:
     ```python
@@ -54,25 +55,19 @@ class ParaNMTEncoder:
     """
 
     def __init__(self, model: ParaNMTModel, tokenizer: PreTrainedTokenizerBase) -> None:
-        self.model = model.eval()
+        self.model = model
         self.tokenizer = tokenizer
-        expected = [c["vocab_size"] for c in model.config.resolved_components()]
-        found = self.component_vocab_sizes(tokenizer)
-        if expected != found:
-            raise ValueError(f"tokenizer vocabulary sizes {found} do not match the model's components {expected}")
-        self._flat = model.accepts_flat_input
+        self.featurizer = ParaNMTFeaturizer.for_model(model, tokenizer)
 
     @staticmethod
     def component_vocab_sizes(tokenizer: PreTrainedTokenizerBase) -> list[int]:
         """Vocabulary size of each component as the tokenizer sees it."""
-        if isinstance(tokenizer, ParaNMTTokenizer):
-            return tokenizer.component_vocab_sizes
-        return [len(tokenizer)]
+        return component_vocab_sizes(tokenizer)
 
     @property
     def is_flat(self) -> bool:
         """Whether batches use the flat EmbeddingBag layout (averaging encoders and their combinations)."""
-        return self._flat
+        return self.featurizer.flat
 
     @property
     def config(self) -> ParaNMTConfig:
@@ -89,65 +84,37 @@ class ParaNMTEncoder:
         """Load a model directory or Hub repository saved by :meth:`save_pretrained`.
 
         Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ...) go to both the model's
-        and the tokenizer's ``from_pretrained``.
+        and the tokenizer's ``from_pretrained``. Directories with int8 weight storage are dequantised
+        (:mod:`paranmt_hf.export.quantize`).
         """
-        from transformers import AutoTokenizer
-
-        from .export.quantize import is_int8_dir, load_int8
+        from .export.quantize import is_int8_dir, load_int8_model
 
         if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
-            return load_int8(name_or_path)  # int8 weight storage (paranmt_hf.export.quantize)
-        model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
-        return cls(model, tokenizer)
+            model = load_int8_model(name_or_path)
+        else:
+            model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
+        return cls(model, load_tokenizer(name_or_path, **kwargs))
 
     def save_pretrained(self, directory: str | os.PathLike[str], sentence_transformers: bool = True) -> None:
         """Write everything every loader needs into ``directory``.
 
-        config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, when
-        sentence-transformers is installed and ``sentence_transformers`` is true, its module files.
+        config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
+        ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
+        module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact and sentence-transformers
+        is installed).
         """
         os.makedirs(directory, exist_ok=True)
         self.model.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
         if sentence_transformers:
-            from .utils.imports import is_available
+            from .st.layout import write_sentence_transformers_files
 
-            if is_available("sentence_transformers"):
-                from .st.layout import write_sentence_transformers_files
-
-                write_sentence_transformers_files(self, directory)
-            else:
-                logger.info("sentence-transformers not installed: its module files were not written")
+            write_sentence_transformers_files(self.model, self.tokenizer, directory)
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
-    def _fast_ids(self) -> Any:
-        """The batched, cached fast path of :mod:`paranmt_hf.speedpath` for this tokenizer (False if none)."""
-        if getattr(self, "_fast_for", None) is not self.tokenizer:
-            from .speedpath import fast_token_ids
-
-            self._fast = fast_token_ids(self.tokenizer, self._reference_ids) or False
-            self._fast_for = self.tokenizer
-        return self._fast
-
-    def _reference_ids(self, sentences: Sequence[str]) -> list[list[int]]:
-        """Token ids straight from the tokenizer, one sentence at a time (the definition the fast path matches)."""
-        if isinstance(self.tokenizer, ParaNMTTokenizer):
-            return [self.tokenizer.encode_ids(s) for s in sentences]
-        backend = self.tokenizer.backend_tokenizer
-        return [e.ids for e in backend.encode_batch_fast(list(sentences), add_special_tokens=False)]
-
     def flat_token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """All token ids of a batch back to back (int64) and the number of tokens of each sentence."""
-        if not sentences:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        fast = self._fast_ids()
-        if fast:
-            return fast(sentences)
-        ids = self._reference_ids(sentences)
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
-        return flat, lengths
+        return self.featurizer.token_ids(sentences)
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Model token ids of each sentence (no special tokens, no padding)."""
@@ -157,18 +124,7 @@ class ParaNMTEncoder:
 
     def features(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
         """Model inputs for a batch: flat ``input_ids`` + ``offsets`` (averaging) or padded ids + mask."""
-        from .speedpath import lengths_to_offsets
-
-        flat, lengths = self.flat_token_ids(sentences)
-        offsets = lengths_to_offsets(lengths)
-        if self._flat:
-            return {"input_ids": torch.from_numpy(flat), "offsets": torch.from_numpy(offsets)}
-        width = max(1, int(lengths.max(initial=0)))
-        padded = np.full((len(lengths), width), self.model.config.pad_token_id, dtype=np.int64)
-        rows = np.repeat(np.arange(len(lengths)), lengths)
-        padded[rows, np.arange(len(flat)) - np.repeat(offsets, lengths)] = flat
-        mask = np.arange(width)[None, :] < lengths[:, None]
-        return {"input_ids": torch.from_numpy(padded), "attention_mask": torch.from_numpy(mask.astype(np.int64))}
+        return self.featurizer(sentences)
 
     # ---- encoding -----------------------------------------------------------------------------------------------
     def _batches(self, sentences: list[str], batch_size: int) -> tuple[np.ndarray | None, list[tuple[int, int]]]:
@@ -178,23 +134,27 @@ class ParaNMTEncoder:
         so single- and multi-process encoding run exactly the same forward passes.
         """
         order = None
-        if not self._flat:
+        if not self.is_flat:
             order = np.argsort(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)), kind="stable")
         bounds = [(s, min(s + batch_size, len(sentences))) for s in range(0, len(sentences), batch_size)]
         return order, bounds
 
     @torch.inference_mode()
-    def _encode_batches(
+    def encode_plan(
         self, sentences: list[str], order: np.ndarray | None, bounds: Sequence[tuple[int, int]], progress: Any = None
     ) -> torch.Tensor:
-        """Embeddings of the batches ``bounds`` of the plan, rows in plan order (``order[start:end]`` per batch)."""
+        """Embeddings of the batches ``bounds`` of a plan (:meth:`_batches`), rows in plan order.
+
+        Batch ``(start, end)`` holds ``sentences[order[start:end]]`` (``sentences[start:end]`` when ``order`` is
+        None). Worker processes of :func:`paranmt_hf.parallel.encode_parallel` call this on their share of batches.
+        """
         total = sum(e - s for s, e in bounds)
         out = torch.empty(total, self.embedding_dim, dtype=torch.float32)
         row = 0
         # Averaging models: tokenisation (one Python thread) dominates and an embedding bag is memory-bound, so
         # intra-op threads buy little and stall badly on a busy machine; scale with processes instead (parallel.py).
         threads = torch.get_num_threads()
-        if self._flat and threads > 1:
+        if self.is_flat and threads > 1:
             torch.set_num_threads(1)
         try:
             for start, end in bounds:
@@ -236,12 +196,14 @@ class ParaNMTEncoder:
         Returns:
             ``[len(sentences), embedding_dim]`` embeddings (``[embedding_dim]`` for a single string).
         """
+        from functools import partial
+
         from .parallel import encode_parallel, resolve_processes
 
         single = isinstance(sentences, str)
         texts = check_sentences(sentences)
         if batch_size is None:
-            batch_size = 8192 if self._flat else 512
+            batch_size = 8192 if self.is_flat else 512
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         order, bounds = self._batches(texts, batch_size)
@@ -251,14 +213,17 @@ class ParaNMTEncoder:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(bounds), desc="Encoding", unit="batch")
+        was_training = self.model.training
         self.model.eval()
         processes = resolve_processes(num_processes, len(texts), multiprocessing_threshold, len(bounds))
         try:
             if processes > 1:
-                out = encode_parallel(self, texts, order, bounds, processes, bar)
+                out = encode_parallel(partial(self.encode_plan, texts, order), bounds, self.embedding_dim, processes,
+                                      bar)
             else:
-                out = self._encode_batches(texts, order, bounds, bar)
+                out = self.encode_plan(texts, order, bounds, bar)
         finally:
+            self.model.train(was_training)
             if bar is not None:
                 bar.close()
         if order is not None:

@@ -1,10 +1,11 @@
 """Multi-process encoding for large inputs: the batches of one plan shared out over worker processes.
 
-``ParaNMTEncoder.encode`` plans its batches once (``_batches``); workers run exactly those forward passes, each with
-one intra-op thread, so the embeddings are bit-identical to a single-process run. Workers are forked where the
-platform can fork: the model and the sentences are shared copy-on-write and each worker writes its rows straight
-into a shared anonymous memory map, so nothing is pickled either way. Elsewhere they are spawned: the encoder and
-the sentences are pickled once per worker and the rows come back through the pool.
+``ParaNMTEncoder.encode`` plans its batches once and hands :func:`encode_parallel` a callable that embeds any run of
+those batches (``encode_plan`` with the sentences bound); workers run exactly those forward passes, each with one
+intra-op thread, so the embeddings are bit-identical to a single-process run. Workers are forked where the platform
+can fork: the callable (model, sentences) is shared copy-on-write and each worker writes its rows straight into a
+shared anonymous memory map, so nothing is pickled either way. Elsewhere they are spawned: the callable is pickled
+once per worker and the rows come back through the pool.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from __future__ import annotations
 import mmap
 import multiprocessing as mp
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
-if TYPE_CHECKING:
-    from .encoder import ParaNMTEncoder
+EncodeBatches = Callable[[Sequence[tuple[int, int]]], torch.Tensor]
+"""Embeds the given ``(start, end)`` batches of a plan; rows in plan order."""
 
 TASKS_PER_PROCESS = 4
 """Batches are grouped into about this many tasks per worker (load balance vs. per-task overhead)."""
@@ -55,10 +56,9 @@ def _init_worker(state: dict[str, Any] | None) -> None:
 
 
 def _run_task(task: tuple[int, int]) -> tuple[int, int, np.ndarray | None]:
-    encoder: ParaNMTEncoder = _STATE["encoder"]
     lo, hi = task
     bounds = _STATE["bounds"][lo:hi]
-    emb = encoder._encode_batches(_STATE["sentences"], _STATE["order"], bounds)
+    emb = _STATE["encode_batches"](bounds)
     shared = _STATE.get("out")
     if shared is None:  # spawn: send the rows back
         return lo, hi, emb.numpy()
@@ -74,18 +74,20 @@ def tasks_for(n_batches: int, processes: int) -> list[tuple[int, int]]:
 
 
 def encode_parallel(
-    encoder: ParaNMTEncoder,
-    sentences: list[str],
-    order: np.ndarray | None,
+    encode_batches: EncodeBatches,
     bounds: Sequence[tuple[int, int]],
+    dim: int,
     processes: int,
     progress: Any = None,
 ) -> torch.Tensor:
-    """Embeddings of every batch of the plan (rows in plan order), computed by ``processes`` workers."""
-    state: dict[str, Any] = {"encoder": encoder, "sentences": sentences, "order": order, "bounds": list(bounds)}
+    """Embeddings (``dim`` wide) of every batch of the plan ``bounds`` (rows in plan order), by ``processes`` workers.
+
+    ``encode_batches`` must be picklable where processes are spawned (a ``functools.partial`` of a method is).
+    """
+    state: dict[str, Any] = {"encode_batches": encode_batches, "bounds": list(bounds)}
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     tasks = tasks_for(len(bounds), processes)
-    rows, dim = bounds[-1][1] - bounds[0][0], encoder.embedding_dim
+    rows = bounds[-1][1] - bounds[0][0]
     buffer = None
     if method == "fork":  # an anonymous shared mapping: children write their rows in place, nothing is pickled
         buffer = mmap.mmap(-1, max(1, rows * dim * 4))

@@ -66,7 +66,8 @@ def hub_dir(model_dir, eval_dir, tmp_path_factory):
 def test_folder_layout(hub_dir):
     files = {p.relative_to(hub_dir).as_posix() for p in hub_dir.rglob("*") if p.is_file()}
     assert {"model.safetensors", "config.json", "configuration_paranmt.py", "modeling_paranmt.py", "tokenizer.json",
-            "tokenizer_config.json", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
+            "tokenizer_config.json", "modules.json", "paranmt_st_config.json", "config_sentence_transformers.json",
+            "input_module_paranmt.py", "featurization_paranmt.py", "tokenization_paranmt.py",
             "static/model.safetensors", "static/tokenizer.json", "static/modules.json", "README.md",
             "training_summary.json", "results/me__tiny/v1/STS12.json", "results/me__tiny/v1/model_meta.json"} <= files
     assert not [f for f in files if f.startswith("checkpoints") or f.endswith((".pt", ".bin", ".pkl"))]

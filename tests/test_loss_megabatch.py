@@ -32,7 +32,7 @@ def make_model(kind: str = "word", flat: bool = True, seed: int = 0) -> Sentence
     encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=seed)
     module = ParaNMTSentenceEncoder.from_encoder(encoder)
     if not flat:
-        module._encoder._flat = False  # same model read through padded features
+        module.featurizer.flat = False  # same model read through padded features
     model = SentenceTransformer(modules=[module], device="cpu")
     model.train()
     return model

@@ -16,12 +16,13 @@ import numpy as np  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
 from paranmt_hf import build_encoder  # noqa: E402
-from paranmt_hf.st import ParaNMTSentenceEncoder, static_embedding_is_exact  # noqa: E402
+from paranmt_hf.st import ParaNMTInputModule, static_embedding_is_exact  # noqa: E402
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3
 TEXTS = ["a man plays", "The DOG runs !", "", "zzz unknown words", "   "]
-KINDS = ["word", "sp", "trigram", "lstm", "trigram+word"]
+KINDS = ["word", "sp", "trigram", "lstm", "bilstm", "gran", "trigram+word", "word+lstm"]
 STATIC_KINDS = {"word", "sp"}
+FLAT_KINDS = {"word", "sp", "trigram", "trigram+word"}
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +40,67 @@ def saved(tmp_path_factory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_sentence_transformer_loads_every_kind_exactly(saved, kind):
+def test_sentence_transformer_loads_the_fast_module_for_every_kind(saved, kind):
     path = saved[kind]
     modules = json.load(open(os.path.join(path, "modules.json")))
-    assert modules == [{"idx": 0, "name": "0", "path": "",
-                        "type": "sentence_transformers.base.modules.transformer.Transformer"}]
-    assert not os.path.exists(os.path.join(path, "paranmt_st_config.json"))
-    model = SentenceTransformer(path, device="cpu")  # no flag: paranmt_hf is imported, so transformers knows it
-    np.testing.assert_allclose(model.encode(TEXTS), np.load(path + ".npy"), atol=1e-6)
-    assert model.get_embedding_dimension() == np.load(path + ".npy").shape[1]
+    assert modules == [{"idx": 0, "name": "0", "path": "", "type": "input_module_paranmt.ParaNMTInputModule"}]
+    for name in ("input_module_paranmt.py", "featurization_paranmt.py", "tokenization_paranmt.py",
+                 "modeling_paranmt.py", "configuration_paranmt.py", "paranmt_st_config.json"):
+        assert os.path.isfile(os.path.join(path, name)), name
+    assert not os.path.exists(os.path.join(path, "sentence_bert_config.json"))
+    model = SentenceTransformer(path, device="cpu")  # no flag: paranmt_hf is imported, the installed class is used
+    assert type(model[0]) is ParaNMTInputModule  # the fast module, not sentence-transformers' padded Transformer
+    assert model[0].is_flat == (kind in FLAT_KINDS)
+    expected = np.load(path + ".npy")
+    assert np.abs(model.encode(TEXTS) - expected).max() <= 1e-6
+    assert np.abs(model.encode(TEXTS, batch_size=2) - expected).max() <= 1e-6
+    assert model.get_embedding_dimension() == expected.shape[1]
+    assert model.max_seq_length is None
     assert os.path.isdir(os.path.join(path, "static")) == (kind in STATIC_KINDS)
+
+
+def test_max_seq_length_is_saved_and_honoured(tmp_path):
+    encoder = build_encoder("trigram+word", corpus=CORPUS, embedding_dim=8, seed=3)
+    long_text = ["a man plays a guitar . " * 50]
+    full = encoder.encode(long_text)
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
+    model.max_seq_length = 5
+    truncated = model.encode(long_text)
+    assert np.abs(truncated - full).max() > 1e-3  # the setting changes what is read
+    model[0].save_pretrained(tmp_path / "m")
+    assert json.load(open(tmp_path / "m" / "config.json"))["max_seq_length"] == 5
+    from paranmt_hf import ParaNMTEncoder
+
+    reloaded = ParaNMTEncoder.from_pretrained(tmp_path / "m")
+    np.testing.assert_allclose(reloaded.encode(long_text), truncated, atol=1e-6)
+    np.testing.assert_allclose(SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(long_text), truncated,
+                               atol=1e-6)
+    # the first 5 trigrams and the first 5 words: the same as encoding the first words alone
+    np.testing.assert_allclose(truncated[0, 8:], encoder.encode(["a man plays a guitar"])[0, 8:], atol=1e-6)
+
+
+LEGACY_CONFIG = {
+    "transformer_task": "feature-extraction",
+    "modality_config": {"text": {"method": "forward", "method_output_name": "pooler_output"}},
+    "module_output_name": "sentence_embedding",
+}
+
+
+@pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
+def test_directories_of_the_earlier_layout_keep_loading(saved, tmp_path, kind):
+    """The previous release named sentence-transformers' Transformer module (padded path): still loads, same output."""
+    import shutil
+
+    path = tmp_path / kind
+    shutil.copytree(saved[kind], path)
+    (path / "modules.json").write_text(json.dumps(
+        [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"}]))
+    (path / "sentence_bert_config.json").write_text(json.dumps(LEGACY_CONFIG))
+    for name in ("input_module_paranmt.py", "featurization_paranmt.py", "paranmt_st_config.json"):
+        (path / name).unlink()
+    model = SentenceTransformer(str(path), device="cpu")
+    assert type(model[0]).__name__ == "Transformer"
+    assert np.abs(model.encode(TEXTS) - np.load(saved[kind] + ".npy")).max() <= 1e-6
 
 
 @pytest.mark.parametrize("kind", sorted(STATIC_KINDS))
@@ -72,17 +124,21 @@ def test_stale_static_copy_is_removed(tmp_path):
     with pytest.raises(ValueError, match="StaticEmbedding would not reproduce"):
         from paranmt_hf.st import write_sentence_transformers_files
 
-        write_sentence_transformers_files(build_encoder("lstm", corpus=CORPUS, embedding_dim=8), tmp_path, static=True)
+        lstm = build_encoder("lstm", corpus=CORPUS, embedding_dim=8)
+        write_sentence_transformers_files(lstm.model, lstm.tokenizer, tmp_path, static=True)
 
 
 def test_static_layout_only_where_exact():
-    base = build_encoder("word", corpus=CORPUS, embedding_dim=8)
-    assert static_embedding_is_exact(base)
-    assert not static_embedding_is_exact(build_encoder("word", corpus=CORPUS, embedding_dim=8, pooling="max"))
-    assert not static_embedding_is_exact(
-        build_encoder("word", corpus=CORPUS, embedding_dim=8, drop_unknown_tokens=True))
-    assert not static_embedding_is_exact(build_encoder("trigram", corpus=CORPUS, embedding_dim=8))
-    assert not static_embedding_is_exact(build_encoder("gran", corpus=CORPUS, embedding_dim=8))
+    def exact(**kwargs):
+        encoder = build_encoder(kwargs.pop("kind", "word"), corpus=CORPUS, embedding_dim=8, **kwargs)
+        return static_embedding_is_exact(encoder.model, encoder.tokenizer)
+
+    assert exact()
+    assert not exact(pooling="max")
+    assert not exact(drop_unknown_tokens=True)
+    assert not exact(max_seq_length=16)
+    assert not exact(kind="trigram")
+    assert not exact(kind="gran")
 
 
 BLOCKED_LOAD = textwrap.dedent(
@@ -105,7 +161,8 @@ BLOCKED_LOAD = textwrap.dedent(
             results[path + ":noflag"] = "loaded"
         except ValueError as err:
             results[path + ":noflag"] = "trust_remote_code" if "trust_remote_code" in str(err) else str(err)
-        model = SentenceTransformer(path, device="cpu", trust_remote_code=path.endswith(("word", "lstm", "trigram")))
+        model = SentenceTransformer(path, device="cpu", trust_remote_code=not path.endswith("static"))
+        results[path + ":module"] = type(model[0]).__module__
         rows = [i for i, t in enumerate(texts) if t.strip() or not path.endswith("static")]
         expected = np.load(path.removesuffix("/static") + ".npy")[rows]
         results[path] = float(np.abs(model.encode([texts[i] for i in rows]) - expected).max())
@@ -129,37 +186,40 @@ BLOCKED_LOAD = textwrap.dedent(
 
 
 def test_loads_where_paranmt_hf_is_not_installed(saved):
-    paths = [saved["word"], saved["lstm"], saved["trigram"], saved["word"] + "/static"]
+    paths = [saved["word"], saved["lstm"], saved["trigram"], saved["trigram+word"], saved["word"] + "/static"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run([sys.executable, "-c", BLOCKED_LOAD, json.dumps(TEXTS), *paths], capture_output=True,
                           text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.rsplit("RESULTS ", 1)[1])
     assert results["paranmt_hf"] == "blocked"
-    for path in paths[:3]:  # transformers asks for the flag to run the shipped modeling_paranmt.py
+    for path in paths[:4]:  # sentence-transformers asks for the flag to run the shipped input_module_paranmt.py
         assert results[path + ":noflag"] == "trust_remote_code"
-        assert results[path] < 1e-6
+        assert results[path + ":module"].startswith("transformers_modules.")  # the shipped fast module
+        assert results[path + ":module"].endswith(".input_module_paranmt")
+        assert results[path] <= 1e-6
     assert results["automodel:noflag"] == "trust_remote_code"
     assert results["automodel"].startswith("transformers_modules.")  # the shipped remote code
-    assert results[paths[3] + ":noflag"] == "loaded"  # StaticEmbedding: no custom code at all
-    assert results[paths[3]] < 1e-6
+    assert results[paths[4] + ":noflag"] == "loaded"  # StaticEmbedding: no custom code at all
+    assert results[paths[4]] <= 1e-6
 
 
-def test_sentence_encoder_module_round_trip(tmp_path):
+def test_input_module_round_trip_through_sentence_transformers_save(tmp_path):
     encoder = build_encoder("lstm", corpus=CORPUS, embedding_dim=8, seed=5)
-    module = ParaNMTSentenceEncoder.from_encoder(encoder)
+    module = ParaNMTInputModule.from_encoder(encoder)
     model = SentenceTransformer(modules=[module], device="cpu")
     expected = encoder.encode(TEXTS)
     np.testing.assert_allclose(model.encode(TEXTS), expected, atol=1e-6)
     model.save(str(tmp_path / "st"))
     assert os.path.isfile(tmp_path / "st" / "paranmt_st_config.json")
-    with pytest.raises(ValueError, match="trust_remote_code"):  # sentence-transformers 6 gate on custom modules
-        SentenceTransformer(str(tmp_path / "st"), device="cpu")
-    reloaded = SentenceTransformer(str(tmp_path / "st"), device="cpu", trust_remote_code=True)
-    assert type(reloaded[0]).__name__ == "ParaNMTSentenceEncoder"
+    assert os.path.isfile(tmp_path / "st" / "input_module_paranmt.py")
+    reloaded = SentenceTransformer(str(tmp_path / "st"), device="cpu")  # the installed class: no flag
+    assert type(reloaded[0]) is ParaNMTInputModule
     np.testing.assert_allclose(reloaded.encode(TEXTS), expected, atol=1e-6)
     module.model.train()
     module.save_pretrained(tmp_path / "portable")
     assert module.model.training  # train/eval mode kept
     portable = SentenceTransformer(str(tmp_path / "portable"), device="cpu")
     np.testing.assert_allclose(portable.encode(TEXTS), expected, atol=1e-6)
+    modules = json.load(open(tmp_path / "portable" / "modules.json"))
+    assert modules[0]["type"] == "input_module_paranmt.ParaNMTInputModule"

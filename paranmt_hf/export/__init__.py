@@ -14,6 +14,6 @@ Command line: ``paranmt-hf export MODEL_DIR --format onnx|onnx-int8|fp16|int8 --
 from __future__ import annotations
 
 from .onnx import OnnxEncoder, build_graph, export_onnx, quantize_onnx
-from .quantize import load_int8, save_quantized
+from .quantize import load_int8_model, save_quantized
 
-__all__ = ["OnnxEncoder", "build_graph", "export_onnx", "load_int8", "quantize_onnx", "save_quantized"]
+__all__ = ["OnnxEncoder", "build_graph", "export_onnx", "load_int8_model", "quantize_onnx", "save_quantized"]

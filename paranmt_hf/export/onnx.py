@@ -212,19 +212,6 @@ def quantize_onnx(fp32_path: str | os.PathLike[str], int8_path: str | os.PathLik
     return Path(int8_path)
 
 
-def load_tokenizer(directory: str | os.PathLike[str]) -> Any:
-    """The tokenizer saved next to an exported model: ``paranmt_tokenizer.json`` (trigram) or ``tokenizer.json``."""
-    from ..modeling.tokenization_paranmt import VOCAB_FILES_NAMES, ParaNMTTokenizer
-
-    directory = Path(directory)
-    own = directory / VOCAB_FILES_NAMES["vocab_file"]
-    if own.is_file():
-        return ParaNMTTokenizer(vocab_file=str(own))
-    from transformers import PreTrainedTokenizerFast
-
-    return PreTrainedTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"))
-
-
 class OnnxEncoder:
     """Run an exported encoder with onnxruntime: the tokenizer's ids (paranmt_hf fast path) -> ONNX graph.
 
@@ -234,7 +221,8 @@ class OnnxEncoder:
     """
 
     def __init__(self, path: str | os.PathLike[str], threads: int | None = None) -> None:
-        from ..speedpath import fast_token_ids
+        from ..modeling.featurization_paranmt import ParaNMTFeaturizer
+        from ..modeling.input_module_paranmt import load_tokenizer
 
         ort = require("onnxruntime", "onnx")
         path = Path(path)
@@ -245,26 +233,15 @@ class OnnxEncoder:
             options.intra_op_num_threads = threads
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = load_tokenizer(path.parent)
-        self._fast = fast_token_ids(self.tokenizer, self._reference_ids)
-
-    def _reference_ids(self, sentences: list[str]) -> list[list[int]]:
-        if hasattr(self.tokenizer, "encode_ids"):
-            return [self.tokenizer.encode_ids(s) for s in sentences]
-        return [e.ids for e in self.tokenizer.backend_tokenizer.encode_batch_fast(list(sentences), False)]
+        self.featurizer = ParaNMTFeaturizer(self.tokenizer, flat=True)
 
     def encode(self, sentences: list[str], batch_size: int = 512, normalize: bool = False) -> np.ndarray:
         """Embeddings ``[len(sentences), dim]`` float32."""
-        from ..speedpath import lengths_to_offsets
+        from ..modeling.featurization_paranmt import lengths_to_offsets
 
         parts = []
         for start in range(0, len(sentences), batch_size):
-            batch = list(sentences[start : start + batch_size])
-            if self._fast:
-                flat, lengths = self._fast(batch)
-            else:
-                ids = self._reference_ids(batch)
-                flat = np.asarray([t for x in ids for t in x], dtype=np.int64)
-                lengths = np.asarray([len(x) for x in ids], dtype=np.int64)
+            flat, lengths = self.featurizer.token_ids(list(sentences[start : start + batch_size]))
             feeds = {"input_ids": flat, "offsets": lengths_to_offsets(lengths)}
             parts.append(self.session.run(["embeddings"], feeds)[0])
         out = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

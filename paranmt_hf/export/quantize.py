@@ -6,8 +6,8 @@
   (``static/``) is not written: it would load, and compute, in float16.
 - ``int8``: embedding tables become int8 with one float32 scale per row (symmetric, ``scale = max|row| / 127``) in
   ``model_int8.safetensors``; other tensors (LSTM, GRAN gate) stay float32. No ``model.safetensors`` is written, so
-  loaders that cannot dequantise fail loudly instead of loading garbage; :func:`load_int8` (and
-  ``ParaNMTEncoder.from_pretrained``) dequantise to float32.
+  loaders that cannot dequantise fail loudly instead of loading garbage; :func:`load_int8_model` (used by
+  ``ParaNMTEncoder.from_pretrained``) dequantises to float32.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch
 
 if TYPE_CHECKING:
     from ..encoder import ParaNMTEncoder
+    from ..modeling.modeling_paranmt import ParaNMTModel
 
 INT8_FILE = "model_int8.safetensors"
 SCALE_SUFFIX = ".int8_scale"
@@ -87,12 +88,10 @@ def is_int8_dir(directory: str | os.PathLike[str]) -> bool:
     return (d / INT8_FILE).is_file() and not (d / "model.safetensors").is_file()
 
 
-def load_int8(directory: str | os.PathLike[str]) -> ParaNMTEncoder:
-    """Load an int8 directory as a float32 ``ParaNMTEncoder`` (embedding rows dequantised)."""
+def load_int8_model(directory: str | os.PathLike[str]) -> ParaNMTModel:
+    """Load the model of an int8 directory in float32 (embedding rows dequantised)."""
     from safetensors.torch import load_file
-    from transformers import AutoTokenizer
 
-    from ..encoder import ParaNMTEncoder
     from ..modeling.configuration_paranmt import ParaNMTConfig
     from ..modeling.modeling_paranmt import ParaNMTModel
 
@@ -108,7 +107,7 @@ def load_int8(directory: str | os.PathLike[str]) -> ParaNMTEncoder:
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise ValueError(f"{d / INT8_FILE} does not match the config: missing {missing}, unexpected {unexpected}")
-    return ParaNMTEncoder(model, AutoTokenizer.from_pretrained(d))
+    return model
 
 
 def storage_bytes(directory: str | os.PathLike[str]) -> int:

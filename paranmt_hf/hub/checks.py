@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-ST_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
+ST_FILES = ("modules.json", "paranmt_st_config.json", "config_sentence_transformers.json")
 """The sentence-transformers files at the root of a model folder."""
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 """Files that may hold pickles (arbitrary code on load): never published."""
@@ -39,6 +39,11 @@ def _check_sentence_transformers(folder: Path, problems: list[str]) -> None:
     for module in modules or []:
         if module.get("path") and not (folder / module["path"]).is_dir():
             problems.append(f"modules.json names the missing folder {module['path']!r}")
+        ref = str(module.get("type", ""))
+        if "." in ref and not ref.startswith("sentence_transformers."):
+            code = folder / module.get("path", "") / f"{ref.rsplit('.', 1)[0]}.py"
+            if not code.is_file():
+                problems.append(f"modules.json names {ref!r}, whose file {code.name} is missing")
     static = folder / "static"
     if static.is_dir():
         for name in ("modules.json", "model.safetensors", "tokenizer.json"):

@@ -5,7 +5,7 @@ The folder holds exactly what every loader needs and nothing pickled:
 - ``config.json`` (with ``auto_map``) + ``model.safetensors`` + the remote-code files (``configuration_paranmt.py``,
   ``modeling_paranmt.py``, ``tokenization_paranmt.py`` for trigram/combined tokenizers);
 - the tokenizer files (``tokenizer.json`` or ``paranmt_tokenizer.json``, ``tokenizer_config.json``);
-- the sentence-transformers files (``modules.json``, ``sentence_bert_config.json``,
+- the sentence-transformers files (``modules.json`` naming the shipped ``input_module_paranmt.py``,
   ``config_sentence_transformers.json``, and ``static/`` for averaging models);
 - ``README.md``, the model card (:mod:`paranmt_hf.hub.card`), ``training_summary.json`` without local paths,
   the evaluation JSON under ``results/<org>__<name>/<revision>/`` (mteb's cache layout: ``mteb.ResultCache``

@@ -14,9 +14,10 @@ from .layout import (  # noqa: E402
     write_sentence_transformers_files,
     write_static_embedding,
 )
-from .sentence_encoder import ParaNMTSentenceEncoder  # noqa: E402
+from .sentence_encoder import ParaNMTInputModule, ParaNMTSentenceEncoder  # noqa: E402
 
 __all__ = [
+    "ParaNMTInputModule",
     "ParaNMTSentenceEncoder",
     "write_sentence_transformers_files",
     "write_static_embedding",

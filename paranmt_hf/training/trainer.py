@@ -323,7 +323,7 @@ def _train(
         threads=torch.get_num_threads(),
     )
     if is_main_process():
-        trained = model[0].to_encoder()
+        trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
         trained.save_pretrained(out)
         summary = {

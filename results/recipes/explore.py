@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
+from paranmt_hf.encoder import ParaNMTEncoder
 from paranmt_hf.evaluation.runner import evaluate, paper_average
 from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
 from paranmt_hf.st import ParaNMTSentenceEncoder
@@ -81,7 +82,8 @@ def main() -> None:
             log.append((step, round(float(value.detach()), 4), round(score, 4), round(time.time() - started)))
             print(name, log[-1], flush=True)
     model.eval()
-    sts = paper_average(evaluate(model[0].to_encoder(), ["STS12", "STS13", "STS14", "STS15", "STS16"]))
+    trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
+    sts = paper_average(evaluate(trained, ["STS12", "STS13", "STS14", "STS15", "STS16"]))
     print("RESULT", name, json.dumps(cfg), "sts12-16", round(sts, 2), flush=True)
     with open(HERE / "explore.jsonl", "a") as f:
         run = {"name": name, "cfg": cfg, "files": files, "log": log, "sts": sts, "unk_zero": unk_zero}

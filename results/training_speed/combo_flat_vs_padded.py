@@ -45,7 +45,7 @@ def main() -> None:
     for _ in range(2):
         for layout in ("flat", "padded"):
             module = ParaNMTSentenceEncoder.from_encoder(encoder)
-            module._encoder._flat = layout == "flat"  # same model read through padded features
+            module.featurizer.flat = layout == "flat"  # same model read through padded features
             model = SentenceTransformer(modules=[module], device="cpu")
             model.train()
             loss = make_loss(recipe, model, False)

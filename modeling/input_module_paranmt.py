@@ -1,0 +1,232 @@
+"""The sentence-transformers input module of ParaNMT models: the fast path, shipped inside every model directory.
+
+``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so ``SentenceTransformer(dir)``
+(and mteb, LangChain, ... through it) embeds with the same featuriser and forward as ``ParaNMTEncoder``: exact
+batched token ids, the flat ``EmbeddingBag`` layout for averaging encoders and their combinations (no padding,
+no ``[batch, tokens, dim]`` tensor), length-sorted packed batches for recurrent encoders, one torch thread for
+averaging models at inference. After ``import paranmt_hf`` the class resolves to the installed copy of this file (no
+flag); elsewhere ``SentenceTransformer(dir, trust_remote_code=True)`` imports this file from the directory.
+
+This file is Hub remote code: it imports only torch, transformers and its siblings. Where sentence-transformers is
+installed (always, when sentence-transformers itself loads this file) the class also derives from its
+``InputModule``, so the trainer treats it as one of its own modules (checkpoint reloading, model cards); that
+guarded import keeps the file usable without it, and transformers' remote-code import check satisfied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import PreTrainedTokenizerFast
+
+from .featurization_paranmt import ParaNMTFeaturizer
+from .modeling_paranmt import ParaNMTModel
+from .tokenization_paranmt import ParaNMTTokenizer
+
+try:  # sentence-transformers' base class when it is installed (transformers' import check skips try blocks)
+    from sentence_transformers.base.modules import InputModule as _ModuleBase
+except ImportError:  # pragma: no cover - exercised where sentence-transformers is absent
+    _ModuleBase = nn.Module
+
+CONFIG_FILE_NAME = "paranmt_st_config.json"
+"""The module's own (empty) sentence-transformers config; the model's settings live in config.json."""
+CLASS_REF = "input_module_paranmt.ParaNMTInputModule"
+"""How ``modules.json`` names this class (file in the model directory + class)."""
+
+
+HUB_KWARGS = ("token", "revision", "cache_dir", "local_files_only", "subfolder", "force_download", "proxies")
+"""Keyword arguments that locate files (passed on to the tokenizer's loader)."""
+
+
+def _hub_kwargs(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v not in (None, "", False) or k == "local_files_only"}
+
+
+def load_tokenizer(name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> Any:
+    """The tokenizer of a saved model: ``ParaNMTTokenizer`` (trigram, combinations) or the fast ``tokenizer.json``.
+
+    Chosen by the directory's ``tokenizer_config.json`` (``tokenizer_class``), without transformers' Auto classes, so
+    no code beyond this file's siblings runs.
+    """
+    from transformers.utils import cached_file
+
+    hub_kwargs = {k: v for k, v in hub_kwargs.items() if k in HUB_KWARGS}
+    config_file = cached_file(os.fspath(name_or_path), "tokenizer_config.json", **hub_kwargs)
+    with open(config_file, encoding="utf-8") as f:
+        tokenizer_class = json.load(f).get("tokenizer_class", "")
+    if tokenizer_class == "ParaNMTTokenizer":
+        return ParaNMTTokenizer.from_pretrained(name_or_path, **hub_kwargs)
+    return PreTrainedTokenizerFast.from_pretrained(name_or_path, **hub_kwargs)
+
+
+class ParaNMTInputModule(_ModuleBase):
+    """A ``ParaNMTModel`` and its tokenizer as a sentence-transformers input module.
+
+    ``preprocess`` gives exactly ``ParaNMTEncoder``'s inputs (no special tokens; ``config.max_seq_length`` applied
+    by the model) and ``forward`` writes the model's ``pooler_output`` to ``features["sentence_embedding"]``, so the
+    embeddings equal ``ParaNMTEncoder.encode``. Trains inside ``SentenceTransformerTrainer`` (e.g. with
+    ``paranmt_hf.MegaBatchMarginLoss``).
+
+    Args:
+        model: the ``ParaNMTModel``.
+        tokenizer: its tokenizer (fast tokenizer for word / sp / subword models, ``ParaNMTTokenizer`` otherwise).
+
+    Example:
+        ::
+
+            from sentence_transformers import SentenceTransformer
+            model = SentenceTransformer("my-paranmt-model")   # modules.json names this class
+            model.encode(["A man plays the guitar."]).shape
+    """
+
+    save_in_root = True
+    config_file_name = CONFIG_FILE_NAME
+    config_keys: list[str] = []
+
+    def __init__(self, model: ParaNMTModel, tokenizer: Any) -> None:
+        super().__init__()
+        self.model = model
+        self.tokenizer = tokenizer
+        self.featurizer = ParaNMTFeaturizer.for_model(model, tokenizer)
+
+    # ---- loading ----------------------------------------------------------------------------------------------
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> ParaNMTInputModule:
+        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...)."""
+        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs)
+        return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
+
+    @classmethod
+    def load(
+        cls,
+        model_name_or_path: str,
+        subfolder: str = "",
+        token: bool | str | None = None,
+        cache_folder: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+        **kwargs: Any,
+    ) -> ParaNMTInputModule:
+        """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id)."""
+        hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
+                          local_files_only=local_files_only)
+        return cls.from_pretrained(model_name_or_path, **hub)
+
+    @classmethod
+    def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:
+        """Wrap a ``paranmt_hf.ParaNMTEncoder`` (shares its model and tokenizer)."""
+        return cls(encoder.model, encoder.tokenizer)
+
+    # ---- saving -----------------------------------------------------------------------------------------------
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
+        """Write the model (config.json, model.safetensors, remote code), the tokenizer and this module's files.
+
+        ``SentenceTransformer.save`` calls this and then writes ``modules.json`` itself.
+        """
+        os.makedirs(output_path, exist_ok=True)
+        self.model.save_pretrained(output_path)
+        self.tokenizer.save_pretrained(output_path)
+        copy_module_files(output_path)
+        with open(os.path.join(output_path, CONFIG_FILE_NAME), "w", encoding="utf-8") as f:
+            json.dump({}, f)
+
+    def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
+        """Write a directory that loads everywhere: :meth:`save` plus a ``modules.json`` naming the shipped class."""
+        self.save(os.fspath(directory))
+        write_module_files(directory)
+
+    # ---- sentence-transformers protocol -----------------------------------------------------------------------
+    @property
+    def modalities(self) -> list[str]:
+        """Text only."""
+        return ["text"]
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Tokens read per sentence and component (``config.max_seq_length``; ``None``: all, as the papers)."""
+        return self.model.config.max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int | None) -> None:
+        if value is not None and int(value) < 1:
+            raise ValueError(f"max_seq_length must be a positive number of tokens or None, got {value}")
+        self.model.config.max_seq_length = None if value is None else int(value)
+
+    @property
+    def is_flat(self) -> bool:
+        """Whether ``preprocess`` emits the flat EmbeddingBag layout (averaging encoders and their combinations)."""
+        return self.featurizer.flat
+
+    def get_embedding_dimension(self) -> int:
+        """Size of the sentence embedding."""
+        return int(self.model.config.hidden_size)
+
+    get_sentence_embedding_dimension = get_embedding_dimension
+
+    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Model inputs of the texts: flat ``input_ids`` + ``offsets`` (averaging) or padded ids + mask."""
+        texts = [t if isinstance(t, str) else str(t) for t in inputs]
+        if prompt:
+            texts = [prompt + t for t in texts]
+        return self.featurizer(texts)
+
+    def tokenize(self, texts: Sequence[str], **kwargs: Any) -> dict[str, Any]:
+        """Older sentence-transformers name of :meth:`preprocess`."""
+        return self.preprocess(texts, **kwargs)
+
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``.
+
+        At inference averaging models run on one torch thread: an embedding bag is memory-bound, and extra threads
+        stall on a busy machine (``ParaNMTEncoder`` does the same).
+        """
+        threads = torch.get_num_threads()
+        single = not self.training and self.featurizer.flat and threads > 1
+        if single:
+            torch.set_num_threads(1)
+        try:
+            output = self.model(
+                input_ids=features["input_ids"],
+                attention_mask=features.get("attention_mask"),
+                offsets=features.get("offsets"),
+            )
+        finally:
+            if single:
+                torch.set_num_threads(threads)
+        features["sentence_embedding"] = output.pooler_output
+        if output.last_hidden_state is not None and "attention_mask" in features:
+            features["token_embeddings"] = output.last_hidden_state
+        return features
+
+    def __repr__(self) -> str:
+        kinds = "+".join(c["encoder"] for c in self.model.config.resolved_components())
+        return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
+
+
+def copy_module_files(directory: str | os.PathLike[str]) -> None:
+    """Copy this file and the sibling files it imports into ``directory`` (what ``modules.json`` points to)."""
+    from transformers.dynamic_module_utils import get_relative_import_files
+
+    for source in [os.path.abspath(__file__), *get_relative_import_files(os.path.abspath(__file__))]:
+        target = os.path.join(directory, os.path.basename(source))
+        if not (os.path.exists(target) and os.path.samefile(source, target)):
+            shutil.copyfile(source, target)
+
+
+def write_module_files(directory: str | os.PathLike[str]) -> None:
+    """Copy this module's files into a saved model ``directory`` and name the class in its ``modules.json``."""
+    copy_module_files(directory)
+    for name, value in (("modules.json", [{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}]),
+                        (CONFIG_FILE_NAME, {})):
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=2)
+            f.write("\n")
+
+
+__all__ = ["ParaNMTInputModule", "load_tokenizer", "copy_module_files", "write_module_files", "CLASS_REF"]

@@ -1,0 +1,209 @@
+"""The batched, cached token-id fast path (modeling/featurization_paranmt.py) gives exactly the tokenizer's ids for
+every kind (word, sp, WordPiece subword, trigram, combinations), ``encode`` gives exactly the model's forward on them,
+and the tokenizer's batch call (``AutoTokenizer`` path) gives exactly its per-text output."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from paranmt_hf import ParaNMTConfig, ParaNMTEncoder, ParaNMTModel, build_encoder
+
+CORPUS = [
+    "A man is playing a guitar.",
+    "A woman is slicing an onion.",
+    "I don't think it's 3.5 dollars.",
+    "Two dogs run in the park!",
+    "The coal-colored shadows spread.",
+    "Café owners in São Paulo say ΣΟΦΙΑ is naïve.",
+] * 3
+TRICKY = [
+    "",
+    "   ",
+    "A man plays the guitar.",
+    "[UNK] is [PAD] here",
+    "nul\x00byte",
+    "meta▁space ▁lead",
+    "sep\x1cfile\x1fchars",
+    "tabs\tand\nnewlines\r\n",
+    " leading and trailing ",
+    "double  space",
+    "ΣΑΣ İstanbul ǅemal",
+    "e\u0301 combining, ﬁ ligature, ① circled",
+    "nbsp\u00a0and\u2003em\u3000ideographic",
+    "emoji \U0001f600 and more",
+    "DON'T won't they'll",
+    "x",
+]
+ALPHABET = list("aAbBzZ09 .,'-_!?\t\n") + ["é", "Σ", "ß", "İ", "\u00a0", "\x1c", "\x00", "▁", "ﬁ", "\u0301", "[UNK]"]
+
+
+def _fuzz(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 25))) for _ in range(n)]
+
+
+def wordpiece_encoder() -> ParaNMTEncoder:
+    """A BERT-style WordPiece tokenizer (BertNormalizer, BertPreTokenizer, ## pieces) and an averaging model."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "play", "##s", "##ing", "the", "gui", "##tar",
+              ".", ",", "'", "!", "t", "##he", "d", "##o", "##g", "caf", "##e", "é", "σ", "##ο", "1", "##2", "3", "x"]
+    backend = Tokenizer(models.WordPiece({p: i for i, p in enumerate(pieces)}, unk_token="[UNK]",
+                                         max_input_chars_per_word=12))
+    backend.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2),
+                                                                                                     ("[SEP]", 3)])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
+    model = ParaNMTModel(ParaNMTConfig(encoder="sp", vocab_size=len(pieces), embedding_dim=8))
+    return ParaNMTEncoder(model, tokenizer)
+
+
+KINDS = ["word", "sp", "trigram", "subword", "trigram+word", "sp+trigram"]
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def encoder(request):
+    if request.param == "subword":
+        return wordpiece_encoder()
+    extra = {"vocab_size": 60} if "sp" in request.param else {}
+    return build_encoder(request.param, CORPUS, embedding_dim=8, seed=3, **extra)
+
+
+def _reference(encoder, sentences):
+    ids = encoder.featurizer.reference_ids(sentences)
+    return [t for x in ids for t in x], [len(x) for x in ids]
+
+
+def test_fast_path_is_used(encoder):
+    assert encoder.featurizer.fast_ids is not None, "every kind paranmt_hf builds must take the fast path"
+
+
+@pytest.mark.parametrize("sentences", [TRICKY, CORPUS, _fuzz(300), _fuzz(300, seed=1)[::-1]])
+def test_fast_ids_equal_tokenizer_ids(encoder, sentences):
+    flat, lengths = encoder.flat_token_ids(sentences)
+    assert flat.dtype == np.int64 and lengths.dtype == np.int64
+    assert (flat.tolist(), lengths.tolist()) == _reference(encoder, sentences)
+
+
+def test_each_sentence_alone_and_ascii_only_batches(encoder):
+    for s in TRICKY + _fuzz(50, seed=2):
+        flat, lengths = encoder.flat_token_ids([s])
+        assert (flat.tolist(), lengths.tolist()) == _reference(encoder, [s]), repr(s)
+    ascii_batch = [s for s in TRICKY + CORPUS if s.isascii()]
+    flat, lengths = encoder.flat_token_ids(ascii_batch)
+    assert (flat.tolist(), lengths.tolist()) == _reference(encoder, ascii_batch)
+
+
+def test_cold_and_warm_cache_agree(encoder):
+    sentences = _fuzz(200, seed=5) + CORPUS
+    encoder.featurizer.fast_ids.clear()
+    cold = encoder.flat_token_ids(sentences)
+    warm = encoder.flat_token_ids(sentences)
+    np.testing.assert_array_equal(cold[0], warm[0])
+    np.testing.assert_array_equal(cold[1], warm[1])
+
+
+def test_token_ids_lists(encoder):
+    assert encoder.token_ids(TRICKY) == encoder.featurizer.reference_ids(TRICKY)
+    assert encoder.token_ids([]) == []
+
+
+def test_encode_equals_model_forward_exactly(encoder):
+    sentences = TRICKY + _fuzz(100, seed=7)
+    ids = encoder.featurizer.reference_ids(sentences)
+    width = max(1, max(map(len, ids)))
+    padded = torch.zeros(len(ids), width, dtype=torch.long)
+    mask = torch.zeros(len(ids), width, dtype=torch.long)
+    for row, x in enumerate(ids):
+        padded[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+        mask[row, : len(x)] = 1
+    with torch.no_grad():
+        expected = encoder.model(input_ids=padded, attention_mask=mask).pooler_output.numpy()
+    for batch_size in (1, 7, 8192):
+        got = encoder.encode(sentences, batch_size=batch_size, show_progress_bar=False)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    flat = encoder.encode(sentences, batch_size=8192)
+    lengths = torch.tensor([len(x) for x in ids])
+    offsets = torch.cumsum(lengths, 0) - lengths
+    with torch.no_grad():
+        bag = encoder.model(input_ids=torch.tensor([t for x in ids for t in x]), offsets=offsets).pooler_output
+    np.testing.assert_array_equal(flat, bag.numpy())  # the flat layout is exactly what encode runs
+
+
+def test_normalize_matches_torch(encoder):
+    sentences = CORPUS + TRICKY
+    raw = encoder.encode(sentences, convert_to_numpy=False)
+    normed = encoder.encode(sentences, normalize=True, convert_to_numpy=False)
+    torch.testing.assert_close(normed, torch.nn.functional.normalize(raw, dim=-1), rtol=0, atol=0)
+
+
+def test_other_tokenizers_take_the_reference_path():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.WordLevel({"[PAD]": 0, "[UNK]": 1, "a": 2, "man": 3}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()  # not a configuration the fast path reproduces
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
+    encoder = ParaNMTEncoder(ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=4, embedding_dim=4)), tokenizer)
+    assert encoder.featurizer.fast_ids is None
+    assert encoder.token_ids(["a man", "A MAN x", ""]) == [[2, 3], [1, 1, 1], []]
+
+
+def _slow_call(tokenizer, texts, **kwargs):
+    import paranmt_hf.modeling.tokenization_paranmt as module
+
+    original = module._is_plain_batch
+    module._is_plain_batch = lambda *args: False  # force the per-text path of transformers
+    try:
+        return tokenizer(texts, **kwargs)
+    finally:
+        module._is_plain_batch = original
+
+
+CALLS = [{}, {"padding": True}, {"padding": True, "return_tensors": "pt"},
+         {"padding": "longest", "return_tensors": "np"},
+         {"padding": "max_length", "max_length": 40, "truncation": True}, {"truncation": True, "max_length": 3},
+         {"padding": True, "padding_side": "left", "return_tensors": "pt"},
+         {"padding": True, "pad_to_multiple_of": 8, "return_token_type_ids": True},
+         {"padding": True, "return_attention_mask": False}]
+
+
+@pytest.mark.parametrize("kind", ["trigram", "trigram+word"])
+@pytest.mark.parametrize("kwargs", CALLS)
+def test_tokenizer_batch_call_equals_per_text_call(kind, kwargs):
+    tokenizer = build_encoder(kind, CORPUS, embedding_dim=4).tokenizer
+    texts = TRICKY + _fuzz(60, seed=9)
+    fast, slow = tokenizer(texts, **kwargs), _slow_call(tokenizer, texts, **kwargs)
+    assert set(fast) == set(slow)
+    for key in slow:
+        assert type(fast[key]) is type(slow[key]), key
+        np.testing.assert_array_equal(np.asarray(fast[key], dtype=object), np.asarray(slow[key], dtype=object))
+    assert tokenizer(texts)["input_ids"] == [tokenizer.encode_ids(t) for t in texts]  # the model's definition
+
+
+def test_padded_and_flat_inputs_give_the_same_embeddings_with_max_seq_length():
+    encoder = build_encoder("trigram+word", CORPUS, embedding_dim=4, seed=1)
+    texts = TRICKY + CORPUS
+    for max_len in (None, 1, 4):
+        encoder.model.config.max_seq_length = max_len
+        flat = encoder.model(**encoder.featurizer(texts)).pooler_output
+        batch = encoder.tokenizer(texts, padding=True, return_tensors="pt")
+        padded = encoder.model(**batch).pooler_output
+        torch.testing.assert_close(flat, padded, rtol=0, atol=1e-6)
+    encoder.model.config.max_seq_length = None
+
+
+def test_encode_restores_torch_threads(encoder):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        encoder.encode(CORPUS)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
