@@ -1,0 +1,131 @@
+"""Run stock mteb tasks offline on a local copy of their data (the Hub is not needed).
+
+mteb loads a task's data with ``datasets.load_dataset(**task.metadata.dataset)`` (one config per ``hf_subset`` for
+multilingual tasks). Pointing ``task.metadata.dataset`` at a local folder in the same layout makes a stock task run
+offline, with mteb's own loading, evaluation and result files::
+
+    import mteb
+    from sentence_transformers import SentenceTransformer
+    from paranmt_hf.evaluation.mteb_local import local_mteb_tasks
+
+    tasks = local_mteb_tasks(["STSBenchmark", "STS12", "STS17", "Tatoeba"], data_dir="../shared/data",
+                             cache_dir="mteb-local-data")
+    results = mteb.evaluate(SentenceTransformer("my-model"), tasks, cache=None)
+
+By hand, for any task whose data you have as a folder that ``datasets.load_dataset`` reads (the task's columns,
+one Parquet file per split, a README ``configs:`` entry per subset for multilingual tasks)::
+
+    task = mteb.get_task("STSBenchmark")
+    task.metadata.dataset = {"path": "/abs/stsbenchmark-local", "revision": "local"}   # "revision" is required
+
+:func:`write_task_data` writes that folder for STS12–STS16 (each year's datasets pooled, as mteb's tasks are),
+STSBenchmark, STS17 (the SemEval tracks mteb has: ar-ar, en-ar, es-es, es-en, en-en, en-tr) and Tatoeba (the LASER
+test sets: ara, cmn, deu, fra, rus, spa, tur) from the files of ``PARANMT_HF_DATA``. Subsets mteb has but the local
+data lacks are left out of the task (``task.hf_subsets``), so the scores cover exactly the data given.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..utils.imports import require
+from .mteb_layout import PAPER_YEARS, STS17_SUBSETS
+from .sts_data import STSPairs, load_sts17, load_sts_year, load_stsb
+from .tasks import eval_root
+
+LOCAL_REVISION = "local"
+SUPPORTED = (*PAPER_YEARS, "STSBenchmark", "STS17", "Tatoeba")
+
+
+def _pooled(parts: list[STSPairs]) -> dict[str, list[Any]]:
+    return {
+        "sentence1": [s for p in parts for s in p.sentences1],
+        "sentence2": [s for p in parts for s in p.sentences2],
+        "score": [float(g) for p in parts for g in p.scores],
+    }
+
+
+def _task_tables(task_name: str, root: Path) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """``{subset: {split: columns}}`` of one task from the local evaluation files (subset ``default`` if monolingual)."""
+    sts = root / "sts"
+    if task_name in PAPER_YEARS:
+        return {"default": {"test": _pooled(load_sts_year(sts, task_name))}}
+    if task_name == "STSBenchmark":
+        return {"default": {split: _pooled([load_stsb(sts, split)]) for split in ("train", "validation", "test")}}
+    if task_name == "STS17":
+        out = {}
+        for pairs in load_sts17(sts):
+            target = STS17_SUBSETS.get(pairs.name)
+            if target is not None:
+                out[target[0]] = {"test": _pooled([pairs])}
+        return out
+    if task_name == "Tatoeba":
+        from .tatoeba_data import load_tatoeba
+
+        return {bitext.name: {"test": {"sentence1": bitext.source, "sentence2": bitext.english}}
+                for bitext in load_tatoeba(root / "tatoeba")}
+    raise ValueError(f"no local data layout for mteb task {task_name!r}; supported: {SUPPORTED}")
+
+
+def write_task_data(task_name: str, output_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+                    ) -> tuple[Path, list[str]]:
+    """Write the local data folder of an mteb task; returns ``(folder, subsets written)``.
+
+    One Parquet file per subset and split (``data/<subset>/<split>.parquet``) and a README whose ``configs:`` name
+    every subset, which is what ``datasets.load_dataset(folder, name=subset)`` reads. Multilingual tasks also get a
+    ``default`` config holding every subset's rows with a ``lang`` column (what mteb's "fast loading" tasks, such as
+    STS17, read); monolingual tasks have only ``default``.
+    """
+    from ..utils.paths import data_dir as resolve_data_dir
+
+    datasets = require("datasets", "data")
+    tables = _task_tables(task_name, eval_root(resolve_data_dir(data_dir)))
+    if list(tables) != ["default"]:
+        merged: dict[str, dict[str, list[Any]]] = {}
+        for subset, splits in tables.items():
+            for split, columns in splits.items():
+                target = merged.setdefault(split, {key: [] for key in (*columns, "lang")})
+                for key, values in columns.items():
+                    target[key].extend(values)
+                target["lang"].extend([subset] * len(next(iter(columns.values()))))
+        tables = {"default": merged, **tables}
+    out = Path(output_dir)
+    configs = []
+    for subset, splits in tables.items():
+        files = []
+        for split, columns in splits.items():
+            path = out / "data" / subset / f"{split}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            datasets.Dataset.from_dict(columns).to_parquet(str(path))
+            files.append(f"  - split: {split}\n    path: data/{subset}/{split}.parquet")
+        default = "  default: true\n" if subset == "default" else ""
+        configs.append(f"- config_name: {subset}\n{default}  data_files:\n" + "\n".join(files))
+    (out / "README.md").write_text("---\nconfigs:\n" + "\n".join(configs) + "\n---\n"
+                                   f"Local copy of the evaluation data of mteb's {task_name} (paranmt_hf).\n")
+    return out, [name for name in tables if name != "default" or len(tables) == 1]
+
+
+def local_mteb_task(task_name: str, data_dir: str | os.PathLike[str] | None = None,
+                    cache_dir: str | os.PathLike[str] = "mteb-local-data") -> Any:
+    """mteb's own task ``task_name`` reading its data from a local folder (written under ``cache_dir`` once)."""
+    mteb = require("mteb", "eval")
+    folder = Path(cache_dir).resolve() / task_name
+    if (folder / "README.md").is_file():
+        names = [line.split(":", 1)[1].strip() for line in (folder / "README.md").read_text().splitlines()
+                 if line.startswith("- config_name:")]
+        subsets = [name for name in names if name != "default" or len(names) == 1]
+    else:
+        folder, subsets = write_task_data(task_name, folder, data_dir)
+    task = mteb.get_task(task_name)
+    task.metadata.dataset = {"path": str(folder), "revision": LOCAL_REVISION}
+    if task.metadata.is_multilingual:
+        task.hf_subsets = [s for s in task.hf_subsets if s in subsets]
+    return task
+
+
+def local_mteb_tasks(names: list[str], data_dir: str | os.PathLike[str] | None = None,
+                     cache_dir: str | os.PathLike[str] = "mteb-local-data") -> list[Any]:
+    """:func:`local_mteb_task` for several task names."""
+    return [local_mteb_task(name, data_dir, cache_dir) for name in names]
