@@ -215,3 +215,36 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
 def test_lazy_adam_refuses_gradient_clipping(tmp_path):
     with pytest.raises(ValueError, match="max_grad_norm"):
         _train(tmp_path, "clip", "--optimizer", "lazy_adam", "--max-grad-norm", "5", "--max-steps", "1")
+
+
+def test_one_flag_table_turns_recipe_fields_off():
+    from paranmt_hf.cli.main import build_parser
+    from paranmt_hf.cli.recipe_flags import MODEL_FLAGS, TRAINING_FLAGS, recipe_changes
+
+    parser = build_parser()
+    args = parser.parse_args(
+        ["train", "--recipe", "pras-sp", "--anneal", "none", "--vocab-size", "none", "--lr", "0.1"]
+    )
+    recipe = get_recipe("pras-sp").replace(**recipe_changes(args, {**MODEL_FLAGS, **TRAINING_FLAGS}))
+    assert (recipe.anneal, recipe.vocab_size, recipe.learning_rate, recipe.megabatch_size) == (None, None, 0.1, 100)
+    args = parser.parse_args(
+        ["build", "--recipe", "acl2018-word", "--word-vectors", "none", "--input", "x", "--output", "y"]
+    )
+    assert get_recipe("acl2018-word").replace(**recipe_changes(args, MODEL_FLAGS)).word_vectors is None
+    # train and build read the model flags from the same table
+    build_flags = {a.dest for a in parser._subparsers._group_actions[0].choices["build"]._actions}
+    assert {f.replace("-", "_") for f in MODEL_FLAGS} <= build_flags
+    for bad in (["--batch-size", "none"], ["--sampling", "BEST"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["train", *bad])
+    with pytest.raises(ValueError, match="cannot be turned off"):
+        get_recipe("best").replace(batch_size=None)
+
+
+def test_build_takes_a_recipe_and_writes_its_initial_model(tmp_path):
+    corpus = write_pairs(tmp_path / "pairs.tsv.gz")
+    out = tmp_path / "built"
+    assert cli(["build", "--recipe", "acl2018-trigram", "--embedding-dim", "12", "--input", corpus,
+                "--output", str(out)]) == 0
+    enc = ParaNMTEncoder.from_pretrained(out)
+    assert (enc.config.encoder, enc.embedding_dim) == ("trigram", 12)

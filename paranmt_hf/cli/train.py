@@ -5,36 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-RECIPE_FLAGS = {
-    # flag: (recipe field, type, help)
-    "kind": ("kind", str, "encoder kind(s): word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"),
-    "combination": ("combination", str, "concat or add"),
-    "embedding-dim": ("embedding_dim", int, "token embedding size"),
-    "rnn-hidden-size": ("rnn_hidden_size", int, "LSTM size"),
-    "bilstm-merge": ("bilstm_merge", str, "mean or concat"),
-    "token-type": ("token_type", str, "tokens of recurrent encoders: word or sp"),
-    "vocab-size": ("vocab_size", int, "vocabulary size per component"),
-    "min-count": ("min_count", int, "drop rarer word/trigram tokens"),
-    "word-vectors": ("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d"),
-    "vector-vocab-size": ("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
-    "pooling": ("pooling", str, "mean or max"),
-    "scramble-rate": ("scramble_rate", float, "word-scrambling probability (LSTM family)"),
-    "embedding-dropout": ("embedding_dropout", float, "dropout on token embeddings"),
-    "batch-size": ("batch_size", int, "pairs per mini-batch"),
-    "margin": ("margin", float, "loss margin delta"),
-    "megabatch-size": ("megabatch_size", int, "M: mini-batches per mega-batch"),
-    "anneal": ("anneal", int, "grow the mega-batch by one every N mini-batches"),
-    "sampling": ("sampling", str, "MAX, MIX or RAND"),
-    "loss": ("loss", str, "megabatch (the papers) or mnrl (MultipleNegativesRankingLoss)"),
-    "lr": ("learning_rate", float, "Adam learning rate"),
-    "lr-scheduler": ("lr_scheduler", str, "constant (the papers) or linear (decay to 0)"),
-    "epochs": ("epochs", float, "passes over the data"),
-    "max-grad-norm": ("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
-    "optimizer": ("optimizer", str, "auto, lazy_adam (sparse embedding updates) or adam (dense)"),
-    "max-pairs": ("max_pairs", int, "use at most this many training pairs"),
-    "threads": ("num_threads", int, "torch threads (default: 1 for averaging encoders)"),
-}
+from .recipe_flags import MODEL_FLAGS, TRAINING_FLAGS, add_recipe_flags, recipe_changes
 
+RECIPE_FLAGS = {**MODEL_FLAGS, **TRAINING_FLAGS}
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
@@ -58,8 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-steps", type=int, default=-1, help="stop after N steps")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    for flag, (_, kind, text) in RECIPE_FLAGS.items():
-        p.add_argument(f"--{flag}", type=kind, default=None, help=text)
+    add_recipe_flags(p, RECIPE_FLAGS)
     p.set_defaults(func=run)
 
 
@@ -74,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.train or not args.output:
         raise SystemExit("paranmt-hf train: --train and --output are required")
     recipe = get_recipe(args.recipe) if args.recipe else Recipe()
-    overrides = {field: getattr(args, flag.replace("-", "_")) for flag, (field, _, _) in RECIPE_FLAGS.items()}
-    recipe = recipe.override(**overrides)
+    recipe = recipe.replace(**recipe_changes(args, RECIPE_FLAGS))
     from ..training.trainer import train
 
     evaluator = None
