@@ -152,17 +152,6 @@ def test_training_is_deterministic_for_a_seed(tmp_path, data_dir):
     assert not np.allclose(a, c)
 
 
-def test_resume_continues_from_the_latest_checkpoint(tmp_path, data_dir):
-    out = _train(tmp_path, "r", "--max-steps", "3")
-    assert (out / "checkpoints" / "checkpoint-3").is_dir()
-    _train(tmp_path, "r", "--max-steps", "6", "--resume")
-    state = json.loads((out / "checkpoints" / "checkpoint-6" / "trainer_state.json").read_text())
-    assert state["global_step"] == 6
-    summary = json.loads((out / "training_summary.json").read_text())
-    assert summary["steps"] == 6
-    assert summary["loss_stats"]["minibatches_seen"] == 6  # the annealing clock resumed at 3, not 0
-
-
 @pytest.mark.timeout(600)
 def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     data = write_pairs(tmp_path / "pairs.tsv.gz")

@@ -29,7 +29,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-steps", type=int, default=None, help="evaluate every N steps (default: --save-steps)")
     p.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after N steps")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT")
+    p.add_argument("--resume", action="store_true", help="continue the run in OUTPUT from its latest complete "
+                   "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier run in OUTPUT (deletes its checkpoints)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     add_recipe_flags(p, RECIPE_FLAGS)
     p.set_defaults(func=run)
@@ -45,32 +48,41 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.train or not args.output:
         raise SystemExit("paranmt-hf train: --train and --output are required")
+    if args.resume and args.overwrite:
+        raise SystemExit("paranmt-hf train: --resume continues the run in --output, --overwrite replaces it: pick one")
     recipe = get_recipe(args.recipe) if args.recipe else Recipe()
     recipe = recipe.replace(**recipe_changes(args, RECIPE_FLAGS))
+    from ..training.checkpoints import ResumeError
     from ..training.trainer import train
+    from ..utils.atomic import OutputExistsError, OutputIsInputError
 
     evaluator = None
     if args.dev:
         from ..evaluation.st_evaluator import STSSuiteEvaluator
 
         evaluator = STSSuiteEvaluator(tasks=args.dev, data_dir=args.data_dir, name="dev")
-    result = train(
-        recipe,
-        args.train,
-        args.output,
-        seed=args.seed,
-        dev_evaluator=evaluator,
-        eval_steps=args.eval_steps,
-        save_steps=args.save_steps,
-        resume=args.resume,
-        max_steps=args.max_steps,
-        show_progress=not args.no_progress,
-    )
+    try:
+        result = train(
+            recipe,
+            args.train,
+            args.output,
+            seed=args.seed,
+            dev_evaluator=evaluator,
+            eval_steps=args.eval_steps,
+            save_steps=args.save_steps,
+            resume=args.resume,
+            max_steps=args.max_steps,
+            show_progress=not args.no_progress,
+            overwrite=args.overwrite,
+        )
+    except (ResumeError, OutputExistsError, OutputIsInputError, FileNotFoundError, NotADirectoryError) as err:
+        raise SystemExit(f"paranmt-hf train: {err}") from err
     print(
         json.dumps(
             {
                 "output": result.output_dir,
                 "steps": result.steps,
+                "resumed_from_step": result.resumed_from_step,
                 "seconds": round(result.seconds, 1),
                 "train_pairs": result.train_pairs,
                 "world_size": result.world_size,

@@ -5,10 +5,14 @@ Imports sentence-transformers at module level: import this module only when trai
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sentence_transformers import SentenceTransformerTrainer
 from transformers import TrainerCallback
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+from .checkpoints import load_loss_state, write_checkpoint_record
 
 
 def gradient_norm(parameters: Any) -> float:
@@ -39,15 +43,29 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
         return gradient_norm(model.parameters())
 
 
-class LossScheduleCallback(TrainerCallback):
-    """Sets the loss's mini-batch counter (annealing) to the trained step count at the start of training.
+class RunStateCallback(TrainerCallback):
+    """Keeps the loss's state and the run's arguments with every checkpoint, and restores the state on resume.
 
-    A resumed run then continues the annealing schedule instead of restarting it.
+    Args:
+        loss: the training loss (its ``training_state`` / ``load_training_state`` if it has them).
+        record: the run record (:func:`~paranmt_hf.training.checkpoints.run_record`) written into each checkpoint.
+        resume_from: the checkpoint being resumed, if any.
     """
 
-    def __init__(self, loss: Any) -> None:
+    def __init__(self, loss: Any, record: dict[str, Any], resume_from: Path | None = None) -> None:
         self.loss = loss
+        self.record = record
+        self.resume_from = resume_from
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        """Set the annealing clock."""
-        self.loss.steps = state.global_step * args.gradient_accumulation_steps
+        """Restore the pool and annealing clock of the resumed checkpoint (a clock from the step count without)."""
+        if self.resume_from is not None and load_loss_state(self.resume_from, self.loss):
+            return
+        if hasattr(self.loss, "steps"):
+            self.loss.steps = state.global_step * args.gradient_accumulation_steps
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Complete the checkpoint just written: loss state, then the run record."""
+        if state.is_world_process_zero:
+            path = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+            write_checkpoint_record(path, self.record, self.loss)

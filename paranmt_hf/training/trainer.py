@@ -7,9 +7,9 @@ The pieces live by concept: :mod:`.recipes` (hyper-parameters), :mod:`.initial_m
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +18,18 @@ from typing import Any
 
 import torch
 
+from ..utils.atomic import OutputIsInputError, atomic_write_json
 from ..utils.imports import require
+from .checkpoints import (
+    check_unfinished,
+    checkpoint_step,
+    earlier_run,
+    find_resume_checkpoint,
+    refuse_earlier_run,
+    run_record,
+    set_aside_incomplete,
+    target_steps,
+)
 from .data import PairSource, has_bitext, load_pairs
 from .distributed import is_main_process, world_size
 from .initial_model import build_initial_encoder
@@ -45,6 +56,7 @@ class TrainResult:
     threads: int = 1
     dev_scores: list[dict[str, float]] = field(default_factory=list)
     loss_stats: dict[str, Any] = field(default_factory=dict)
+    resumed_from_step: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class RunOptions:
     max_steps: int = -1
     logging_steps: int = 50
     show_progress: bool = True
+    overwrite: bool = False
 
 
 def train(
@@ -74,6 +87,7 @@ def train(
     max_steps: int = -1,
     logging_steps: int = 50,
     show_progress: bool = True,
+    overwrite: bool = False,
 ) -> TrainResult:
     """Train ``recipe`` on ``sources`` and save a model directory that loads everywhere into ``output_dir``.
 
@@ -85,10 +99,18 @@ def train(
         dev_evaluator: a sentence-transformers evaluator run every ``eval_steps`` (e.g. STS17 en-en).
         eval_steps: evaluation interval (default: ``save_steps``).
         save_steps: checkpoint interval in optimizer steps.
-        resume: continue from the latest checkpoint in ``output_dir/checkpoints`` (same recipe and data).
+        resume: continue from the latest complete checkpoint in ``output_dir/checkpoints``. It must have been written
+            with the same recipe, data and seed (only ``epochs``, ``num_threads`` and ``max_steps`` may change), and
+            the run must not have finished; otherwise :class:`~paranmt_hf.training.checkpoints.ResumeError`.
         max_steps: stop after this many steps (``-1``: train ``recipe.epochs`` epochs).
         logging_steps: loss logging interval.
         show_progress: show the trainer's progress bars.
+        overwrite: replace an earlier run in ``output_dir`` (its checkpoints are deleted when this run starts; its
+            model is replaced when this one is saved). Without it (or ``resume``) a folder holding an earlier run
+            is refused with :class:`~paranmt_hf.utils.atomic.OutputExistsError`.
+
+    The final model, ``training_summary.json`` and each checkpoint's records are written atomically: a killed run
+    leaves the previous files or the new ones, never a mixture.
     """
     options = RunOptions(
         seed=seed,
@@ -99,7 +121,10 @@ def train(
         max_steps=max_steps,
         logging_steps=logging_steps,
         show_progress=show_progress,
+        overwrite=overwrite,
     )
+    if resume and overwrite:
+        raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
     require("sentence_transformers", "st")
     from transformers import set_seed
 
@@ -123,9 +148,44 @@ def training_threads(recipe: Recipe) -> int:
     return 1 if all(k in AVERAGING_KINDS for k in parse_kinds(recipe.kind)) else torch.get_num_threads()
 
 
-def _latest_checkpoint(directory: Path) -> str | None:
-    checkpoints = sorted(directory.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return str(checkpoints[-1]) if checkpoints else None
+OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "model.safetensors")
+"""What a run writes into its output folder (an earlier run's copies need ``--resume`` or ``--overwrite``)."""
+
+
+def _prepare_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> None:
+    """Refuse a folder that holds an earlier run (unless resuming or overwriting); with overwrite, clear it."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--output {out} is a file, not a folder")
+    if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
+        return
+    found = earlier_run(out, OUTPUT_ARTIFACTS)
+    if not found:
+        return
+    if not options.overwrite:
+        refuse_earlier_run(out, found)
+    cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE]
+    for source in sources:
+        for path in (PairSource.parse(source) if isinstance(source, str) else source).files:
+            resolved = Path(path).resolve()
+            if any(resolved == c.resolve() or c.resolve() in resolved.parents for c in cleared):
+                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
+                                         f"would delete; move it out of {out} first")
+    for path in cleared:
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    logger.warning("--overwrite: deleted the earlier run's checkpoints in %s", out)
+
+
+def _resume_checkpoint(recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions) -> Path:
+    """The checkpoint to resume from (checked against this run); incomplete newer ones are set aside."""
+    checkpoint = find_resume_checkpoint(out / CHECKPOINT_DIR, record)
+    target = target_steps(options.max_steps, recipe.epochs, pairs, recipe.batch_size, world_size())
+    check_unfinished(checkpoint, target)
+    if is_main_process():
+        set_aside_incomplete(out / CHECKPOINT_DIR, checkpoint_step(checkpoint))
+    return checkpoint
 
 
 def _training_arguments(recipe: Recipe, out: Path, options: RunOptions) -> Any:
@@ -175,9 +235,12 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     from sentence_transformers import SentenceTransformer
 
     from ..st import ParaNMTSentenceEncoder
-    from .hf_trainer import LossScheduleCallback, ParaNMTTrainer
+    from .hf_trainer import ParaNMTTrainer, RunStateCallback
 
+    record = run_record(recipe, sources, options.seed)
+    _prepare_output(out, sources, options)
     pairs = load_pairs(sources, recipe.max_pairs, options.seed)
+    checkpoint = _resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume else None
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
     set_sparse_embeddings(encoder.model, lazy)
@@ -191,12 +254,10 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         loss=loss,
         evaluator=options.dev_evaluator,
         optimizers=optimizers,
+        callbacks=[RunStateCallback(loss, record, checkpoint)],
     )
-    if hasattr(loss, "steps"):
-        trainer.add_callback(LossScheduleCallback(loss))
     started = time.perf_counter()
-    checkpoint = _latest_checkpoint(out / CHECKPOINT_DIR) if options.resume else None
-    state = trainer.train(resume_from_checkpoint=checkpoint)
+    state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
     result = TrainResult(
         output_dir=str(out),
@@ -207,6 +268,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         dev_scores=_dev_scores(trainer.state.log_history),
         loss_stats=_loss_stats(loss),
         threads=torch.get_num_threads(),
+        resumed_from_step=checkpoint_step(checkpoint) if checkpoint else 0,
     )
     if is_main_process():
         trained = model[0].to_encoder()
@@ -218,7 +280,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             "seed": options.seed,
             **result.__dict__,
         }
-        (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=str))
+        atomic_write_json(out / SUMMARY_FILE, summary, default=str)
     return result
 
 
