@@ -101,24 +101,38 @@ class ParaNMTEncoder:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
         return cls(model, tokenizer)
 
+    MODEL_FILES = frozenset({
+        "config.json", "model.safetensors", "model_int8.safetensors", "pytorch_model.bin", "configuration_paranmt.py",
+        "modeling_paranmt.py", "tokenization_paranmt.py", "tokenizer.json", "tokenizer_config.json",
+        "paranmt_tokenizer.json", "special_tokens_map.json", "added_tokens.json", "modules.json",
+        "sentence_bert_config.json", "config_sentence_transformers.json", "static",
+    })
+    """Entries of a model directory that belong to the saved model (never carried over from an earlier save)."""
+
     def save_pretrained(self, directory: str | os.PathLike[str], sentence_transformers: bool = True) -> None:
-        """Write everything every loader needs into ``directory``.
+        """Write everything every loader needs into ``directory``, atomically.
 
         config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, when
-        sentence-transformers is installed and ``sentence_transformers`` is true, its module files.
+        sentence-transformers is installed and ``sentence_transformers`` is true, its module files. They are
+        written into a temporary sibling folder that then replaces ``directory``: a process killed at any point
+        leaves the complete old model or the complete new one, never new weights with an old tokenizer. Other
+        entries of an existing ``directory`` (a training run's ``checkpoints/``, a README) are kept.
         """
-        os.makedirs(directory, exist_ok=True)
-        self.model.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
-        if sentence_transformers:
-            from .utils.imports import is_available
+        from .utils.atomic import atomic_output
 
-            if is_available("sentence_transformers"):
-                from .st.layout import write_sentence_transformers_files
+        keep = self.MODEL_FILES.__contains__
+        with atomic_output(directory, overwrite=True, directory=True, keep=lambda name: not keep(name)) as tmp:
+            self.model.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+            if sentence_transformers:
+                from .utils.imports import is_available
 
-                write_sentence_transformers_files(self, directory)
-            else:
-                logger.info("sentence-transformers not installed: its module files were not written")
+                if is_available("sentence_transformers"):
+                    from .st.layout import write_sentence_transformers_files
+
+                    write_sentence_transformers_files(self, tmp)
+                else:
+                    logger.info("sentence-transformers not installed: its module files were not written")
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
     def _fast_ids(self) -> Any:
