@@ -31,10 +31,15 @@ def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
     from ..training.initial_model import build_initial_encoder
     from ..training.recipes import Recipe, get_recipe
+    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
     from .io import iter_sentences
 
     if not args.recipe and args.kind is None:
         raise SystemExit("paranmt-hf build: give --kind (or --recipe)")
+    try:
+        check_output(args.output, args.input, args.overwrite)
+    except (OutputExistsError, OutputIsInputError) as err:
+        raise SystemExit(f"paranmt-hf build: {err}") from err
     recipe = (get_recipe(args.recipe) if args.recipe else Recipe()).replace(**recipe_changes(args, MODEL_FLAGS))
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
