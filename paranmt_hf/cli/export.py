@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .model_loading import add_trust_remote_code_flag, check_model_code
+
 FORMATS = ("onnx", "onnx-int8", "fp16", "int8")
 
 
@@ -25,6 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output", required=True, help="output directory")
     p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch on a few sentences")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output (never the input model)")
+    add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
@@ -81,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output, [args.model_dir], args.overwrite)
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf export: {err}") from err
-    encoder = ParaNMTEncoder.from_pretrained(args.model_dir)
+    check_model_code(args)
+    encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
     reference = encoder.encode(VERIFY_SENTENCES)
     try:
         with atomic_output(args.output, [args.model_dir], args.overwrite, directory=True) as tmp:
