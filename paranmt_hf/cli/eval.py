@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
                            show_progress_bar=True, download=args.download, max_pairs=args.max_pairs)
-    except (DataUnavailableError, KeyError) as err:
+    except (DataUnavailableError, KeyError, FileNotFoundError, ValueError) as err:
         raise SystemExit(f"paranmt-hf eval: {err}") from err
     print(format_table(results, name))  # noqa: T201 - the command's output
     if args.output:
