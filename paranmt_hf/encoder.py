@@ -23,16 +23,48 @@ DEFAULT_MULTIPROCESSING_THRESHOLD = 100_000
 """``encode`` uses several processes by default from this many sentences on."""
 
 
+_TEXT_CHECK_CHUNK = 8192
+
+
+def _check_text(out: list[str]) -> None:
+    """Raise a clear ``ValueError`` for a sentence that is not valid Unicode text (a lone surrogate such as U+D800).
+
+    Such strings come from decoding bytes with ``errors="surrogateescape"`` and cannot be tokenized. The check encodes
+    chunks of joined sentences to UTF-16 (a C loop; ASCII chunks skip it), so it costs little next to tokenization.
+    """
+    for start in range(0, len(out), _TEXT_CHECK_CHUNK):
+        joined = "".join(out[start : start + _TEXT_CHECK_CHUNK])
+        if joined.isascii():
+            continue
+        try:
+            joined.encode("utf-16-le")
+        except UnicodeEncodeError:
+            for i in range(start, min(start + _TEXT_CHECK_CHUNK, len(out))):
+                try:
+                    out[i].encode("utf-16-le")
+                except UnicodeEncodeError as err:
+                    raise ValueError(
+                        f"sentence {i} is not valid Unicode text: lone surrogate {out[i][err.start]!r} at character "
+                        f"{err.start} of {out[i]!r:.80} (decode its bytes as UTF-8, with errors='replace' if need be)"
+                    ) from None
+
+
 def check_sentences(sentences: str | Sequence[str]) -> list[str]:
-    """Validate the input of ``encode``: a string or a sequence of strings (clear error on anything else)."""
+    """Validate the input of ``encode``: a string or a sequence of strings of valid Unicode text (clear errors).
+
+    Raises:
+        TypeError: an item is not a ``str``. ValueError: a string holds a lone surrogate (index and position named).
+    """
     if isinstance(sentences, str):
-        return [sentences]
-    if isinstance(sentences, np.ndarray):
-        sentences = sentences.tolist()
-    out = list(sentences)
-    for i, s in enumerate(out):
-        if not isinstance(s, str):
-            raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str: {s!r:.80}")
+        out = [sentences]
+    else:
+        if isinstance(sentences, np.ndarray):
+            sentences = sentences.tolist()
+        out = list(sentences)
+        for i, s in enumerate(out):
+            if not isinstance(s, str):
+                raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str: {s!r:.80}")
+    _check_text(out)
     return out
 
 
@@ -88,12 +120,18 @@ class ParaNMTEncoder:
     def from_pretrained(cls, name_or_path: str | os.PathLike[str], **kwargs: Any) -> ParaNMTEncoder:
         """Load a model directory or Hub repository saved by :meth:`save_pretrained`.
 
-        Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ...) go to both the model's
-        and the tokenizer's ``from_pretrained``.
+        Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ``trust_remote_code``, ...) go
+        to both the model's and the tokenizer's ``from_pretrained``.
+
+        Raises:
+            FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
         """
         from transformers import AutoTokenizer
 
         from .export.quantize import is_int8_dir, load_int8
+        from .utils.paths import check_model_path
+
+        check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
 
         if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
             return load_int8(name_or_path)  # int8 weight storage (paranmt_hf.export.quantize)

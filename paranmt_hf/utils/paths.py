@@ -30,3 +30,28 @@ def data_dir(path: str | os.PathLike[str] | None = None, must_exist: bool = True
         hint = "" if path is not None else hint
         raise FileNotFoundError(f"data directory {candidate} ({source}) does not exist.{hint}")
     return candidate
+
+
+def looks_local(name_or_path: str | os.PathLike[str]) -> bool:
+    """Whether a model name is meant as a local path rather than a Hub id (``org/name`` or ``name``).
+
+    Local: a ``PathLike``, an absolute path, one starting with ``.`` or ``~``, with a backslash or more than one ``/``,
+    ending with ``/``, or whose first component is an existing local folder.
+    """
+    if isinstance(name_or_path, os.PathLike):
+        return True
+    name = str(name_or_path)
+    if name.startswith((".", "~", "/")) or "\\" in name or name.count("/") > 1 or name.endswith("/"):
+        return True
+    first = name.split("/", 1)[0]
+    return "/" in name and Path(first).is_dir()
+
+
+def check_model_path(name_or_path: str | os.PathLike[str]) -> None:
+    """Raise ``FileNotFoundError`` for a local model path that does not exist (instead of asking the Hub for it).
+
+    Raises:
+        FileNotFoundError: ``name_or_path`` looks local (:func:`looks_local`) and is not a folder.
+    """
+    if looks_local(name_or_path) and not Path(name_or_path).expanduser().is_dir():
+        raise FileNotFoundError(f"model directory {name_or_path} not found (a local path: the Hub was not asked)")
