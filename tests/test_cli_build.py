@@ -101,3 +101,13 @@ def test_build_never_replaces_an_existing_model_without_overwrite(tmp_path):
     assert (out / "model.safetensors").read_bytes() == before
     assert main([*args, "--embedding-dim", "4", "--overwrite"]) == 0
     assert ParaNMTEncoder.from_pretrained(out).embedding_dim == 4
+
+
+def test_build_tokenizer_says_when_the_corpus_gives_fewer_pieces(tmp_path, capsys, caplog):
+    out = tmp_path / "sp"
+    assert main(["build-tokenizer", "--kind", "sp", "--input", _corpus(tmp_path), "--vocab-size", "50000",
+                 "--output", str(out)]) == 0
+    size = len(AutoTokenizer.from_pretrained(out))
+    assert size < 1000  # a 40-line corpus cannot give 50,000 pieces
+    assert f"({size} tokens, fewer than the 50000 asked" in capsys.readouterr().out
+    assert f"asked for 50000 pieces, the corpus gave {size}" in caplog.text
