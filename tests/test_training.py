@@ -53,10 +53,9 @@ def test_recipes_match_the_papers():
         acl.margin,
         acl.learning_rate,
         acl.megabatch_size,
-        acl.embedding_dim,
         acl.scramble_rate,
         acl.epochs,
-    ) == (100, 0.4, 1e-3, 40, 300, 0.3, 5.0)
+    ) == (100, 0.4, 1e-3, 40, 0.3, 5.0)
     pras = get_recipe("pras-sp")
     assert (pras.batch_size, pras.margin, pras.megabatch_size, pras.anneal, pras.embedding_dim, pras.vocab_size) == (
         128,
@@ -72,6 +71,34 @@ def test_recipes_match_the_papers():
     with pytest.raises(ValueError, match="unknown recipe"):
         get_recipe("nope")
     assert len(RECIPES) >= 6
+
+
+BUILT = {  # what each preset builds: (component kind, embedding width) per component, sentence embedding size
+    "acl2018-word": ([("word", 50)], 50),
+    "acl2018-trigram": ([("trigram", 300)], 300),
+    "acl2018-lstm": ([("lstm", 50)], 50),
+    "acl2018-bilstm": ([("bilstm", 50)], 50),
+    "acl2018-word+trigram": ([("word", 50), ("trigram", 300)], 350),
+    "best": ([("trigram", 300)], 300),
+    "pras-sp": ([("sp", 1024)], 1024),
+}
+
+
+def test_recipes_build_the_models_the_readme_describes():
+    from pathlib import Path
+
+    from paranmt_hf.training.initial_model import build_initial_encoder
+
+    assert set(BUILT) == set(RECIPES)
+    readme = {line.split("|")[1].strip(" `"): line for line in
+              (Path(__file__).parents[1] / "README.md").read_text().splitlines() if line.startswith("| `")}
+    corpus = ["a man plays a guitar .", "two dogs run in the snow ."] * 5
+    for name, (components, dim) in BUILT.items():
+        encoder = build_initial_encoder(get_recipe(name), corpus, seed=0)
+        built = [(c["encoder"], c["embedding_dim"]) for c in encoder.config.resolved_components()]
+        assert (built, encoder.embedding_dim) == (components, dim), name
+        assert encoder.encode(["a man plays"]).shape == (1, dim)
+        assert f"→ {dim}-d" in readme[name], f"README recipe table: {name} builds a {dim}-d model"
 
 
 def test_pair_sources(tmp_path):
