@@ -109,3 +109,14 @@ def test_a_new_run_refuses_an_earlier_runs_folder_unless_overwrite(tmp_path):
     assert summary(out)["seed"] == 3 and summary(out)["steps"] == 2 and summary(out)["resumed_from_step"] == 0
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2"]  # the old run's are gone
     assert (out / "model.safetensors").read_bytes() != before
+
+
+def test_train_never_writes_over_its_training_file(tmp_path):
+    data = write_pairs(tmp_path / "pairs.tsv.gz")
+    link = tmp_path / "link.tsv.gz"
+    link.symlink_to(data)
+    before = (tmp_path / "pairs.tsv.gz").read_bytes()
+    for output in (data, str(link)):
+        with pytest.raises(SystemExit, match="is a file, not a folder"):
+            cli(["train", "--train", data, "--output", output, *BASE, "--max-steps", "1", "--overwrite"])
+    assert (tmp_path / "pairs.tsv.gz").read_bytes() == before
