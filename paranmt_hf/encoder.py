@@ -140,12 +140,18 @@ class ParaNMTEncoder:
         return cls(model, tokenizer)
 
     MODEL_FILES = frozenset({
-        "config.json", "model.safetensors", "model_int8.safetensors", "pytorch_model.bin", "configuration_paranmt.py",
-        "modeling_paranmt.py", "tokenization_paranmt.py", "tokenizer.json", "tokenizer_config.json",
-        "paranmt_tokenizer.json", "special_tokens_map.json", "added_tokens.json", "modules.json",
-        "sentence_bert_config.json", "config_sentence_transformers.json", "static",
+        "config.json", "model.safetensors", "model_int8.safetensors", "pytorch_model.bin", "tokenizer.json",
+        "tokenizer_config.json", "paranmt_tokenizer.json", "special_tokens_map.json", "added_tokens.json",
+        "modules.json", "sentence_bert_config.json", "paranmt_st_config.json", "config_sentence_transformers.json",
+        "static",
     })
-    """Entries of a model directory that belong to the saved model (never carried over from an earlier save)."""
+    """Entries of a model directory that belong to the saved model (with the ``*_paranmt.py`` remote-code files):
+    never carried over from an earlier save into a new one."""
+
+    @classmethod
+    def is_model_file(cls, name: str) -> bool:
+        """Whether a directory entry belongs to the saved model (see :attr:`MODEL_FILES`)."""
+        return name in cls.MODEL_FILES or name.endswith("_paranmt.py")
 
     def save_pretrained(self, directory: str | os.PathLike[str], sentence_transformers: bool = True) -> None:
         """Write everything every loader needs into ``directory``, atomically.
@@ -158,8 +164,7 @@ class ParaNMTEncoder:
         """
         from .utils.atomic import atomic_output
 
-        keep = self.MODEL_FILES.__contains__
-        with atomic_output(directory, overwrite=True, directory=True, keep=lambda name: not keep(name)) as tmp:
+        with atomic_output(directory, overwrite=True, directory=True, keep=lambda n: not self.is_model_file(n)) as tmp:
             self.model.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
             if sentence_transformers:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import zlib
 
 import numpy as np
 import pytest
@@ -14,15 +13,7 @@ from paranmt_hf.cli.main import main as cli
 from paranmt_hf.evaluation import evaluate, read_sts_pair_files, write_results
 from paranmt_hf.evaluation.metrics import sts_correlations
 from paranmt_hf.utils.paths import data_dir as resolve_data_dir
-
-
-class HashBagEncoder:
-    def encode(self, sentences):
-        out = np.zeros((len(sentences), 16), dtype=np.float32)
-        for i, s in enumerate(sentences):
-            for w in s.lower().split():
-                out[i, zlib.crc32(w.encode()) % 16] += 1.0
-        return out
+from tests.test_eval_results_json import HashBagEncoder
 
 
 def test_a_mistyped_data_dir_fails_instead_of_falling_back(tmp_path, monkeypatch, data_dir):

@@ -73,3 +73,16 @@ def test_paranmt_directories_load_without_the_flag(saved):
     for kind, path in saved.items():
         assert remote_code_reasons(path) == [], kind  # model_type and tokenizer registered by import paranmt_hf
         assert load_encoder(path).encode(["a man plays"]).shape == (1, 4)
+
+
+def test_module_classes_paranmt_hf_resolves_to_installed_code_need_no_flag(saved, tmp_path, monkeypatch):
+    import paranmt_hf._registration as registration
+
+    ref = "input_module_paranmt.ParaNMTInputModule"  # what a saved directory's modules.json names
+    folder = tmp_path / "fast"
+    shutil.copytree(saved["word"], folder)
+    (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": ref}]))
+    monkeypatch.setattr(registration, "ST_MODULE_CLASSES", {}, raising=False)
+    assert any(ref in r for r in remote_code_reasons(folder))  # unknown ref: the directory's .py would be tried
+    monkeypatch.setattr(registration, "ST_MODULE_CLASSES", {ref: "paranmt_hf.x:Y"})
+    assert remote_code_reasons(folder) == []  # sentence-transformers resolves it to the installed class

@@ -49,6 +49,29 @@ def _config_reasons(folder: Path, where: str) -> list[str]:
     return reasons
 
 
+def _installed_module_class(ref: str) -> bool:
+    """Whether sentence-transformers resolves a ``modules.json`` type to installed code (nothing from the directory).
+
+    Its own classes, and the refs it finds in ``BaseModel._module_classes`` before importing anything (paranmt_hf
+    registers its input module's refs there: ``paranmt_hf._registration.ST_MODULE_CLASSES``).
+    """
+    if ref.startswith(ST_PREFIX):
+        return True
+    from .. import _registration
+
+    if ref in getattr(_registration, "ST_MODULE_CLASSES", {}):
+        return True
+    from .imports import is_available
+
+    if not is_available("sentence_transformers"):
+        return False
+    try:
+        from sentence_transformers.base.model import BaseModel
+    except ImportError:
+        return False
+    return ref in (getattr(BaseModel, "_module_classes", None) or {})
+
+
 def remote_code_reasons(path: str | os.PathLike[str]) -> list[str]:
     """Why loading the model directory ``path`` would execute code from it (empty: it would not)."""
     import paranmt_hf  # noqa: F401 - registers model_type "paranmt" before the check
@@ -58,7 +81,7 @@ def remote_code_reasons(path: str | os.PathLike[str]) -> list[str]:
     modules = _json(base / "modules.json")
     for module in modules if isinstance(modules, list) else []:
         kind = str(module.get("type", ""))
-        if kind and not kind.startswith(ST_PREFIX):
+        if kind and not _installed_module_class(kind):
             reasons.append(f"modules.json names module class {kind!r}, which is not part of sentence-transformers "
                            "(its code would be imported, from the directory first)")
         sub = str(module.get("path", ""))
