@@ -152,15 +152,15 @@ OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "mode
 """What a run writes into its output folder (an earlier run's copies need ``--resume`` or ``--overwrite``)."""
 
 
-def _prepare_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> None:
-    """Refuse a folder that holds an earlier run (unless resuming or overwriting); with overwrite, clear it."""
+def _check_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> list[Path]:
+    """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears."""
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--output {out} is a file, not a folder")
     if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
-        return
+        return []
     found = earlier_run(out, OUTPUT_ARTIFACTS)
     if not found:
-        return
+        return []
     if not options.overwrite:
         refuse_earlier_run(out, found)
     cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE]
@@ -170,12 +170,18 @@ def _prepare_output(out: Path, sources: list[PairSource | str], options: RunOpti
             if any(resolved == c.resolve() or c.resolve() in resolved.parents for c in cleared):
                 raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
                                          f"would delete; move it out of {out} first")
-    for path in cleared:
+    return cleared
+
+
+def _clear(paths: list[Path]) -> None:
+    """Delete an earlier run's checkpoints, initial model and summary (``--overwrite``, once the data has loaded)."""
+    for path in paths:
         if path.is_dir():
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
-    logger.warning("--overwrite: deleted the earlier run's checkpoints in %s", out)
+    if paths:
+        logger.warning("--overwrite: deleted the earlier run's checkpoints in %s", paths[0].parent)
 
 
 def _resume_checkpoint(recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions) -> Path:
@@ -238,8 +244,9 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     from .hf_trainer import ParaNMTTrainer, RunStateCallback
 
     record = run_record(recipe, sources, options.seed)
-    _prepare_output(out, sources, options)
+    earlier = _check_output(out, sources, options)
     pairs = load_pairs(sources, recipe.max_pairs, options.seed)
+    _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
     checkpoint = _resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume else None
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
