@@ -24,16 +24,48 @@ DEFAULT_MULTIPROCESSING_THRESHOLD = 100_000
 """``encode`` uses several processes by default from this many sentences on."""
 
 
+_TEXT_CHECK_CHUNK = 8192
+
+
+def _check_text(out: list[str]) -> None:
+    """Raise a clear ``ValueError`` for a sentence that is not valid Unicode text (a lone surrogate such as U+D800).
+
+    Such strings come from decoding bytes with ``errors="surrogateescape"`` and cannot be tokenized. The check encodes
+    chunks of joined sentences to UTF-16 (a C loop; ASCII chunks skip it), so it costs little next to tokenization.
+    """
+    for start in range(0, len(out), _TEXT_CHECK_CHUNK):
+        joined = "".join(out[start : start + _TEXT_CHECK_CHUNK])
+        if joined.isascii():
+            continue
+        try:
+            joined.encode("utf-16-le")
+        except UnicodeEncodeError:
+            for i in range(start, min(start + _TEXT_CHECK_CHUNK, len(out))):
+                try:
+                    out[i].encode("utf-16-le")
+                except UnicodeEncodeError as err:
+                    raise ValueError(
+                        f"sentence {i} is not valid Unicode text: lone surrogate {out[i][err.start]!r} at character "
+                        f"{err.start} of {out[i]!r:.80} (decode its bytes as UTF-8, with errors='replace' if need be)"
+                    ) from None
+
+
 def check_sentences(sentences: str | Sequence[str]) -> list[str]:
-    """Validate the input of ``encode``: a string or a sequence of strings (clear error on anything else)."""
+    """Validate the input of ``encode``: a string or a sequence of strings of valid Unicode text (clear errors).
+
+    Raises:
+        TypeError: an item is not a ``str``. ValueError: a string holds a lone surrogate (index and position named).
+    """
     if isinstance(sentences, str):
-        return [sentences]
-    if isinstance(sentences, np.ndarray):
-        sentences = sentences.tolist()
-    out = list(sentences)
-    for i, s in enumerate(out):
-        if not isinstance(s, str):
-            raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str: {s!r:.80}")
+        out = [sentences]
+    else:
+        if isinstance(sentences, np.ndarray):
+            sentences = sentences.tolist()
+        out = list(sentences)
+        for i, s in enumerate(out):
+            if not isinstance(s, str):
+                raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str: {s!r:.80}")
+    _check_text(out)
     return out
 
 
@@ -83,11 +115,17 @@ class ParaNMTEncoder:
     def from_pretrained(cls, name_or_path: str | os.PathLike[str], **kwargs: Any) -> ParaNMTEncoder:
         """Load a model directory or Hub repository saved by :meth:`save_pretrained`.
 
-        Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ...) go to both the model's
-        and the tokenizer's ``from_pretrained``. Directories with int8 weight storage are dequantised
-        (:mod:`paranmt_hf.export.quantize`).
+        Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ``trust_remote_code``, ...) go
+        to both the model's and the tokenizer's ``from_pretrained``. Directories with int8 weight storage are
+        dequantised (:mod:`paranmt_hf.export.quantize`).
+
+        Raises:
+            FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
         """
         from .export.quantize import is_int8_dir, load_int8_model
+        from .utils.paths import check_model_path
+
+        check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
 
         if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
             model = load_int8_model(name_or_path)
@@ -95,21 +133,39 @@ class ParaNMTEncoder:
             model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
         return cls(model, load_tokenizer(name_or_path, **kwargs))
 
+    MODEL_FILES = frozenset({
+        "config.json", "model.safetensors", "model_int8.safetensors", "pytorch_model.bin", "tokenizer.json",
+        "tokenizer_config.json", "paranmt_tokenizer.json", "special_tokens_map.json", "added_tokens.json",
+        "modules.json", "sentence_bert_config.json", "paranmt_st_config.json", "config_sentence_transformers.json",
+        "static",
+    })
+    """Entries of a model directory that belong to the saved model (with the ``*_paranmt.py`` remote-code files):
+    never carried over from an earlier save into a new one."""
+
+    @classmethod
+    def is_model_file(cls, name: str) -> bool:
+        """Whether a directory entry belongs to the saved model (see :attr:`MODEL_FILES`)."""
+        return name in cls.MODEL_FILES or name.endswith("_paranmt.py")
+
     def save_pretrained(self, directory: str | os.PathLike[str], sentence_transformers: bool = True) -> None:
-        """Write everything every loader needs into ``directory``.
+        """Write everything every loader needs into ``directory``, atomically.
 
         config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
         ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
         module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact and sentence-transformers
-        is installed).
+        is installed). They are written into a temporary sibling folder that then replaces ``directory``: a process
+        killed at any point leaves the complete old model or the complete new one, never new weights with an old
+        tokenizer. Other entries of an existing ``directory`` (a training run's ``checkpoints/``, a README) are kept.
         """
-        os.makedirs(directory, exist_ok=True)
-        self.model.save_pretrained(directory)
-        self.tokenizer.save_pretrained(directory)
-        if sentence_transformers:
-            from .st.layout import write_sentence_transformers_files
+        from .utils.atomic import atomic_output
 
-            write_sentence_transformers_files(self.model, self.tokenizer, directory)
+        with atomic_output(directory, overwrite=True, directory=True, keep=lambda n: not self.is_model_file(n)) as tmp:
+            self.model.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+            if sentence_transformers:
+                from .st.layout import write_sentence_transformers_files
+
+                write_sentence_transformers_files(self.model, self.tokenizer, tmp)
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
     def flat_token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -20,3 +20,37 @@ def data_dir() -> Path:
         return resolve()
     except FileNotFoundError as err:
         pytest.fail(str(err))
+
+
+ALLOW_MISSING_EXTRAS = "PARANMT_HF_ALLOW_MISSING_EXTRAS"
+"""Set to 1 to let tests of a missing optional extra skip (e.g. a core-only install). By default (CI installs
+``.[dev]``) a test skipped by ``pytest.importorskip`` FAILS: a missing extra must not pass silently."""
+
+
+def _missing_extra(report: pytest.TestReport | pytest.CollectReport) -> str | None:
+    """The reason of a skip caused by a missing module (``pytest.importorskip``), unless such skips are allowed."""
+    if not report.skipped or os.environ.get(ALLOW_MISSING_EXTRAS) == "1":
+        return None
+    longrepr = report.longrepr
+    reason = str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+    return reason if "could not import" in reason else None
+
+
+def _fail_missing_extra(report: pytest.TestReport | pytest.CollectReport) -> None:
+    reason = _missing_extra(report)
+    if reason:
+        report.outcome = "failed"
+        report.longrepr = (f"{reason}\nA dev extra is missing: `pip install -e .[dev]` (or set "
+                           f"{ALLOW_MISSING_EXTRAS}=1 to skip tests of missing extras)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    _fail_missing_extra(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> object:
+    outcome = yield
+    _fail_missing_extra(outcome.get_result())

@@ -92,3 +92,40 @@ def test_concurrent_json_writers_never_tear(tmp_path):
         t.join()
     assert not errors
     assert json.loads(path.read_text())["writer"] in (0, 1)
+
+
+def _encoder(words):
+    from paranmt_hf import build_encoder
+
+    return build_encoder("word", [" ".join(words)] * 3, embedding_dim=4, seed=len(words))
+
+
+def test_save_pretrained_over_a_model_is_all_or_nothing(tmp_path):
+    import numpy as np
+
+    from paranmt_hf import ParaNMTEncoder
+
+    old, new = _encoder(["a", "man", "plays"]), _encoder(["two", "dogs", "run", "fast", "today"])
+    target = tmp_path / "model"
+    old.save_pretrained(target)
+    (target / "checkpoints").mkdir()
+    (target / "checkpoints" / "state.bin").write_bytes(b"kept")
+    (target / "README.md").write_text("my notes")
+    expected = old.encode(["a man plays"])
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed after the weights, before the tokenizer")
+
+    new.tokenizer.save_pretrained = killed
+    with pytest.raises(KeyboardInterrupt):
+        new.save_pretrained(target)
+    reloaded = ParaNMTEncoder.from_pretrained(target)  # the old weights with the old tokenizer, not a mixture
+    np.testing.assert_array_equal(reloaded.encode(["a man plays"]), expected)
+    assert sorted(os.listdir(tmp_path)) == ["model"]  # no temporary folder left behind
+    del new.tokenizer.save_pretrained
+    new.save_pretrained(target)
+    assert ParaNMTEncoder.from_pretrained(target).component_vocab_sizes(new.tokenizer) == [7]
+    # entries that are not model files are kept (hard links: no copy), model files are all new
+    assert (target / "checkpoints" / "state.bin").read_bytes() == b"kept"
+    assert (target / "README.md").read_text() == "my notes"
+    assert sorted(os.listdir(tmp_path)) == ["model"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 import numpy as np
+import pytest
 from transformers import AutoTokenizer
 
 from paranmt_hf import ParaNMTEncoder
@@ -88,3 +89,25 @@ def test_build_tokenizer_kinds(tmp_path):
         assert main(args + (["--vocab-size", "40"] if kind == "sp" else [])) == 0
         tok = AutoTokenizer.from_pretrained(out)
         assert tok.convert_ids_to_tokens(0) == "[PAD]" and tok("two dogs")["input_ids"]
+
+
+def test_build_never_replaces_an_existing_model_without_overwrite(tmp_path):
+    out = tmp_path / "model"
+    args = ["build", "--kind", "word", "--input", _corpus(tmp_path), "--embedding-dim", "8", "--output", str(out)]
+    assert main(args) == 0
+    before = (out / "model.safetensors").read_bytes()
+    with pytest.raises(SystemExit, match="--overwrite"):
+        main([*args[:-2], "--embedding-dim", "4", "--output", str(out)])
+    assert (out / "model.safetensors").read_bytes() == before
+    assert main([*args, "--embedding-dim", "4", "--overwrite"]) == 0
+    assert ParaNMTEncoder.from_pretrained(out).embedding_dim == 4
+
+
+def test_build_tokenizer_says_when_the_corpus_gives_fewer_pieces(tmp_path, capsys, caplog):
+    out = tmp_path / "sp"
+    assert main(["build-tokenizer", "--kind", "sp", "--input", _corpus(tmp_path), "--vocab-size", "50000",
+                 "--output", str(out)]) == 0
+    size = len(AutoTokenizer.from_pretrained(out))
+    assert size < 1000  # a 40-line corpus cannot give 50,000 pieces
+    assert f"({size} tokens, fewer than the 50000 asked" in capsys.readouterr().out
+    assert f"asked for 50000 pieces, the corpus gave {size}" in caplog.text

@@ -68,9 +68,73 @@ def test_score_stdout_and_bad_line(tiny, tmp_path, capsys):
     good = tmp_path / "p.tsv"
     good.write_text("a man plays\ta man plays\n\nthe dog\ta cat\n", encoding="utf-8")
     main(["score", str(model_dir), "--input", str(good)])
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("a man plays\ta man plays\t1.0")
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("a man plays\ta man plays\t1.0")
+    assert lines[1] == "\t\tnan" and "line(s) 2" in captured.err  # the blank line keeps its row
     bad = tmp_path / "bad.tsv"
     bad.write_text("a\tb\nno tab\n", encoding="utf-8")
     with pytest.raises(SystemExit, match=r"bad.tsv:2"):
         main(["score", str(model_dir), "--input", str(bad)])
+
+
+def test_embed_rows_line_up_with_lines(tiny, tmp_path):
+    model_dir, encoder = tiny
+    src = tmp_path / "cr.txt"
+    src.write_bytes(b"a man\nfirst\rsecond\nthe dog\r\nruns\n")  # a \r inside a line; a CRLF ending
+    out = tmp_path / "cr.npy"
+    assert main(["embed", str(model_dir), "--input", str(src), "--output", str(out), "--chunk-size", "2"]) == 0
+    emb = np.load(out)
+    assert emb.shape == (4, 12)
+    np.testing.assert_allclose(emb, encoder.encode(["a man", "first\rsecond", "the dog", "runs"]), atol=1e-6)
+
+
+def test_embed_invalid_utf8_names_the_line_and_leaves_no_output(tiny, tmp_path):
+    model_dir, _ = tiny
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"a man\nthe dog\n" * 3 + b"caf\xe9 au lait\n" + b"a man\n" * 5)
+    for fmt in ("npy", "raw"):
+        out = tmp_path / f"out.{fmt}"
+        with pytest.raises(SystemExit, match=r"bad.txt:7: not valid UTF-8"):
+            main(["embed", str(model_dir), "--input", str(src), "--output", str(out), "--format", fmt,
+                  "--chunk-size", "2"])
+        assert not out.exists()  # no partial file that looks valid
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
+
+
+def test_outputs_never_replace_inputs_or_results_without_overwrite(tiny, tmp_path):
+    import gzip
+
+    model_dir, _ = tiny
+    text = tmp_path / "s.txt.gz"
+    with gzip.open(text, "wt", encoding="utf-8") as f:
+        f.write("a man\tthe dog\n")
+    link = tmp_path / "link.gz"
+    link.symlink_to(text)
+    before = text.read_bytes()
+    for command in ("embed", "score"):
+        for out in (text, link):
+            with pytest.raises(SystemExit, match="is the input"):
+                main([command, str(model_dir), "--input", str(text), "--output", str(out), "--overwrite"])
+    assert text.read_bytes() == before
+    out = tmp_path / "scored.tsv"
+    assert main(["score", str(model_dir), "--input", str(text), "--output", str(out)]) == 0
+    with pytest.raises(SystemExit, match="--overwrite"):
+        main(["score", str(model_dir), "--input", str(text), "--output", str(out)])
+    assert main(["score", str(model_dir), "--input", str(text), "--output", str(out), "--overwrite"]) == 0
+    assert out.read_text().startswith("a man\tthe dog\t")
+
+
+def test_score_keeps_a_row_for_whitespace_pairs(tiny, tmp_path, capsys):
+    model_dir, encoder = tiny
+    src = tmp_path / "p.tsv"
+    src.write_text("a man\tthe dog\n \t \nthe dog\t\n\ntwo kids\ta man\n", encoding="utf-8")
+    out = tmp_path / "o.tsv"
+    assert main(["score", str(model_dir), "--input", str(src), "--output", str(out)]) == 0
+    rows = [r.split("\t") for r in out.read_text(encoding="utf-8").split("\n")[:-1]]
+    assert len(rows) == 5 and [r[2] for r in rows[1:4]] == ["nan", "nan", "nan"]
+    assert rows[4][:2] == ["two kids", "a man"]
+    expected = paired_cosine(encoder.encode(["two kids"]), encoder.encode(["a man"]))[0]
+    assert abs(float(rows[4][2]) - expected) < 2e-6
+    err = capsys.readouterr().err
+    assert "3 line(s)" in err and "line(s) 2, 3, 4" in err

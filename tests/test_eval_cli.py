@@ -42,5 +42,5 @@ def test_eval_cli_clear_errors(tiny_model_dir, tmp_path):
         main(["eval", str(tiny_model_dir), "--tasks", "STS12", "--data-dir", str(tmp_path)])
     with pytest.raises(SystemExit, match="unknown task"):
         main(["eval", str(tiny_model_dir), "--tasks", "STS99"])
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(SystemExit, match="no-model not found"):  # a clear message, not a traceback
         main(["eval", str(tmp_path / "no-model"), "--tasks", "STS12"])

@@ -190,6 +190,22 @@ def test_output_and_input_rules(model_dir, hub_dir, tmp_path):
     assert not (out / "old.txt").exists() and (out / "model.safetensors").is_file()
 
 
+def test_publish_never_replaces_its_inputs(model_dir, eval_dir, tmp_path):
+    import shutil
+
+    evals = tmp_path / "evals"
+    shutil.copytree(eval_dir, evals / "results")
+    speed = tmp_path / "speed.json"
+    speed.write_text("{}")
+    before = sorted(p.relative_to(evals) for p in evals.rglob("*"))
+    with pytest.raises(PublishError, match="is the input"):  # --output holds --eval-dir: even --overwrite refuses
+        publish(model_dir, evals, eval_dir=evals / "results", model_id=REPO, overwrite=True)
+    assert sorted(p.relative_to(evals) for p in evals.rglob("*")) == before
+    with pytest.raises(PublishError, match="is the input"):
+        publish(model_dir, speed, speed_json=speed, overwrite=True)
+    assert speed.read_text() == "{}"
+
+
 class RecordingApi:
     calls: list = []
 

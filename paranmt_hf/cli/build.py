@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .recipe_flags import MODEL_FLAGS, add_recipe_flags, recipe_changes
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``build`` sub-command."""
@@ -11,44 +13,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "build",
         help="build an untrained model directory from a corpus (any encoder kind or combination)",
         description="Build tokenizer(s), config and randomly initialised (or word-vector initialised) weights and "
-        "save a model directory that loads with paranmt_hf, AutoModel and sentence-transformers.",
+        "save a model directory that loads with paranmt_hf, AutoModel and sentence-transformers. The model flags are "
+        "those of `paranmt-hf train`: `build --recipe R` writes the untrained model `train --recipe R` starts from.",
     )
-    p.add_argument(
-        "--kind", required=True, help="word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"
-    )
+    p.add_argument("--recipe", default=None, help="start from a preset's model fields (e.g. acl2018-lstm)")
     p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1'")
     p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
-    p.add_argument("--vocab-size", type=int, default=None, help="per-component vocabulary size")
-    p.add_argument("--embedding-dim", type=int, default=300)
-    p.add_argument("--rnn-hidden-size", type=int, default=None)
-    p.add_argument("--token-type", choices=["word", "sp"], default="word", help="tokens of recurrent encoders")
-    p.add_argument("--combination", choices=["concat", "add"], default="concat")
-    p.add_argument("--pooling", choices=["mean", "max"], default="mean")
-    p.add_argument("--word-vectors", default=None, help="e.g. glove-6b-50d or a GloVe text file")
-    p.add_argument("--min-count", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", required=True, help="model directory to write")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_recipe_flags(p, MODEL_FLAGS)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
-    from ..training.recipes import Recipe
-    from ..training.trainer import build_initial_encoder
+    from ..training.initial_model import build_initial_encoder
+    from ..training.recipes import Recipe, get_recipe
+    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
     from .io import iter_sentences
 
-    recipe = Recipe(
-        kind=args.kind,
-        vocab_size=args.vocab_size,
-        embedding_dim=args.embedding_dim,
-        rnn_hidden_size=args.rnn_hidden_size,
-        token_type=args.token_type,
-        min_count=args.min_count,
-        word_vectors=args.word_vectors,
-        combination=args.combination,
-        pooling=args.pooling,
-    )
+    if not args.recipe and args.kind is None:
+        raise SystemExit("paranmt-hf build: give --kind (or --recipe)")
+    try:
+        check_output(args.output, args.input, args.overwrite)
+    except (OutputExistsError, OutputIsInputError) as err:
+        raise SystemExit(f"paranmt-hf build: {err}") from err
+    recipe = (get_recipe(args.recipe) if args.recipe else Recipe()).replace(**recipe_changes(args, MODEL_FLAGS))
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
     print(f"saved {encoder!r} to {args.output}")

@@ -20,6 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-count", type=int, default=1, help="word/trigram: minimum frequency")
     p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
     p.add_argument("--output", required=True, help="directory to save the tokenizer to")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     p.set_defaults(func=run)
 
 
@@ -28,8 +29,13 @@ def run(args: argparse.Namespace) -> int:
     from ..tokenization.trigram import build_trigram_tokenizer
     from ..tokenization.unigram import train_unigram_tokenizer
     from ..tokenization.word import build_word_tokenizer
+    from ..utils.atomic import OutputExistsError, OutputIsInputError, atomic_output, check_output
     from .io import iter_sentences
 
+    try:
+        check_output(args.output, args.input, args.overwrite)
+    except (OutputExistsError, OutputIsInputError) as err:
+        raise SystemExit(f"paranmt-hf build-tokenizer: {err}") from err
     corpus = iter_sentences(args.input, args.columns, args.limit)
     max_size = args.vocab_size - 2 if args.vocab_size else None
     if args.kind == "word":
@@ -38,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
         tok = build_trigram_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
     else:
         tok = train_unigram_tokenizer(corpus, vocab_size=args.vocab_size or 50_000)
-    tok.save_pretrained(args.output)
-    print(f"saved {args.kind} tokenizer ({len(tok)} tokens) to {args.output}")
+    with atomic_output(args.output, args.input, args.overwrite, directory=True) as tmp:
+        tok.save_pretrained(tmp)
+    asked = args.vocab_size or (50_000 if args.kind == "sp" else None)
+    short = f", fewer than the {asked} asked: the corpus has no more" if asked and len(tok) < asked else ""
+    print(f"saved {args.kind} tokenizer ({len(tok)} tokens{short}) to {args.output}")
     return 0

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .model_loading import add_trust_remote_code_flag, load_model
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``embed``."""
     p = subparsers.add_parser(
         "embed", help="embed one sentence per line into .npy (streaming)",
-        description="Embed every line of --input (empty lines included, so rows match lines) into --output. "
-        "Reads --chunk-size lines at a time and writes each chunk straight into the output file, so memory stays "
-        "bounded whatever the input size.",
+        description="Embed every line of --input (empty lines included, so row i is line i+1; lines end at \\n "
+        "only) into --output. Reads --chunk-size lines at a time and writes each chunk straight into the output file, "
+        "so memory stays bounded whatever the input size. The output appears only when complete (invalid UTF-8 stops "
+        "with file:line and writes nothing) and never replaces the input, or an existing file without --overwrite.",
     )
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
     p.add_argument("--input", required=True, help="UTF-8 text file, one sentence per line")
@@ -22,16 +25,22 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--chunk-size", type=int, default=10000, help="lines read and encoded per chunk")
     p.add_argument("--normalize", action="store_true", help="L2-normalise the embeddings")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Count lines, then encode and write chunk by chunk."""
-    from ..evaluation.encoders import load_encoder
-    from ..evaluation.streaming import embed_file
+    from ..evaluation.streaming import InputLineError, embed_file
+    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
 
-    encoder = load_encoder(args.model_dir)
-    n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,
-                        normalize=args.normalize, raw=args.format == "raw")
+    try:
+        check_output(args.output, [args.input], args.overwrite)
+        encoder = load_model(args)
+        n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,
+                            normalize=args.normalize, raw=args.format == "raw", overwrite=args.overwrite)
+    except (InputLineError, OutputExistsError, OutputIsInputError, FileNotFoundError) as err:
+        raise SystemExit(f"paranmt-hf embed: {err}") from err
     print(f"wrote {n} x {dim} float32 embeddings to {args.output}")  # noqa: T201 - the command's output
     return 0

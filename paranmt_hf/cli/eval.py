@@ -7,6 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from .model_loading import add_trust_remote_code_flag, load_model
+
 logger = logging.getLogger(__name__)
 
 EPILOG = """tasks: STS12 STS13 STS14 STS15 STS16 STSBenchmark STS17 Tatoeba, groups sts12-16 (= paper), sts, all,
@@ -31,6 +33,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--download", action="store_true", help="fetch missing data from the public sources")
     p.add_argument("--max-pairs", type=int, default=None, help="first N pairs per dataset only (smoke tests)")
+    add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
@@ -45,15 +48,15 @@ def _model_meta(encoder: Any, name: str, revision: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print the table and write the results."""
-    from ..evaluation import evaluate, format_table, load_encoder, write_results
+    from ..evaluation import evaluate, format_table, write_results
     from ..evaluation.download import DataUnavailableError
 
     name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
-    encoder = load_encoder(args.model_dir)
+    encoder = load_model(args)
     try:
         results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
                            show_progress_bar=True, download=args.download, max_pairs=args.max_pairs)
-    except (DataUnavailableError, KeyError) as err:
+    except (DataUnavailableError, KeyError, FileNotFoundError, ValueError) as err:
         raise SystemExit(f"paranmt-hf eval: {err}") from err
     print(format_table(results, name))  # noqa: T201 - the command's output
     if args.output:

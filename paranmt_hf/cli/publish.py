@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .model_loading import add_trust_remote_code_flag, check_model_code
+
 EPILOG = """The folder holds model.safetensors, config.json (auto_map), the remote-code .py files, the tokenizer,
 the sentence-transformers files, README.md (model card with model-index from --eval-dir), training_summary.json,
 results/<org>__<name>/<revision>/*.json and speed.json. --push uploads it with huggingface_hub (needs network and a
@@ -33,6 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--license", default="mit", help="license of the weights (default: mit)")
     p.add_argument("--dataset", nargs="+", default=None, help="Hub dataset ids of the training data")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
+    add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
@@ -41,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub import PublishError, publish
     from ..hub.eval_results import EvalResultsError
 
+    check_model_code(args)
     try:
         published = publish(
             args.model_dir, args.output, eval_dir=args.eval_dir, speed_json=args.speed, push_repo_id=args.push,

@@ -5,30 +5,43 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .model_loading import add_trust_remote_code_flag, load_model
+
 
 def add_parser(subparsers: Any) -> None:
     """Register ``score``."""
     p = subparsers.add_parser(
         "score", help="cosine similarity of tab-separated sentence pairs",
         description="Read 'sentence1<TAB>sentence2[<TAB>...]' lines from --input and write "
-        "'sentence1<TAB>sentence2<TAB>cosine' lines to --output (stdout by default), chunk by chunk.",
+        "'sentence1<TAB>sentence2<TAB>cosine' lines to --output (stdout by default), chunk by chunk. Row i is line "
+        "i+1: a blank line or a pair with an empty sentence is scored nan (and reported). A file output appears only "
+        "when complete and never replaces the input, or an existing file without --overwrite.",
     )
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
     p.add_argument("--input", required=True, help="UTF-8 TSV file of sentence pairs")
     p.add_argument("--output", default="-", help="output TSV (default: stdout)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--chunk-size", type=int, default=10000, help="pairs read and scored per chunk")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Score every pair."""
-    from ..evaluation.encoders import load_encoder
-    from ..evaluation.streaming import score_file
+    import sys
 
-    encoder = load_encoder(args.model_dir)
+    from ..evaluation.streaming import score_file
+    from ..utils.atomic import OutputExistsError, check_output
+
     try:
-        score_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size)
-    except ValueError as err:
+        if args.output != "-":
+            check_output(args.output, [args.input], args.overwrite)
+        encoder = load_model(args)
+        report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
+                            chunk_size=args.chunk_size, overwrite=args.overwrite)
+    except (ValueError, OutputExistsError, FileNotFoundError) as err:  # OutputIsInputError is a ValueError
         raise SystemExit(f"paranmt-hf score: {err}") from err
+    if report.empty_lines:
+        print(f"paranmt-hf score: {report.describe(args.input)}", file=sys.stderr)
     return 0

@@ -5,36 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-RECIPE_FLAGS = {
-    # flag: (recipe field, type, help)
-    "kind": ("kind", str, "encoder kind(s): word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"),
-    "combination": ("combination", str, "concat or add"),
-    "embedding-dim": ("embedding_dim", int, "token embedding size"),
-    "rnn-hidden-size": ("rnn_hidden_size", int, "LSTM size"),
-    "bilstm-merge": ("bilstm_merge", str, "mean or concat"),
-    "token-type": ("token_type", str, "tokens of recurrent encoders: word or sp"),
-    "vocab-size": ("vocab_size", int, "vocabulary size per component"),
-    "min-count": ("min_count", int, "drop rarer word/trigram tokens"),
-    "word-vectors": ("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d"),
-    "vector-vocab-size": ("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
-    "pooling": ("pooling", str, "mean or max"),
-    "scramble-rate": ("scramble_rate", float, "word-scrambling probability (LSTM family)"),
-    "embedding-dropout": ("embedding_dropout", float, "dropout on token embeddings"),
-    "batch-size": ("batch_size", int, "pairs per mini-batch"),
-    "margin": ("margin", float, "loss margin delta"),
-    "megabatch-size": ("megabatch_size", int, "M: mini-batches per mega-batch"),
-    "anneal": ("anneal", int, "grow the mega-batch by one every N mini-batches"),
-    "sampling": ("sampling", str, "MAX, MIX or RAND"),
-    "loss": ("loss", str, "megabatch (the papers) or mnrl (MultipleNegativesRankingLoss)"),
-    "lr": ("learning_rate", float, "Adam learning rate"),
-    "lr-scheduler": ("lr_scheduler", str, "constant (the papers) or linear (decay to 0)"),
-    "epochs": ("epochs", float, "passes over the data"),
-    "max-grad-norm": ("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
-    "optimizer": ("optimizer", str, "auto, lazy_adam (sparse embedding updates) or adam (dense)"),
-    "max-pairs": ("max_pairs", int, "use at most this many training pairs"),
-    "threads": ("num_threads", int, "torch threads (default: 1 for averaging encoders)"),
-}
+from .recipe_flags import MODEL_FLAGS, TRAINING_FLAGS, add_recipe_flags, recipe_changes
 
+RECIPE_FLAGS = {**MODEL_FLAGS, **TRAINING_FLAGS}
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
@@ -56,10 +29,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-steps", type=int, default=None, help="evaluate every N steps (default: --save-steps)")
     p.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after N steps")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT")
+    p.add_argument("--resume", action="store_true", help="continue the run in OUTPUT from its latest complete "
+                   "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier run in OUTPUT (deletes its checkpoints)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    for flag, (_, kind, text) in RECIPE_FLAGS.items():
-        p.add_argument(f"--{flag}", type=kind, default=None, help=text)
+    add_recipe_flags(p, RECIPE_FLAGS)
     p.set_defaults(func=run)
 
 
@@ -73,33 +48,41 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.train or not args.output:
         raise SystemExit("paranmt-hf train: --train and --output are required")
+    if args.resume and args.overwrite:
+        raise SystemExit("paranmt-hf train: --resume continues the run in --output, --overwrite replaces it: pick one")
     recipe = get_recipe(args.recipe) if args.recipe else Recipe()
-    overrides = {field: getattr(args, flag.replace("-", "_")) for flag, (field, _, _) in RECIPE_FLAGS.items()}
-    recipe = recipe.override(**overrides)
+    recipe = recipe.replace(**recipe_changes(args, RECIPE_FLAGS))
+    from ..training.checkpoints import ResumeError
     from ..training.trainer import train
+    from ..utils.atomic import OutputExistsError, OutputIsInputError
 
     evaluator = None
     if args.dev:
         from ..evaluation.st_evaluator import STSSuiteEvaluator
 
         evaluator = STSSuiteEvaluator(tasks=args.dev, data_dir=args.data_dir, name="dev")
-    result = train(
-        recipe,
-        args.train,
-        args.output,
-        seed=args.seed,
-        dev_evaluator=evaluator,
-        eval_steps=args.eval_steps,
-        save_steps=args.save_steps,
-        resume=args.resume,
-        max_steps=args.max_steps,
-        show_progress=not args.no_progress,
-    )
+    try:
+        result = train(
+            recipe,
+            args.train,
+            args.output,
+            seed=args.seed,
+            dev_evaluator=evaluator,
+            eval_steps=args.eval_steps,
+            save_steps=args.save_steps,
+            resume=args.resume,
+            max_steps=args.max_steps,
+            show_progress=not args.no_progress,
+            overwrite=args.overwrite,
+        )
+    except (ResumeError, OutputExistsError, OutputIsInputError, FileNotFoundError, NotADirectoryError) as err:
+        raise SystemExit(f"paranmt-hf train: {err}") from err
     print(
         json.dumps(
             {
                 "output": result.output_dir,
                 "steps": result.steps,
+                "resumed_from_step": result.resumed_from_step,
                 "seconds": round(result.seconds, 1),
                 "train_pairs": result.train_pairs,
                 "world_size": result.world_size,

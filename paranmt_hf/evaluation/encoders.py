@@ -80,13 +80,30 @@ def model_kind(path: str | os.PathLike[str]) -> str:
     raise ValueError(f"{base}: not a ParaNMT, model2vec or sentence-transformers model directory")
 
 
-def load_encoder(path: str | os.PathLike[str], device: str | None = None) -> Encoder:
-    """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec)."""
+def load_encoder(
+    path: str | os.PathLike[str], device: str | None = None, trust_remote_code: bool = False
+) -> Encoder:
+    """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec).
+
+    Args:
+        path: the model directory.
+        device: torch device of sentence-transformers models (default CPU).
+        trust_remote_code: allow code shipped in the directory to run (a custom sentence-transformers module, an
+            ``auto_map`` of a model type transformers does not know). Off by default, as in transformers:
+            paranmt_hf's own directories never need it.
+
+    Raises:
+        FileNotFoundError: no such directory. RemoteCodeError: the directory's code would run and
+            ``trust_remote_code`` is false (the message says why).
+    """
+    from ..utils.remote_code import check_remote_code
+
     kind = model_kind(path)
+    check_remote_code(path, trust_remote_code)
     if kind == "paranmt":
         from ..encoder import ParaNMTEncoder
 
-        return ParaNMTEncoder.from_pretrained(path)
+        return ParaNMTEncoder.from_pretrained(path, trust_remote_code=trust_remote_code)
     if kind == "model2vec":
         from ..utils.imports import require
 
@@ -94,7 +111,7 @@ def load_encoder(path: str | os.PathLike[str], device: str | None = None) -> Enc
     from ..utils.imports import require
 
     st = require("sentence_transformers", "st")
-    return st.SentenceTransformer(str(path), device=device or "cpu", trust_remote_code=True)
+    return st.SentenceTransformer(str(path), device=device or "cpu", trust_remote_code=trust_remote_code)
 
 
 def embedding_dim(encoder: Encoder) -> int | None:

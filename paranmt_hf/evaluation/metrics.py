@@ -65,6 +65,9 @@ def sts_correlations(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> dic
         raise ValueError(f"{len(gold_arr)} gold scores for {len(a)} pairs")
     if len(gold_arr) < 2:
         raise ValueError("need at least two pairs to compute a correlation")
+    if not np.isfinite(gold_arr).all():
+        raise ValueError(f"{int((~np.isfinite(gold_arr)).sum())} gold score(s) are not finite (nan/inf): the "
+                         "correlations would be nan")
     a, b = np.asarray(a), np.asarray(b)
     if not np.issubdtype(a.dtype, np.floating):
         a, b = a.astype(np.float64), b.astype(np.float64)

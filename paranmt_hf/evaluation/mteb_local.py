@@ -48,7 +48,7 @@ def _pooled(parts: list[STSPairs]) -> dict[str, list[Any]]:
 
 
 def _task_tables(task_name: str, root: Path) -> dict[str, dict[str, dict[str, list[Any]]]]:
-    """``{subset: {split: columns}}`` of one task from the local evaluation files (subset ``default`` if monolingual)."""
+    """``{subset: {split: columns}}`` of one task from the local evaluation files (monolingual: ``default``)."""
     sts = root / "sts"
     if task_name in PAPER_YEARS:
         return {"default": {"test": _pooled(load_sts_year(sts, task_name))}}
@@ -109,7 +109,7 @@ def write_task_data(task_name: str, output_dir: str | os.PathLike[str], data_dir
 
 def local_mteb_task(task_name: str, data_dir: str | os.PathLike[str] | None = None,
                     cache_dir: str | os.PathLike[str] = "mteb-local-data") -> Any:
-    """mteb's own task ``task_name`` reading its data from a local folder (written under ``cache_dir`` once)."""
+    """Mteb's own task ``task_name`` reading its data from a local folder (written under ``cache_dir`` once)."""
     mteb = require("mteb", "eval")
     folder = Path(cache_dir).resolve() / task_name
     if (folder / "README.md").is_file():

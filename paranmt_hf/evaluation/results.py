@@ -102,15 +102,19 @@ def write_results(
     revision: str = "no_revision_available",
     model_meta: dict[str, Any] | None = None,
 ) -> Path:
-    """Write every task JSON and ``model_meta.json``; returns the ``<org>__<name>/<revision>`` folder."""
+    """Write every task JSON and ``model_meta.json``; returns the ``<org>__<name>/<revision>`` folder.
+
+    Each file is written atomically (temporary file + rename): a reader, or a second process writing the same
+    results, never sees a torn file; the last writer wins.
+    """
+    from ..utils.atomic import atomic_write_json
+
     folder = Path(output_dir) / model_folder_name(model_name) / revision
     folder.mkdir(parents=True, exist_ok=True)
     for result in results.values():
-        with open(folder / f"{result.task_name}.json", "w", encoding="utf-8") as handle:
-            json.dump(task_json(result), handle, indent=2)
+        atomic_write_json(folder / f"{result.task_name}.json", task_json(result), indent=2)
     meta = model_meta if model_meta is not None else {"name": model_name, "revision": revision}
-    with open(folder / "model_meta.json", "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=4, default=str)
+    atomic_write_json(folder / "model_meta.json", meta, indent=4, default=str)
     return folder
 
 

@@ -12,6 +12,8 @@ The readers follow the papers' ``evaluate_sts.py`` (jwieting/paraphrastic-repres
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,8 @@ STS17_TRACKS: dict[str, tuple[str, list[str]]] = {
     "track6.tr-en": ("tr-en", ["eng-Latn", "tur-Latn"]),
 }
 
+logger = logging.getLogger(__name__)
+
 STSB_SPLITS = {"train": "sts-train.csv", "validation": "sts-dev.csv", "test": "sts-test.csv"}
 
 
@@ -50,7 +54,7 @@ class STSPairs:
         sentences1, sentences2: the pairs.
         scores: gold similarity scores (0-5).
         languages: mteb language codes of the dataset, e.g. ``["eng-Latn"]``.
-        n_skipped: pairs dropped because their gold line was empty.
+        n_skipped: pairs dropped because their gold score was empty or not finite (``nan``; warned with file:line).
     """
 
     name: str
@@ -71,6 +75,22 @@ class STSPairs:
 def normalize_space(text: str) -> str:
     """Collapse runs of whitespace to one space and strip (the papers' ``" ".join(s.split())``)."""
     return " ".join(text.split())
+
+
+def _gold(text: str, path: str | os.PathLike[str], lineno: int) -> float | None:
+    """The gold score of a line (``None``, with a warning, for ``nan``/``inf``: such a pair is skipped and counted).
+
+    Raises:
+        ValueError: not a number (``file:line``).
+    """
+    try:
+        score = float(text)
+    except ValueError as err:
+        raise ValueError(f"{path}:{lineno}: gold score {text[:40]!r} is not a number") from err
+    if not math.isfinite(score):
+        logger.warning("%s:%d: gold score %r is not finite: pair skipped (counted in n_skipped)", path, lineno, text)
+        return None
+    return score
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -104,10 +124,10 @@ def read_sts_pair_files(
         cols = line.split("\t")
         if len(cols) < 2:
             raise ValueError(f"{input_path}:{lineno}: expected 'sentence1<TAB>sentence2', got {line[:80]!r}")
-        try:
-            score = float(gold.split("\t")[0])
-        except ValueError as err:
-            raise ValueError(f"{gold_path}:{lineno}: gold score {gold[:40]!r} is not a number") from err
+        score = _gold(gold.split("\t")[0], gold_path, lineno)
+        if score is None:
+            skipped += 1
+            continue
         s1.append(normalize_space(cols[0]))
         s2.append(normalize_space(cols[1]))
         scores.append(score)
@@ -163,14 +183,18 @@ def load_stsb(root: str | os.PathLike[str], split: str = "test") -> STSPairs:
     if split not in STSB_SPLITS:
         raise KeyError(f"unknown STS-B split {split!r}; expected one of {sorted(STSB_SPLITS)}")
     path = Path(root) / "STSBenchmark" / STSB_SPLITS[split]
-    s1, s2, scores = [], [], []
+    s1, s2, scores, skipped = [], [], [], 0
     for lineno, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
             continue
         cols = line.split("\t")
         if len(cols) < 7:
             raise ValueError(f"{path}:{lineno}: expected at least 7 tab-separated fields, got {len(cols)}")
-        scores.append(float(cols[4]))
+        score = _gold(cols[4], path, lineno)
+        if score is None:
+            skipped += 1
+            continue
+        scores.append(score)
         s1.append(normalize_space(cols[5]))
         s2.append(normalize_space(cols[6]))
-    return STSPairs("default", s1, s2, scores)
+    return STSPairs("default", s1, s2, scores, n_skipped=skipped)

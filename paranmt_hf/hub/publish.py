@@ -71,10 +71,16 @@ def _verify_reload(encoder: Any, folder: Path) -> None:
         raise PublishError(f"the published folder does not reproduce the model's embeddings ({folder})")
 
 
-def _prepare_output(source: Path, output: Path, overwrite: bool) -> Path:
+def _prepare_output(source: Path, output: Path, overwrite: bool, inputs: list[Any]) -> Path:
+    from ..utils.atomic import OutputIsInputError, check_output
+
     src, out = source.resolve(), output.resolve()
     if out == src or out in src.parents:
         raise PublishError(f"the output folder {output} must not be the model folder or contain it")
+    try:
+        check_output(output, inputs, overwrite=True)  # never replace --eval-dir / --speed, even with overwrite
+    except OutputIsInputError as err:
+        raise PublishError(str(err)) from err
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"{output} exists and is not empty: choose another folder, or replace it "
                               "(overwrite=True, --overwrite)")
@@ -167,7 +173,7 @@ def publish(
         logger.warning("the evaluation results are named %r, the card %r: mteb matches results to models by name "
                        "(re-run `paranmt-hf eval --name %s` to align them)", evaluation.model_name, model_id, model_id)
     encoder = ParaNMTEncoder.from_pretrained(source)
-    staging = _prepare_output(source, output, overwrite)
+    staging = _prepare_output(source, output, overwrite, [p for p in (eval_dir, speed_json) if p is not None])
     try:
         require_st = _save_model(encoder, source, staging)
         summary, results_path = _write_records(source, staging, evaluation, speed_json)
@@ -184,11 +190,9 @@ def publish(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if output.is_dir():
-        shutil.rmtree(output)
-    elif output.exists():
-        output.unlink()
-    staging.rename(output)
+    from ..utils.atomic import replace_path
+
+    replace_path(staging, output)  # the old folder is renamed aside, then deleted: never a half-replaced folder
     files = sorted(p.relative_to(output).as_posix() for p in output.rglob("*") if p.is_file())
     logger.info("Hub folder written to %s (%d files)", output, len(files))
     published = Published(output, files)

@@ -53,7 +53,8 @@ class MegaBatchMarginLoss(nn.Module):
 
     In eval mode (or with gradients disabled) the loss uses the current mini-batch only and leaves the pool
     unchanged. Pairs that have no allowed negative (e.g. a one-pair mini-batch with M = 1) contribute no
-    term. The pool is not saved in checkpoints: a resumed run refills it.
+    term. :meth:`training_state` / :meth:`load_training_state` hold the pool and the annealing clock, which
+    ``paranmt-hf train`` saves with each checkpoint, so that a resumed run continues exactly where it stopped.
 
     Args:
         model: the SentenceTransformer to train (padded or flat ``StaticEmbedding``-style features).
@@ -158,6 +159,29 @@ class MegaBatchMarginLoss(nn.Module):
         """Empty the pool and restart annealing."""
         self.pool.clear()
         self.steps = 0
+
+    def training_state(self) -> dict[str, Any]:
+        """The state a resumed run needs: the annealing clock and the pool (CPU tensors only, for ``torch.save``)."""
+        pool = [
+            {
+                "ids": [r.ids.cpu() for r in entry.rows],
+                "lengths": [r.lengths.cpu() for r in entry.rows],
+                "embeddings": [e.cpu() for e in entry.embeddings],
+                "hashes": [h.cpu() for h in entry.hashes],
+            }
+            for entry in self.pool
+        ]
+        return {"steps": int(self.steps), "pool": pool}
+
+    def load_training_state(self, state: dict[str, Any], device: torch.device | str = "cpu") -> None:
+        """Restore what :meth:`training_state` returned (tensors moved to ``device``)."""
+        self.steps = int(state["steps"])
+        self.pool.clear()
+        for item in state["pool"]:
+            rows = tuple(Rows(i.to(device), n.to(device)) for i, n in zip(item["ids"], item["lengths"], strict=True))
+            embeddings = tuple(e.to(device) for e in item["embeddings"])
+            hashes = tuple(h.to(device) for h in item["hashes"])
+            self.pool.append(PoolEntry(rows, embeddings, hashes))
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Tensor | None = None) -> Tensor:
         """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss."""

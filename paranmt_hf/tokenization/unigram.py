@@ -7,6 +7,7 @@ and scores of an existing sentencepiece model (conversion). Text is lower-cased 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from .fast import to_transformers
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
+
+logger = logging.getLogger(__name__)
 
 
 def unigram_normalizer(lowercase: bool = True) -> normalizers.Normalizer:
@@ -52,7 +55,9 @@ def train_unigram_tokenizer(
         show_progress: show the trainer's progress bar.
 
     Returns:
-        A ``transformers`` fast tokenizer; ``[PAD]`` is id 0, ``[UNK]`` id 1.
+        A ``transformers`` fast tokenizer; ``[PAD]`` is id 0, ``[UNK]`` id 1. Its size can be smaller than
+        ``vocab_size``: the trainer stops when the corpus offers no more pieces (a warning then gives both sizes;
+        ``len(tokenizer)`` is the real one).
     """
     tok = _configure(Tokenizer(models.Unigram()), lowercase)
     trainer = trainers.UnigramTrainer(
@@ -63,6 +68,9 @@ def train_unigram_tokenizer(
         show_progress=show_progress,
     )
     tok.train_from_iterator(corpus, trainer=trainer)
+    if tok.get_vocab_size() < vocab_size:
+        logger.warning("unigram tokenizer: asked for %d pieces, the corpus gave %d (the trainer finds no more pieces "
+                       "in it); the vocabulary has %d", vocab_size, tok.get_vocab_size(), tok.get_vocab_size())
     return to_transformers(tok)
 
 

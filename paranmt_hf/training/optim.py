@@ -64,3 +64,32 @@ class LazyAdam(torch.optim.Optimizer):
                     v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
                     p.addcdiv_(m, (v / correction2).sqrt_().add_(eps), value=-lr / correction1)
         return loss
+
+
+SPARSE_AUTO_MIN_PARAMETERS = 8_000_000
+"""With ``optimizer="auto"``, embedding tables at least this large train with sparse gradients and LazyAdam (a dense
+Adam step over e.g. 50K x 1024 rows costs more than the rest of the step); smaller ones with dense Adam."""
+
+OPTIMIZERS = ("auto", "lazy_adam", "adam")
+
+
+def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
+    """Whether a run with ``optimizer`` trains ``model`` (a ParaNMTModel) with LazyAdam and sparse gradients.
+
+    Raises:
+        ValueError: an unknown optimizer, or gradient clipping with sparse gradients.
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    largest = max(encoder.embedding.weight.numel() for encoder in model.encoders)
+    lazy = optimizer == "lazy_adam" or (optimizer == "auto" and largest >= SPARSE_AUTO_MIN_PARAMETERS)
+    if lazy and max_grad_norm > 0:
+        raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
+    return lazy
+
+
+def set_sparse_embeddings(model: Any, sparse: bool) -> None:
+    """Switch the embedding tables of a ParaNMTModel to sparse (or dense) gradients, config included."""
+    model.config.sparse_embeddings = sparse
+    for encoder in model.encoders:
+        encoder.embedding.sparse = sparse

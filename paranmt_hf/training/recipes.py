@@ -76,12 +76,23 @@ class Recipe:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def override(self, **changes: Any) -> Recipe:
-        """A copy with the given fields changed (``None`` values are ignored)."""
-        known = {f.name for f in fields(self)}
-        unknown = set(changes) - known
+        """A copy with the given fields changed (``None`` values are ignored: "not given")."""
+        return self.replace(**{k: v for k, v in changes.items() if v is not None})
+
+    def replace(self, **changes: Any) -> Recipe:
+        """A copy with the given fields changed; ``None`` turns an optional field off (e.g. ``anneal=None``).
+
+        Raises:
+            ValueError: an unknown field, or ``None`` for a field that cannot be off.
+        """
+        known = {f.name: f for f in fields(self)}
+        unknown = set(changes) - set(known)
         if unknown:
             raise ValueError(f"unknown recipe field(s) {sorted(unknown)}")
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+        for name, value in changes.items():
+            if value is None and not is_optional_field(name):
+                raise ValueError(f"recipe field {name!r} cannot be turned off (None)")
+        return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form (written next to trained models)."""
@@ -143,6 +154,14 @@ RECIPES: dict[str, Recipe] = {
 }
 """The papers' recipes. Word-vector initialisation uses GloVe 6B 50d (the papers used PARAGRAM-SL999 300d, which is
 not on PyPI); with vectors the word embedding size is the vectors' size."""
+
+
+def is_optional_field(name: str) -> bool:
+    """Whether the recipe field ``name`` may be ``None`` (off / automatic), e.g. ``anneal`` or ``word_vectors``."""
+    types = {f.name: str(f.type) for f in fields(Recipe)}
+    if name not in types:
+        raise ValueError(f"unknown recipe field {name!r}")
+    return "None" in types[name]
 
 
 def get_recipe(name: str) -> Recipe:

@@ -1,10 +1,15 @@
-"""Train a ParaNMT encoder with the stock ``SentenceTransformerTrainer`` and the papers' mega-batch margin loss."""
+"""Train a ParaNMT encoder with the stock ``SentenceTransformerTrainer`` and the papers' mega-batch margin loss.
+
+The pieces live by concept: :mod:`.recipes` (hyper-parameters), :mod:`.initial_model` (recipe -> untrained model),
+:mod:`.loss` (recipe -> loss), :mod:`.optim` (LazyAdam, sparse gradients), :mod:`.distributed` (torchrun ranks),
+:mod:`.hf_trainer` (the trainer class and callbacks) and :mod:`.data` (training pairs). This module runs them.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,9 +18,23 @@ from typing import Any
 
 import torch
 
+from ..utils.atomic import OutputIsInputError, atomic_write_json
 from ..utils.imports import require
+from .checkpoints import (
+    check_unfinished,
+    checkpoint_step,
+    earlier_run,
+    find_resume_checkpoint,
+    refuse_earlier_run,
+    run_record,
+    set_aside_incomplete,
+    target_steps,
+)
 from .data import PairSource, has_bitext, load_pairs
-from .optim import LazyAdam
+from .distributed import is_main_process, world_size
+from .initial_model import build_initial_encoder
+from .loss import make_loss
+from .optim import LazyAdam, set_sparse_embeddings, uses_lazy_adam
 from .recipes import Recipe
 
 logger = logging.getLogger(__name__)
@@ -37,139 +56,22 @@ class TrainResult:
     threads: int = 1
     dev_scores: list[dict[str, float]] = field(default_factory=list)
     loss_stats: dict[str, Any] = field(default_factory=dict)
+    resumed_from_step: int = 0
 
 
-def world_size() -> int:
-    """Processes of this run (``torchrun`` sets ``WORLD_SIZE``)."""
-    return int(os.environ.get("WORLD_SIZE", "1"))
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a training (everything but the recipe, the data and the output folder); see :func:`train`."""
 
-
-def is_main_process() -> bool:
-    """Whether this is rank 0 (the process that writes the final model)."""
-    return int(os.environ.get("RANK", "0")) == 0
-
-
-def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> Any:
-    """The untrained encoder of ``recipe`` with vocabularies built from ``sentences``."""
-    from ..build import build_encoder
-
-    config: dict[str, Any] = {
-        "pooling": recipe.pooling,
-        "scramble_rate": recipe.scramble_rate,
-        "embedding_dropout": recipe.embedding_dropout,
-        "bilstm_merge": recipe.bilstm_merge,
-        **recipe.extra,
-    }
-    if recipe.rnn_hidden_size:
-        config["rnn_hidden_size"] = recipe.rnn_hidden_size
-    return build_encoder(
-        recipe.kind,
-        sentences,
-        vocab_size=recipe.vocab_size,
-        embedding_dim=recipe.embedding_dim,
-        token_type=recipe.token_type,
-        min_count=recipe.min_count,
-        word_vectors=recipe.word_vectors,
-        vector_vocab_size=recipe.vector_vocab_size,
-        combination=recipe.combination,
-        seed=seed,
-        **config,
-    )
-
-
-def make_loss(recipe: Recipe, model: Any, bitext: bool) -> Any:
-    """The recipe's loss on a SentenceTransformer ``model``."""
-    if recipe.loss == "megabatch":
-        from ..losses import MegaBatchMarginLoss
-
-        return MegaBatchMarginLoss(
-            model,
-            margin=recipe.margin,
-            megabatch_size=recipe.megabatch_size,
-            anneal=recipe.anneal,
-            sampling=recipe.sampling,
-            candidates="other_side" if bitext else "both",
-            gather_across_devices=world_size() > 1,
-        )
-    if recipe.loss == "mnrl":
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-        return MultipleNegativesRankingLoss(model, gather_across_devices=world_size() > 1)
-    raise ValueError(f"unknown loss {recipe.loss!r}: choose 'megabatch' or 'mnrl'")
-
-
-def gradient_norm(parameters: Any) -> float:
-    """L2 norm of all gradients, sparse ones included (their stored values only: O(rows used))."""
-    total = 0.0
-    for p in parameters:
-        if p.grad is None:
-            continue
-        if p.grad.is_sparse:
-            p.grad = p.grad.coalesce()  # once: the optimizer step then finds it coalesced
-            grad = p.grad.values()
-        else:
-            grad = p.grad
-        total += float(grad.float().pow(2).sum())
-    return total**0.5
-
-
-def _trainer_class() -> type:
-    """SentenceTransformerTrainer whose logged gradient norm also works with sparse embedding gradients.
-
-    transformers' Trainer computes the norm with ``clip_grad_norm_`` at every step, which fails on sparse gradients
-    (and costs a pass over every dense embedding table).
-    """
-    from sentence_transformers import SentenceTransformerTrainer
-
-    class ParaNMTTrainer(SentenceTransformerTrainer):
-        def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
-            if grad_norm is not None:
-                return grad_norm
-            return gradient_norm(model.parameters())
-
-    return ParaNMTTrainer
-
-
-def _loss_schedule_callback(loss: Any) -> Any:
-    """A callback that sets the loss's mini-batch counter (annealing) to the trained step count at the start.
-
-    A resumed run then continues the annealing schedule instead of restarting it.
-    """
-    from transformers import TrainerCallback
-
-    class LossScheduleCallback(TrainerCallback):
-        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            loss.steps = state.global_step * args.gradient_accumulation_steps
-
-    return LossScheduleCallback()
-
-
-SPARSE_AUTO_MIN_PARAMETERS = 8_000_000
-"""With ``optimizer="auto"``, embedding tables at least this large train with sparse gradients and LazyAdam (a dense
-Adam step over e.g. 50K x 1024 rows costs more than the rest of the step); smaller ones with dense Adam."""
-
-
-def _check_optimizer(recipe: Recipe, model: Any) -> bool:
-    """Whether the recipe trains with LazyAdam (sparse embedding gradients)."""
-    if recipe.optimizer not in ("auto", "lazy_adam", "adam"):
-        raise ValueError(f"optimizer must be 'auto', 'lazy_adam' or 'adam', got {recipe.optimizer!r}")
-    largest = max(encoder.embedding.weight.numel() for encoder in model.encoders)
-    lazy = recipe.optimizer == "lazy_adam" or (recipe.optimizer == "auto" and largest >= SPARSE_AUTO_MIN_PARAMETERS)
-    if lazy and recipe.max_grad_norm > 0:
-        raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
-    return lazy
-
-
-def set_sparse_embeddings(model: Any, sparse: bool) -> None:
-    """Switch the embedding tables of a ParaNMTModel to sparse (or dense) gradients, config included."""
-    model.config.sparse_embeddings = sparse
-    for encoder in model.encoders:
-        encoder.embedding.sparse = sparse
-
-
-def _latest_checkpoint(directory: Path) -> str | None:
-    checkpoints = sorted(directory.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return str(checkpoints[-1]) if checkpoints else None
+    seed: int = 0
+    dev_evaluator: Any = None
+    eval_steps: int | None = None
+    save_steps: int = 500
+    resume: bool = False
+    max_steps: int = -1
+    logging_steps: int = 50
+    show_progress: bool = True
+    overwrite: bool = False
 
 
 def train(
@@ -185,6 +87,7 @@ def train(
     max_steps: int = -1,
     logging_steps: int = 50,
     show_progress: bool = True,
+    overwrite: bool = False,
 ) -> TrainResult:
     """Train ``recipe`` on ``sources`` and save a model directory that loads everywhere into ``output_dir``.
 
@@ -196,11 +99,32 @@ def train(
         dev_evaluator: a sentence-transformers evaluator run every ``eval_steps`` (e.g. STS17 en-en).
         eval_steps: evaluation interval (default: ``save_steps``).
         save_steps: checkpoint interval in optimizer steps.
-        resume: continue from the latest checkpoint in ``output_dir/checkpoints`` (same recipe and data).
+        resume: continue from the latest complete checkpoint in ``output_dir/checkpoints``. It must have been written
+            with the same recipe, data and seed (only ``epochs``, ``num_threads`` and ``max_steps`` may change), and
+            the run must not have finished; otherwise :class:`~paranmt_hf.training.checkpoints.ResumeError`.
         max_steps: stop after this many steps (``-1``: train ``recipe.epochs`` epochs).
         logging_steps: loss logging interval.
         show_progress: show the trainer's progress bars.
+        overwrite: replace an earlier run in ``output_dir`` (its checkpoints are deleted when this run starts; its
+            model is replaced when this one is saved). Without it (or ``resume``) a folder holding an earlier run
+            is refused with :class:`~paranmt_hf.utils.atomic.OutputExistsError`.
+
+    The final model, ``training_summary.json`` and each checkpoint's records are written atomically: a killed run
+    leaves the previous files or the new ones, never a mixture.
     """
+    options = RunOptions(
+        seed=seed,
+        dev_evaluator=dev_evaluator,
+        eval_steps=eval_steps,
+        save_steps=save_steps,
+        resume=resume,
+        max_steps=max_steps,
+        logging_steps=logging_steps,
+        show_progress=show_progress,
+        overwrite=overwrite,
+    )
+    if resume and overwrite:
+        raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
     require("sentence_transformers", "st")
     from transformers import set_seed
 
@@ -209,19 +133,7 @@ def train(
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return _train(
-            recipe,
-            sources,
-            Path(output_dir),
-            seed,
-            dev_evaluator,
-            eval_steps,
-            save_steps,
-            resume,
-            max_steps,
-            logging_steps,
-            show_progress,
-        )
+        return _train(recipe, list(sources), Path(output_dir), options)
     finally:
         torch.set_num_threads(previous_threads)
 
@@ -236,91 +148,135 @@ def training_threads(recipe: Recipe) -> int:
     return 1 if all(k in AVERAGING_KINDS for k in parse_kinds(recipe.kind)) else torch.get_num_threads()
 
 
-def _train(
-    recipe: Recipe,
-    sources: Sequence[PairSource | str],
-    out: Path,
-    seed: int,
-    dev_evaluator: Any,
-    eval_steps: int | None,
-    save_steps: int,
-    resume: bool,
-    max_steps: int,
-    logging_steps: int,
-    show_progress: bool,
-) -> TrainResult:
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers import SentenceTransformerTrainingArguments as Args
+OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "model.safetensors")
+"""What a run writes into its output folder (an earlier run's copies need ``--resume`` or ``--overwrite``)."""
 
-    from ..encoder import ParaNMTEncoder
-    from ..st import ParaNMTSentenceEncoder
 
-    pairs = load_pairs(sources, recipe.max_pairs, seed)
-    init_dir = out / INIT_DIR
-    if resume and (init_dir / "config.json").is_file():
-        encoder = ParaNMTEncoder.from_pretrained(init_dir)
-    else:
-        encoder = build_initial_encoder(recipe, list(pairs["anchor"]) + list(pairs["positive"]), seed)
-        if is_main_process():
-            encoder.save_pretrained(init_dir, sentence_transformers=False)
-    lazy = _check_optimizer(recipe, encoder.model)
-    set_sparse_embeddings(encoder.model, lazy)
-    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
-    loss = make_loss(recipe, model, has_bitext(sources))
-    evaluating = dev_evaluator is not None
-    args = Args(
+def _check_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> list[Path]:
+    """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--output {out} is a file, not a folder")
+    if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
+        return []
+    found = earlier_run(out, OUTPUT_ARTIFACTS)
+    if not found:
+        return []
+    if not options.overwrite:
+        refuse_earlier_run(out, found)
+    cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE]
+    for source in sources:
+        for path in (PairSource.parse(source) if isinstance(source, str) else source).files:
+            resolved = Path(path).resolve()
+            if any(resolved == c.resolve() or c.resolve() in resolved.parents for c in cleared):
+                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
+                                         f"would delete; move it out of {out} first")
+    return cleared
+
+
+def _clear(paths: list[Path]) -> None:
+    """Delete an earlier run's checkpoints, initial model and summary (``--overwrite``, once the data has loaded)."""
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    if paths:
+        logger.warning("--overwrite: deleted the earlier run's checkpoints in %s", paths[0].parent)
+
+
+def _resume_checkpoint(recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions) -> Path:
+    """The checkpoint to resume from (checked against this run); incomplete newer ones are set aside."""
+    checkpoint = find_resume_checkpoint(out / CHECKPOINT_DIR, record)
+    target = target_steps(options.max_steps, recipe.epochs, pairs, recipe.batch_size, world_size())
+    check_unfinished(checkpoint, target)
+    if is_main_process():
+        set_aside_incomplete(out / CHECKPOINT_DIR, checkpoint_step(checkpoint))
+    return checkpoint
+
+
+def _training_arguments(recipe: Recipe, out: Path, options: RunOptions) -> Any:
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    evaluating = options.dev_evaluator is not None
+    return SentenceTransformerTrainingArguments(
         output_dir=str(out / CHECKPOINT_DIR),
         per_device_train_batch_size=recipe.batch_size,
         learning_rate=recipe.learning_rate,
         num_train_epochs=recipe.epochs,
-        max_steps=max_steps,
+        max_steps=options.max_steps,
         lr_scheduler_type=recipe.lr_scheduler,
         warmup_steps=0,
         weight_decay=0.0,
         optim="adamw_torch",
         max_grad_norm=recipe.max_grad_norm,
-        seed=seed,
-        data_seed=seed,
+        seed=options.seed,
+        data_seed=options.seed,
         use_cpu=True,
         report_to="none",
         save_strategy="steps",
-        save_steps=save_steps,
+        save_steps=options.save_steps,
         save_total_limit=2,
         eval_strategy="steps" if evaluating else "no",
-        eval_steps=eval_steps or save_steps,
-        logging_steps=logging_steps,
-        disable_tqdm=not show_progress,
+        eval_steps=options.eval_steps or options.save_steps,
+        logging_steps=options.logging_steps,
+        disable_tqdm=not options.show_progress,
         dataloader_drop_last=False,
         ddp_backend="gloo" if world_size() > 1 else None,
     )
+
+
+def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions) -> Any:
+    from ..encoder import ParaNMTEncoder
+
+    init_dir = out / INIT_DIR
+    if options.resume and (init_dir / "config.json").is_file():
+        return ParaNMTEncoder.from_pretrained(init_dir)
+    encoder = build_initial_encoder(recipe, list(pairs["anchor"]) + list(pairs["positive"]), options.seed)
+    if is_main_process():
+        encoder.save_pretrained(init_dir, sentence_transformers=False)
+    return encoder
+
+
+def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: RunOptions) -> TrainResult:
+    from sentence_transformers import SentenceTransformer
+
+    from ..encoder import ParaNMTEncoder
+    from ..st import ParaNMTSentenceEncoder
+    from .hf_trainer import ParaNMTTrainer, RunStateCallback
+
+    record = run_record(recipe, sources, options.seed)
+    earlier = _check_output(out, sources, options)
+    pairs = load_pairs(sources, recipe.max_pairs, options.seed)
+    _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
+    checkpoint = _resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume else None
+    encoder = _initial_encoder(recipe, pairs, out, options)
+    lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
+    set_sparse_embeddings(encoder.model, lazy)
+    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
-    trainer = _trainer_class()(
-        model=model, args=args, train_dataset=pairs, loss=loss, evaluator=dev_evaluator, optimizers=optimizers
+    trainer = ParaNMTTrainer(
+        model=model,
+        args=_training_arguments(recipe, out, options),
+        train_dataset=pairs,
+        loss=loss,
+        evaluator=options.dev_evaluator,
+        optimizers=optimizers,
+        callbacks=[RunStateCallback(loss, record, checkpoint)],
     )
-    if hasattr(loss, "steps"):
-        trainer.add_callback(_loss_schedule_callback(loss))
     started = time.perf_counter()
-    checkpoint = _latest_checkpoint(out / CHECKPOINT_DIR) if resume else None
-    state = trainer.train(resume_from_checkpoint=checkpoint)
+    state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - started
-    dev = [
-        {k: v for k, v in log.items() if k.startswith("eval_")}
-        for log in trainer.state.log_history
-        if any(k.startswith("eval_") for k in log)
-    ]
-    pool = getattr(loss, "pool", None)
-    stats = {"pool_pairs": sum(len(entry) for entry in pool), "pool_minibatches": len(pool)} if pool else {}
-    if hasattr(loss, "steps"):
-        stats["minibatches_seen"] = loss.steps  # the annealing clock, continued across resumes
     result = TrainResult(
         output_dir=str(out),
         steps=state.global_step,
         seconds=seconds,
         train_pairs=len(pairs),
         world_size=world_size(),
-        dev_scores=dev,
-        loss_stats=stats,
+        dev_scores=_dev_scores(trainer.state.log_history),
+        loss_stats=_loss_stats(loss),
         threads=torch.get_num_threads(),
+        resumed_from_step=checkpoint_step(checkpoint) if checkpoint else 0,
     )
     if is_main_process():
         trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
@@ -329,8 +285,28 @@ def _train(
         summary = {
             "recipe": recipe.to_dict(),
             "sources": [str(PairSource.parse(s) if isinstance(s, str) else s) for s in sources],
-            "seed": seed,
+            "seed": options.seed,
             **result.__dict__,
         }
-        (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=str))
+        atomic_write_json(out / SUMMARY_FILE, summary, default=str)
     return result
+
+
+def _dev_scores(log_history: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """The dev evaluations of the trainer's log history."""
+    return [
+        {k: v for k, v in log.items() if k.startswith("eval_")}
+        for log in log_history
+        if any(k.startswith("eval_") for k in log)
+    ]
+
+
+def _loss_stats(loss: Any) -> dict[str, Any]:
+    """The mega-batch pool's size and the annealing clock (empty for other losses)."""
+    pool = getattr(loss, "pool", None)
+    stats: dict[str, Any] = (
+        {"pool_pairs": sum(len(entry) for entry in pool), "pool_minibatches": len(pool)} if pool else {}
+    )
+    if hasattr(loss, "steps"):
+        stats["minibatches_seen"] = loss.steps  # the annealing clock, continued across resumes
+    return stats

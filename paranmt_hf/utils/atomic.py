@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +117,46 @@ def replace_path(source: Path, target: Path) -> None:
         os.replace(source, target)
 
 
+def link_tree(source: Path, target: Path) -> None:
+    """Recreate ``source`` (file, symlink or folder tree) at ``target`` with hard links (copies where links fail).
+
+    Costs O(files), not O(bytes): carrying a large checkpoint folder over into a new directory is instant.
+    """
+    if source.is_symlink():
+        os.symlink(os.readlink(source), target)
+    elif source.is_dir():
+        target.mkdir()
+        for child in source.iterdir():
+            link_tree(child, target / child.name)
+    else:
+        try:
+            os.link(source, target)
+        except OSError:  # a filesystem without hard links
+            shutil.copy2(source, target)
+
+
+def carry_over(old: Path, new: Path, keep: Callable[[str], bool]) -> list[str]:
+    """Hard-link the entries of folder ``old`` that ``new`` lacks and ``keep(name)`` accepts into ``new``."""
+    carried = []
+    if not (old.is_dir() and not old.is_symlink()):
+        return carried
+    for entry in sorted(old.iterdir()):
+        destination = new / entry.name
+        if entry.name.startswith(TEMP_PREFIX) or destination.exists() or destination.is_symlink():
+            continue
+        if keep(entry.name):
+            link_tree(entry, destination)
+            carried.append(entry.name)
+    return carried
+
+
 @contextlib.contextmanager
 def atomic_output(
-    output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False, directory: bool = False
+    output: PathLike,
+    inputs: Iterable[PathLike] = (),
+    overwrite: bool = False,
+    directory: bool = False,
+    keep: Callable[[str], bool] | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary path to write ``output`` to; rename it into place when the block succeeds.
 
@@ -131,6 +168,9 @@ def atomic_output(
         inputs: the run's inputs, which the output may never replace.
         overwrite: allow replacing an existing ``output``.
         directory: the output is a directory (the temporary path is created empty).
+        keep: for a directory replacing an existing one: entries of the old directory that the new one lacks and
+            ``keep(name)`` accepts are carried over (hard links, before the swap, so a crash at any point leaves
+            them in place), e.g. a training run's ``checkpoints/`` next to the model files being replaced.
     """
     target = check_output(output, inputs, overwrite)
     tmp = temp_sibling(target, directory=directory)
@@ -138,6 +178,8 @@ def atomic_output(
         yield tmp
         if not directory and not tmp.exists():
             raise FileNotFoundError(f"nothing was written to the temporary output for {target}")
+        if directory and keep is not None:
+            carry_over(target, tmp, keep)
         replace_path(tmp, target)
     except BaseException:
         _remove(tmp)

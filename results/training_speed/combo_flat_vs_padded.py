@@ -19,9 +19,10 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from paranmt_hf.st import ParaNMTSentenceEncoder
-from paranmt_hf.training.optim import LazyAdam
+from paranmt_hf.training.initial_model import build_initial_encoder
+from paranmt_hf.training.loss import make_loss
+from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
 from paranmt_hf.training.recipes import Recipe
-from paranmt_hf.training.trainer import build_initial_encoder, make_loss, set_sparse_embeddings
 
 HERE = Path(__file__).resolve().parent
 STEPS, BATCH = 100, 100

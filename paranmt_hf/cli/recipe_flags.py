@@ -1,0 +1,105 @@
+"""The one table of recipe flags shared by ``paranmt-hf train`` and ``paranmt-hf build``.
+
+Each flag sets one :class:`~paranmt_hf.training.recipes.Recipe` field. A flag that is not given leaves the preset's
+value; ``none`` turns an optional field off (``--anneal none``, ``--word-vectors none``, ``--vocab-size none``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+
+class Flag(NamedTuple):
+    """One recipe flag: the field it sets, its value type, its help, and the allowed values (if a closed set)."""
+
+    field: str
+    type: Callable[[str], Any]
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+MODEL_FLAGS: dict[str, Flag] = {
+    "kind": Flag("kind", str, "word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"),
+    "combination": Flag("combination", str, "how several kinds combine", ("concat", "add")),
+    "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
+    "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
+    "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat")),
+    "token-type": Flag("token_type", str, "tokens of recurrent encoders", ("word", "sp")),
+    "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
+    "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
+    "word-vectors": Flag("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d (none: random)"),
+    "vector-vocab-size": Flag("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
+    "pooling": Flag("pooling", str, "pooling over tokens / states", ("mean", "max")),
+    "scramble-rate": Flag("scramble_rate", float, "word-scrambling probability (LSTM family)"),
+    "embedding-dropout": Flag("embedding_dropout", float, "dropout on token embeddings"),
+}
+"""Flags that shape the model (``train`` and ``build``)."""
+
+TRAINING_FLAGS: dict[str, Flag] = {
+    "batch-size": Flag("batch_size", int, "pairs per mini-batch"),
+    "margin": Flag("margin", float, "loss margin delta"),
+    "megabatch-size": Flag("megabatch_size", int, "M: mini-batches per mega-batch"),
+    "anneal": Flag("anneal", int, "grow the mega-batch by one every N mini-batches (none: off)"),
+    "sampling": Flag("sampling", str, "negative sampling", ("MAX", "MIX", "RAND")),
+    "loss": Flag("loss", str, "megabatch (the papers) or mnrl (MultipleNegativesRankingLoss)", ("megabatch", "mnrl")),
+    "lr": Flag("learning_rate", float, "Adam learning rate"),
+    "lr-scheduler": Flag("lr_scheduler", str, "constant (the papers) or linear (decay to 0)"),
+    "epochs": Flag("epochs", float, "passes over the data"),
+    "max-grad-norm": Flag("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
+    "optimizer": Flag("optimizer", str, "lazy_adam: sparse embedding updates", ("auto", "lazy_adam", "adam")),
+    "max-pairs": Flag("max_pairs", int, "use at most this many training pairs (none: all)"),
+    "threads": Flag("num_threads", int, "torch threads (none: 1 for averaging encoders, else torch's default)"),
+}
+"""Flags of the training run (``train`` only)."""
+
+OFF = "none"
+
+
+class _Off:
+    """Marks a flag given as ``none`` (turn the field off), as opposed to not given (argparse's ``None``)."""
+
+    def __repr__(self) -> str:
+        return OFF
+
+
+TURNED_OFF = _Off()
+
+
+def _parser_type(flag: str, spec: Flag, optional: bool) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        if text.lower() == OFF:
+            if not optional:
+                raise argparse.ArgumentTypeError(f"--{flag} cannot be turned off")
+            return TURNED_OFF
+        if spec.choices and text not in spec.choices:
+            raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(spec.choices)})")
+        try:
+            return spec.type(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {spec.type.__name__} value: {text!r}") from None
+
+    parse.__name__ = spec.type.__name__
+    return parse
+
+
+def add_recipe_flags(parser: argparse.ArgumentParser, table: dict[str, Flag]) -> None:
+    """Add one ``--flag`` per entry of ``table`` (default: not given)."""
+    from ..training.recipes import is_optional_field
+
+    for flag, spec in table.items():
+        optional = is_optional_field(spec.field)
+        text = spec.help + (f" [{'|'.join(spec.choices)}]" if spec.choices else "")
+        parser.add_argument(f"--{flag}", type=_parser_type(flag, spec, optional), default=None, help=text,
+                            metavar=flag.replace("-", "_").upper())
+
+
+def recipe_changes(args: argparse.Namespace, table: dict[str, Flag]) -> dict[str, Any]:
+    """The recipe fields set on the command line: given flags only, ``none`` as ``None``."""
+    changes = {}
+    for flag, spec in table.items():
+        value = getattr(args, flag.replace("-", "_"))
+        if value is not None:
+            changes[spec.field] = None if value is TURNED_OFF else value
+    return changes

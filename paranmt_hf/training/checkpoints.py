@@ -1,0 +1,219 @@
+"""Checkpoints a run can trust: each records the run's arguments and the loss's state, and ``--resume`` checks them.
+
+``paranmt-hf train`` adds two files to every checkpoint the Trainer writes (``OUTPUT/checkpoints/checkpoint-N``):
+
+- ``loss_state.pt``: the mega-batch pool and annealing clock (tensors only; loaded with ``weights_only=True``), so a
+  resumed run continues exactly as the uninterrupted run would;
+- ``paranmt_run.json``, written last (atomically): the recipe, the data (path, size and a fingerprint of each file)
+  and the seed. A checkpoint without it is incomplete (the process died while saving) and is never resumed from.
+
+``--resume`` takes the newest complete checkpoint, refuses one whose recorded run differs from the current
+arguments (naming each difference), refuses a run that already reached its last step, and sets incomplete newer
+checkpoints aside (renamed ``incomplete-checkpoint-N``, never deleted). A new run refuses a folder that holds an
+earlier run unless ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..utils.atomic import OutputExistsError, atomic_write_json
+from .data import PairSource
+from .recipes import Recipe
+
+logger = logging.getLogger(__name__)
+
+RUN_FILE = "paranmt_run.json"
+LOSS_STATE_FILE = "loss_state.pt"
+TRAINER_STATE_FILE = "trainer_state.json"
+INCOMPLETE_PREFIX = "incomplete-"
+RUN_LAYOUT = 1
+
+FREE_RECIPE_FIELDS = ("name", "description", "epochs", "num_threads")
+"""Recipe fields a resumed run may change: labels, the length of the run (like ``--max-steps``), torch threads."""
+
+_FINGERPRINT_BYTES = 1 << 20
+
+
+class ResumeError(ValueError):
+    """``--resume`` cannot continue this run (no complete checkpoint, different arguments, or already finished)."""
+
+
+def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Identity of a data file: resolved path, size and SHA-256 of its first and last MiB (cheap on any size)."""
+    p = Path(path)
+    if "://" in str(path):
+        return {"path": str(path)}
+    size = p.stat().st_size
+    digest = hashlib.sha256()
+    with open(p, "rb") as handle:
+        digest.update(handle.read(_FINGERPRINT_BYTES))
+        if size > 2 * _FINGERPRINT_BYTES:
+            handle.seek(size - _FINGERPRINT_BYTES)
+            digest.update(handle.read())
+    return {"path": str(p.resolve()), "bytes": size, "sha256_ends": digest.hexdigest()}
+
+
+def run_record(recipe: Recipe, sources: Sequence[PairSource | str], seed: int) -> dict[str, Any]:
+    """What defines a run's trajectory: the recipe, the data files (fingerprinted) and the seed."""
+    parsed = [PairSource.parse(s) if isinstance(s, str) else s for s in sources]
+    return {
+        "layout": RUN_LAYOUT,
+        "recipe": recipe.to_dict(),
+        "sources": [
+            {"config": s.config, "repeat": s.repeat, "options": [list(o) for o in s.options],
+             "files": [file_fingerprint(f) for f in s.files]}
+            for s in parsed
+        ],
+        "seed": seed,
+    }
+
+
+def _differences(saved: Any, current: Any, where: str) -> list[str]:
+    if isinstance(saved, dict) and isinstance(current, dict):
+        out = []
+        for key in sorted(set(saved) | set(current)):
+            out += _differences(saved.get(key), current.get(key), f"{where}.{key}" if where else str(key))
+        return out
+    if isinstance(saved, list) and isinstance(current, list) and len(saved) == len(current):
+        pairs = enumerate(zip(saved, current, strict=True))
+        return [d for i, (a, b) in pairs for d in _differences(a, b, f"{where}[{i}]")]
+    return [] if saved == current else [f"{where}: checkpoint {saved!r}, now {current!r}"]
+
+
+def record_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Human-readable differences between two run records (free recipe fields ignored)."""
+    saved, current = json.loads(json.dumps(saved)), json.loads(json.dumps(current))
+    for record in (saved, current):
+        for name in FREE_RECIPE_FIELDS:
+            record.get("recipe", {}).pop(name, None)
+    return _differences(saved, current, "")
+
+
+def checkpoint_step(path: Path) -> int:
+    """The step of ``checkpoint-N`` (``-1`` for a name without a number)."""
+    try:
+        return int(path.name.rsplit("-", 1)[-1])
+    except ValueError:
+        return -1
+
+
+def is_complete(path: Path) -> bool:
+    """Whether a checkpoint was completely written (its run record is written last)."""
+    return (path / RUN_FILE).is_file() and (path / TRAINER_STATE_FILE).is_file()
+
+
+def list_checkpoints(directory: Path) -> list[Path]:
+    """``checkpoint-N`` folders of ``directory`` by increasing N."""
+    if not directory.is_dir():
+        return []
+    found = [p for p in directory.glob("checkpoint-*") if p.is_dir() and checkpoint_step(p) >= 0]
+    return sorted(found, key=checkpoint_step)
+
+
+def set_aside_incomplete(directory: Path, after_step: int) -> list[Path]:
+    """Rename incomplete checkpoints newer than ``after_step`` to ``incomplete-checkpoint-N`` (warned, kept)."""
+    moved = []
+    for path in list_checkpoints(directory):
+        if checkpoint_step(path) > after_step and not is_complete(path):
+            target = path.with_name(INCOMPLETE_PREFIX + path.name)
+            if target.exists():
+                shutil.rmtree(target)  # an older copy of the same incomplete step
+            os.replace(path, target)
+            logger.warning("checkpoint %s is incomplete (the run stopped while saving it): set aside as %s",
+                           path, target)
+            moved.append(target)
+    return moved
+
+
+def target_steps(max_steps: int, epochs: float, pairs: int, batch_size: int, processes: int) -> int:
+    """The optimizer steps a run takes: ``max_steps`` if positive, else ``epochs`` passes (as the Trainer counts)."""
+    if max_steps > 0:
+        return max_steps
+    return math.ceil(epochs * max(math.ceil(pairs / (batch_size * processes)), 1))
+
+
+def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
+    """The newest complete checkpoint of ``directory``, after checking that it belongs to the run ``record``.
+
+    Raises:
+        ResumeError: no complete checkpoint, or one recorded with other arguments (each difference named).
+    """
+    checkpoints = list_checkpoints(directory)
+    complete = [p for p in checkpoints if is_complete(p)]
+    if not complete:
+        found = f" (incomplete: {', '.join(p.name for p in checkpoints)})" if checkpoints else ""
+        raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}; nothing to resume. Run without "
+                          "--resume to start a new run.")
+    latest = complete[-1]
+    saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
+    differences = record_differences(saved, record)
+    if differences:
+        raise ResumeError(
+            f"--resume: {latest} belongs to a run with other arguments; resuming would train this run's model "
+            "from another run's weights:\n  " + "\n  ".join(differences)
+            + "\nResume with the same arguments, or start a new run (--overwrite, or another --output)."
+        )
+    return latest
+
+
+def check_unfinished(checkpoint: Path, target: int) -> int:
+    """The step ``checkpoint`` was taken at; refuses a run that already took its ``target`` steps.
+
+    Raises:
+        ResumeError: the checkpoint is at or past ``target``.
+    """
+    state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
+    done = int(state.get("global_step", checkpoint_step(checkpoint)))
+    if done >= target:
+        raise ResumeError(f"--resume: the run of {checkpoint} already took {done} of {target} steps; nothing to "
+                          "resume. Pass a larger --max-steps or --epochs to train further.")
+    return done
+
+
+def write_checkpoint_record(path: Path, record: dict[str, Any], loss: Any) -> None:
+    """Add the loss's state, then the run record (last: it marks the checkpoint complete), to a checkpoint."""
+    import torch
+
+    if hasattr(loss, "training_state"):
+        tmp = path / f".{LOSS_STATE_FILE}.tmp"
+        torch.save(loss.training_state(), tmp)
+        os.replace(tmp, path / LOSS_STATE_FILE)
+    atomic_write_json(path / RUN_FILE, record)
+
+
+def load_loss_state(path: Path, loss: Any) -> bool:
+    """Restore the loss's state saved with checkpoint ``path``; False when there is none."""
+    import torch
+
+    file = path / LOSS_STATE_FILE
+    if not (file.is_file() and hasattr(loss, "load_training_state")):
+        return False
+    loss.load_training_state(torch.load(file, map_location="cpu", weights_only=True))
+    return True
+
+
+def earlier_run(out: Path, artifacts: Sequence[str]) -> list[str]:
+    """The entries of ``artifacts`` (names inside ``out``) that an earlier run left there."""
+    found = []
+    for name in artifacts:
+        path = out / name
+        if path.is_file() or (path.is_dir() and any(path.iterdir())):
+            found.append(name)
+    return found
+
+
+def refuse_earlier_run(out: Path, found: list[str]) -> None:
+    """Raise the error for a new run in a folder that holds an earlier run."""
+    raise OutputExistsError(
+        f"{out} holds an earlier run ({', '.join(found)}): pass --resume to continue it, --overwrite to replace it "
+        "(its checkpoints are deleted), or choose another --output"
+    )

@@ -1,0 +1,85 @@
+"""Evaluation evaluates what was asked: no fall-back from a mistyped --data-dir, no nan average from a nan gold
+score, and results JSON that concurrent writers never tear."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from paranmt_hf.cli.main import main as cli
+from paranmt_hf.evaluation import evaluate, read_sts_pair_files, write_results
+from paranmt_hf.evaluation.metrics import sts_correlations
+from paranmt_hf.utils.paths import data_dir as resolve_data_dir
+from tests.test_eval_results_json import HashBagEncoder
+
+
+def test_a_mistyped_data_dir_fails_instead_of_falling_back(tmp_path, monkeypatch, data_dir):
+    from paranmt_hf import build_encoder
+
+    model = tmp_path / "m"
+    build_encoder("word", ["a man plays", "a dog runs"], embedding_dim=4).save_pretrained(model)
+    typo = tmp_path / "typo"
+    monkeypatch.setenv("PARANMT_HF_DATA", str(data_dir))  # a valid fall-back exists: it must not be used
+    with pytest.raises(SystemExit, match=r"typo .*does not exist"):
+        cli(["eval", str(model), "--tasks", "STS17:en-en", "--data-dir", str(typo)])
+    with pytest.raises(FileNotFoundError, match="typo"):
+        resolve_data_dir(typo)
+    monkeypatch.setenv("PARANMT_HF_DATA", str(typo))
+    with pytest.raises(FileNotFoundError, match=r"\$PARANMT_HF_DATA"):
+        resolve_data_dir()
+
+
+def _sts_folder(tmp_path, golds):
+    folder = tmp_path / "sts"
+    folder.mkdir()
+    pairs = ["a man plays\ta man is playing", "a dog runs\ta cat sleeps", "two kids read\tkids are reading",
+             "the sun is up\tit is night", "a chef cooks\tsomeone is cooking"]
+    (folder / "STS.input.mine.txt").write_text("\n".join(pairs) + "\n", encoding="utf-8")
+    (folder / "STS.gs.mine.txt").write_text("\n".join(golds) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_a_nan_gold_score_is_skipped_and_counted_not_averaged(tmp_path, caplog):
+    folder = _sts_folder(tmp_path, ["5", "0.5", "nan", "1", "4"])
+    pairs = read_sts_pair_files(folder / "STS.input.mine.txt", folder / "STS.gs.mine.txt", "mine")
+    assert (len(pairs), pairs.n_skipped) == (4, 1)
+    assert "STS.gs.mine.txt:3" in caplog.text
+    (result,) = evaluate(HashBagEncoder(), [str(folder)]).values()
+    entry = result.scores["test"][0]
+    assert np.isfinite(entry["paper_pearson"]) and entry["n_skipped"] == 1 and entry["n_pairs"] == 4
+    with pytest.raises(ValueError, match="not finite"):
+        sts_correlations(np.ones((3, 2)), np.eye(3, 2), [1.0, float("nan"), 2.0])
+
+
+def _writer(folder, results, tag, rounds):
+    for _ in range(rounds):
+        write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag})
+
+
+def test_two_concurrent_writers_never_tear_the_results(tmp_path):
+    from paranmt_hf.evaluation.runner import TaskResult
+
+    entries = [{"hf_subset": f"s{i}", "main_score": i / 1000, "cosine_spearman": i / 1000, "languages": ["eng-Latn"]}
+               for i in range(400)]
+    results = {"MyTask": TaskResult("MyTask", "sts", {"test": entries}, 1.0)}
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_writer, args=(tmp_path, results, tag, 25)) for tag in ("a", "b")]
+    for w in writers:
+        w.start()
+    path, torn, reads = tmp_path / "me__model" / "r" / "MyTask.json", 0, 0
+    while any(w.is_alive() for w in writers):
+        if path.exists():
+            reads += 1
+            try:
+                json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                torn += 1
+    for w in writers:
+        w.join()
+        assert w.exitcode == 0
+    assert reads > 5 and torn == 0
+    assert len(json.loads(path.read_text())["paranmt_hf"]["scores"]["test"]) == 400
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temporary file left

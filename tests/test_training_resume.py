@@ -1,0 +1,122 @@
+"""Resume: a resumed run equals the uninterrupted one; checkpoints record their run; stale, foreign, incomplete or
+finished checkpoints are refused or set aside; a new run never silently reuses an earlier run's folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from paranmt_hf.cli.main import main as cli
+from paranmt_hf.training.checkpoints import LOSS_STATE_FILE, RUN_FILE
+from tests.test_training import write_pairs
+
+BASE = ["--kind", "word", "--embedding-dim", "8", "--batch-size", "4", "--megabatch-size", "3", "--anneal", "2",
+        "--lr", "0.01", "--no-progress", "--save-steps", "3", "--dev"]
+
+
+def run(tmp_path, name, *extra, data=None):
+    default = tmp_path / "pairs.tsv.gz"
+    data = data or (str(default) if default.exists() else write_pairs(default))
+    out = tmp_path / name
+    assert cli(["train", "--train", data, "--output", str(out), *BASE, *extra]) == 0
+    return out
+
+
+def refused(tmp_path, name, *extra, data=None):
+    with pytest.raises(SystemExit) as err:
+        run(tmp_path, name, *extra, data=data)
+    return str(err.value)
+
+
+def summary(out):
+    return json.loads((out / "training_summary.json").read_text())
+
+
+def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
+    full = run(tmp_path, "full", "--max-steps", "6")
+    part = run(tmp_path, "part", "--max-steps", "3")
+    assert summary(part)["steps"] == 3
+    run(tmp_path, "part", "--max-steps", "6", "--resume")
+    assert summary(part)["resumed_from_step"] == 3 and summary(part)["steps"] == 6  # 3 steps taken, not 6
+    a, b = load_file(full / "model.safetensors"), load_file(part / "model.safetensors")
+    assert a.keys() == b.keys()
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=1e-6)
+    # the mega-batch state: annealing clock and pool (M - 1 previous mini-batches) continue across the resume
+    assert summary(part)["loss_stats"] == summary(full)["loss_stats"] == {
+        "pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 6}
+    sa = torch.load(full / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
+    sb = torch.load(part / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
+    assert sa["steps"] == sb["steps"] == 6
+    for ea, eb in zip(sa["pool"], sb["pool"], strict=True):
+        for key in ("ids", "lengths", "hashes"):
+            for x, y in zip(ea[key], eb[key], strict=True):
+                assert torch.equal(x, y)
+        for x, y in zip(ea["embeddings"], eb["embeddings"], strict=True):
+            torch.testing.assert_close(x, y, rtol=0, atol=1e-6)
+
+
+def test_checkpoints_record_their_run_and_resume_refuses_another(tmp_path):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    record = json.loads((out / "checkpoints/checkpoint-3" / RUN_FILE).read_text())
+    assert record["seed"] == 0 and record["recipe"]["embedding_dim"] == 8
+    assert record["sources"][0]["files"][0]["bytes"] > 0
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume", "--embedding-dim", "16")
+    assert "recipe.embedding_dim: checkpoint 8, now 16" in message
+    other = write_pairs(tmp_path / "other.tsv.gz", n=30)
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume", data=other)
+    assert "sources[0].files[0]" in message
+    assert "seed" in refused(tmp_path, "r", "--max-steps", "6", "--resume", "--seed", "4")
+    # the checkpoint and model are untouched by the refused runs
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-3"]
+
+
+def test_resume_refuses_a_finished_run_and_a_missing_checkpoint(tmp_path):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    before = (out / "model.safetensors").read_bytes()
+    assert "already took 3 of 3 steps" in refused(tmp_path, "r", "--max-steps", "3", "--resume")
+    assert (out / "model.safetensors").read_bytes() == before
+    assert "no complete checkpoint" in refused(tmp_path, "empty", "--max-steps", "3", "--resume")
+    shutil.rmtree(out / "checkpoints/checkpoint-3")
+    assert "no complete checkpoint" in refused(tmp_path, "r", "--max-steps", "6", "--resume")
+
+
+def test_resume_sets_an_incomplete_checkpoint_aside(tmp_path):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    # the process died while writing checkpoint-6: the Trainer's files are there, the run record is not
+    half = out / "checkpoints/checkpoint-6"
+    shutil.copytree(out / "checkpoints/checkpoint-3", half)
+    (half / RUN_FILE).unlink()
+    (half / "model.safetensors").write_bytes(b"truncated")
+    run(tmp_path, "r", "--max-steps", "6", "--resume")
+    assert summary(out)["resumed_from_step"] == 3
+    assert (out / "checkpoints/incomplete-checkpoint-6").is_dir()  # kept for inspection, never resumed from
+    assert (out / "checkpoints/checkpoint-6" / RUN_FILE).is_file()
+
+
+def test_a_new_run_refuses_an_earlier_runs_folder_unless_overwrite(tmp_path):
+    out = run(tmp_path, "r", "--max-steps", "6")
+    before = (out / "model.safetensors").read_bytes()
+    message = refused(tmp_path, "r", "--max-steps", "2", "--seed", "3")
+    assert "holds an earlier run" in message and "--overwrite" in message
+    assert (out / "model.safetensors").read_bytes() == before
+    assert "pick one" in refused(tmp_path, "r", "--max-steps", "2", "--resume", "--overwrite")
+    run(tmp_path, "r", "--max-steps", "2", "--seed", "3", "--overwrite")
+    assert summary(out)["seed"] == 3 and summary(out)["steps"] == 2 and summary(out)["resumed_from_step"] == 0
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2"]  # the old run's are gone
+    assert (out / "model.safetensors").read_bytes() != before
+
+
+def test_train_never_writes_over_its_training_file(tmp_path):
+    data = write_pairs(tmp_path / "pairs.tsv.gz")
+    link = tmp_path / "link.tsv.gz"
+    link.symlink_to(data)
+    before = (tmp_path / "pairs.tsv.gz").read_bytes()
+    for output in (data, str(link)):
+        with pytest.raises(SystemExit, match="is a file, not a folder"):
+            cli(["train", "--train", data, "--output", output, *BASE, "--max-steps", "1", "--overwrite"])
+    assert (tmp_path / "pairs.tsv.gz").read_bytes() == before
