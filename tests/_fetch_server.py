@@ -229,11 +229,12 @@ def _flickr_images(pairs: list[tuple[str, str]], filler: str) -> list[list[str]]
     return images
 
 
-def train_files(data: Path) -> dict[str, bytes]:
+def train_files(data: Path, plant_sick: bool = True) -> dict[str, bytes]:
     """Remote key -> served bytes for the training sources, rebuilt from the shared (clean) pairs + planted ones.
 
     Planted (all must be removed): a sentence of STS-B test and one of STS12 (other case/spacing) in every source,
-    the served SICK's sentence in the German Tatoeba file, and a case/space variant of a kept pair (a duplicate).
+    the served SICK's sentence in the German Tatoeba file (``plant_sick``: when the tests' SICK files are served), and
+    a case/space variant of a kept pair (a duplicate).
     """
     train = data / "train"
     planted = planted_sentences(data)
@@ -259,7 +260,7 @@ def train_files(data: Path) -> dict[str, bytes]:
                  for i, (en, xx) in enumerate(pairs)]
         lines.insert(3, f"{planted[0]}\tx\tCC-BY 2.0 (France)")
         lines.insert(5, f"  {pairs[0][0].upper()} \t{pairs[0][1]}\tCC-BY 2.0 (France)")  # duplicate of pair 0
-        if short == "de":
+        if short == "de" and plant_sick:
             lines.insert(7, f"{SICK_PLANTED}\tZwei Hunde ringen im Schnee.\tCC-BY 2.0 (France)")
         folder = "spa-eng/" if short == "es" else ""
         out[key] = _zip({f"{folder}{lang}.txt": "".join(line + "\n" for line in lines).encode("utf-8"),
