@@ -47,3 +47,15 @@ def test_offline_gives_a_clear_error(tmp_path, monkeypatch):
         download.ensure_data(tmp_path, ["tatoeba"], download=False)
     with pytest.raises(KeyError):
         download.download_folder(tmp_path, "sts/unknown")
+
+
+def test_download_into_a_new_data_dir_uses_the_standard_layout(tmp_path, eval_server):
+    from paranmt_hf.evaluation.tasks import eval_root
+
+    new = tmp_path / "fresh"  # what `paranmt-hf eval --download` gets on a machine without data
+    download.ensure_data(eval_root(new), ["simlex"], download=True)
+    assert (new / "eval" / "simlex" / "SimLex-999.txt").is_file()
+    assert eval_root(new) == new / "eval"
+    flat = tmp_path / "flat"  # a folder holding sts/ and tatoeba/ directly keeps working
+    (flat / "tatoeba").mkdir(parents=True)
+    assert eval_root(flat) == flat
