@@ -6,6 +6,8 @@ import configparser
 import hashlib
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from unittest.mock import MagicMock
 
 import evaluate  # the eval extra: part of [dev], so a missing one fails here instead of skipping
 import huggingface_hub
@@ -141,33 +143,21 @@ def test_metric_space_folder_loads_offline(tmp_path):
         write_metric_space("paranmt_sts", folder)
 
 
-class RecordingApi:
-    calls: list = []
-
-    def __init__(self, token=None):
-        self.calls.append(("init", {"token": token}))
-
-    def create_repo(self, repo_id, **kwargs):
-        self.calls.append(("create_repo", {"repo_id": repo_id, **kwargs}))
-
-    def upload_folder(self, **kwargs):
-        self.calls.append(("upload_folder", {**kwargs, "files": sorted(p.name for p in Path(kwargs["folder_path"])
-                                                                       .iterdir())}))
-        return type("Commit", (), {"commit_url": f"https://huggingface.co/spaces/{kwargs['repo_id']}/commit/1"})()
-
-
 def test_push_metric_creates_an_evaluate_space(monkeypatch):
-    RecordingApi.calls = []
-    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    api = MagicMock()
+    uploaded: list[str] = []
+    api.upload_folder.side_effect = lambda **kw: (uploaded.extend(p.name for p in Path(kw["folder_path"]).iterdir())
+                                                  or SimpleNamespace(commit_url="https://hf.co/spaces/me/x/commit/1"))
+    tokens: list[str | None] = []
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda token=None: tokens.append(token) or api)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    url = push_metric("paranmt_tatoeba", "me/paranmt_tatoeba", token="hf_x", private=True)
-    assert url == "https://huggingface.co/spaces/me/paranmt_tatoeba/commit/1"
-    assert [name for name, _ in RecordingApi.calls] == ["init", "create_repo", "upload_folder"]
-    assert RecordingApi.calls[1][1] == {"repo_id": "me/paranmt_tatoeba", "repo_type": "space", "space_sdk": "gradio",
-                                        "private": True, "exist_ok": True}
-    upload = RecordingApi.calls[2][1]
-    assert upload["repo_type"] == "space" and "mining.py" in upload["files"] and "paranmt_tatoeba.py" in upload[
-        "files"]
+    assert push_metric("paranmt_tatoeba", "me/paranmt_tatoeba", token="hf_x", private=True) == (
+        "https://hf.co/spaces/me/x/commit/1")
+    assert tokens == ["hf_x"]
+    api.create_repo.assert_called_once_with("me/paranmt_tatoeba", repo_type="space", space_sdk="gradio",
+                                            private=True, exist_ok=True)
+    assert api.upload_folder.call_args.kwargs["repo_type"] == "space"
+    assert {"mining.py", "paranmt_tatoeba.py", "README.md", "app.py", "requirements.txt"} == set(uploaded)
 
 
 def test_push_metric_errors_are_clear(monkeypatch):
