@@ -36,6 +36,7 @@ class SourceServer:
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         self.drop_once: set[str] = set()  # paths whose next response stops half way (connection closed)
         self.html_first: dict[str, str] = {}  # path -> confirm path: answer with Drive's warning page first
+        self.ignore_range: set[str] = set()  # paths served whole (200) even when a Range is asked for
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,7 +60,7 @@ class SourceServer:
                     return
                 start, status, extra = 0, 200, {}
                 wanted = self.headers.get("Range")
-                if wanted and wanted.startswith("bytes="):
+                if wanted and wanted.startswith("bytes=") and self.path not in server.ignore_range:
                     start = int(wanted[6:].split("-")[0])
                     if start >= len(data):
                         self._send(416, b"", {"Content-Range": f"bytes */{len(data)}"})

@@ -30,6 +30,7 @@ from paranmt_hf.cli.main import main
 from paranmt_hf.fetch import (
     ChecksumError,
     DownloadError,
+    FetchFailed,
     UnpinnedError,
     UnreachableError,
     fetch_data,
@@ -157,6 +158,18 @@ def test_resumes_after_the_connection_drops_mid_file(server, data_dir, tmp_path)
         assert (tmp_path / "d" / "eval" / "sts" / "STS16-en-test" / f.name).read_bytes() == f.read_bytes()
 
 
+def test_a_server_that_ignores_ranges_gets_a_fresh_download(server, data_dir, tmp_path):
+    path = server_path(remote_by_key("tatoeba/tatoeba.fra-eng.fra").urls[0])
+    server.drop_once.add(path)
+    server.ignore_range.add(path)
+    fetcher = DataFetcher(tmp_path, mirror=server.url, progress=False)
+    fetcher.downloader.backoff = 0.0
+    fetcher.install_eval(registry.SOURCES["tatoeba"])  # pinned checksum: a half file appended to would fail it
+    assert [rng is not None for p, rng in server.requests if p == path] == [False, True]
+    assert (tmp_path / "eval" / "tatoeba" / "tatoeba.fra-eng.fra").read_bytes() == (
+        data_dir / "eval" / "tatoeba" / "tatoeba.fra-eng.fra").read_bytes()
+
+
 def test_resumes_in_the_next_run(server, tmp_path):
     key = "simlex/SimLex-999.zip"
     path = server_path(remote_by_key(key).urls[0])
@@ -191,15 +204,54 @@ def test_a_changed_source_is_rejected_after_first_use(server, tmp_path):
 
     shutil.rmtree(tmp_path / "eval" / "sts" / "STS12-en-test")
     (tmp_path / ".downloads" / "sts" / "STS2012-en-test.zip").unlink()
-    with pytest.raises(ChecksumError, match="recorded on first use"):
+    with pytest.raises(FetchFailed, match="1 source.*sts12: .*recorded on first use") as failed:
         fetch_data(tmp_path, only="eval", mirror=server.url, progress=False)
+    assert isinstance(failed.value.failures["sts12"], ChecksumError)
     assert not (tmp_path / "eval" / "sts" / "STS12-en-test").exists()
 
 
 def test_strict_refuses_files_without_a_known_checksum(server, tmp_path):
-    with pytest.raises(UnpinnedError, match="--verify strict"):
+    with pytest.raises(FetchFailed, match="--verify strict") as failed:
         fetch_data(tmp_path, only="eval", verify="strict", mirror=server.url, progress=False)
-    assert server.requests == []
+    assert isinstance(failed.value.failures["sts12"], UnpinnedError)
+    assert set(failed.value.failures) == {"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sts17", "simlex"}
+    assert (tmp_path / "eval" / "tatoeba").is_dir()  # pinned: accepted
+    assert all("/tatoeba." in p or "/README.md" in p for p, _ in server.requests)  # nothing unpinned downloaded
+
+
+def test_a_failing_source_leaves_the_rest_and_a_copy_given_by_hand_completes_it(fetched, served, data_dir,
+                                                                                   tmp_path):
+    import shutil
+
+    dest = tmp_path / "data"
+    shutil.copytree(fetched[0], dest)
+    for name in ("flickr30k-caption-pairs.tsv.gz", "bitext/multi30k-en-cs.tsv.gz"):
+        (dest / "train" / name).unlink()
+    key = "multi30k/task2/raw/train.3.en.gz"
+    (dest / ".downloads" / key).unlink()
+    files = served_paths(served)
+    del files[server_path(remote_by_key(key).urls[0])]  # one upstream file is gone
+    server = SourceServer(files)
+    try:
+        with pytest.raises(FetchFailed, match=r"flickr30k: .*HTTP 404.*--file KEY=PATH") as failed:
+            fetch_data(dest, mirror=server.url, progress=False)
+        assert set(failed.value.failures) == {"flickr30k"}
+        assert (dest / "train" / "bitext" / "multi30k-en-cs.tsv.gz").is_file()  # built after the failure
+        assert not (dest / "train" / "flickr30k-caption-pairs.tsv.gz").exists()
+        copy = tmp_path / "by-hand.gz"
+        copy.write_bytes(served[key])
+        requests = len(server.requests)
+        assert main(["data", "fetch", "--dest", str(dest), "--mirror", server.url, "--no-progress",
+                     "--file", f"{key}={copy}"]) == 0
+        assert len(server.requests) == requests  # the missing file came from --file, the rest from .downloads
+    finally:
+        server.close()
+    assert _pairs(dest / "train" / "flickr30k-caption-pairs.tsv.gz") == _pairs(
+        data_dir / "train" / "flickr30k-caption-pairs.tsv.gz")
+    assert json.loads((dest / "SOURCES.json").read_text())["remotes"][key]["url"].startswith("file://")
+    assert verify_checksums(dest)["changed"] == []
+    with pytest.raises(ValueError, match="unknown download key"):
+        fetch_data(dest, files={"nope.zip": copy})
 
 
 def test_offline_stops_at_once_with_what_to_do(tmp_path, capsys):

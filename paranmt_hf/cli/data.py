@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -41,6 +42,10 @@ def add_parser(subparsers: Any) -> None:
     f.add_argument("--seed", type=int, default=0, help="seed of the ParaNMT-5M sample (default 0)")
     f.add_argument("--retries", type=int, default=3, help="attempts per URL for interrupted transfers (default 3)")
     f.add_argument("--timeout", type=float, default=60.0, help="socket timeout in seconds (default 60)")
+    f.add_argument("--file", action="append", default=[], metavar="KEY=PATH",
+                   help="use a copy of a download you obtained yourself (KEY as listed by `data sources`, e.g. "
+                   "paranmt/para-nmt-5m-processed.zip=~/Downloads/para-nmt-5m-processed.zip); checked like a "
+                   "download; repeatable")
     f.add_argument("--no-progress", action="store_true", help="no progress bars")
     f.set_defaults(func=run_fetch)
     s = sub.add_parser("sources", help="list the sources, their URLs, checksums and licences")
@@ -70,10 +75,16 @@ def run_fetch(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)  # noqa: T201
 
+    files = {}
+    for item in args.file:
+        key, sep, path = item.partition("=")
+        if not sep or not key or not path:
+            raise SystemExit(f"paranmt-hf data fetch: --file wants KEY=PATH, got {item!r}")
+        files[key] = os.path.expanduser(path)
     try:
         report = fetch_data(dest, only=args.only, verify=args.verify, mirror=args.mirror, overwrite=args.overwrite,
                             paranmt_sample=args.paranmt_sample, seed=args.seed, retries=args.retries,
-                            timeout=args.timeout, progress=not args.no_progress, say=say)
+                            timeout=args.timeout, progress=not args.no_progress, say=say, files=files)
     except UnreachableError as err:
         raise SystemExit(f"paranmt-hf data fetch: cannot download ({err}): {OFFLINE_HINT}") from err
     except (DownloadError, UnpinnedError, OutputExistsError, FileNotFoundError, ValueError) as err:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from .http import ChecksumError, DownloadError, UnreachableError
 from .lock import UnpinnedError
-from .pipeline import FetchReport, SourceFormatError, fetch_data, verify_checksums
+from .pipeline import FetchFailed, FetchReport, SourceFormatError, fetch_data, verify_checksums
 from .registry import SOURCES, Remote, Source
 
 __all__ = [
     "SOURCES",
     "ChecksumError",
     "DownloadError",
+    "FetchFailed",
     "FetchReport",
     "Remote",
     "Source",

@@ -228,9 +228,13 @@ class Downloader:
             response = self._open(url, {})
             have = 0
         response = self._follow_confirmation(response, url)
+        status = getattr(response, "status", 200)
+        if status == 206 and (not have or _range_start(response.headers.get("Content-Range")) != have):
+            response.close()  # a range we did not ask for: start over with the whole file
+            part.unlink(missing_ok=True)
+            response, status, have = self._open(url, {}), 200, 0
         with contextlib.closing(response):
-            status = getattr(response, "status", 200)
-            if have and status == 206 and _range_start(response.headers.get("Content-Range")) == have:
+            if have and status == 206:
                 mode = "ab"
                 logger.info("%s: resuming at byte %d", url, have)
             else:

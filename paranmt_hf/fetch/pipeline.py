@@ -41,8 +41,8 @@ from . import registry
 from .archives import ArchiveError
 from .decontaminate import CleanStats, clean_pairs, eval_sentences, sick_sentences
 from .eval_sets import INSTALLERS
-from .http import ChecksumError, Downloaded, Downloader, DownloadError, sha256_file
-from .lock import VERIFY_MODES, SourceLock
+from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError, sha256_file
+from .lock import VERIFY_MODES, SourceLock, UnpinnedError
 from .registry import Remote, Source
 from .train_sets import anki_pairs, flickr_ring_pairs, parallel_pairs, sampled_pairs
 
@@ -58,6 +58,17 @@ MIRROR_ENV = "PARANMT_HF_MIRROR"
 
 class SourceFormatError(DownloadError):
     """A download is complete but is not what the source should hold (layout or format changed)."""
+
+
+class FetchFailed(DownloadError):
+    """Some sources failed (the others were installed); ``failures`` maps source names to their errors."""
+
+    def __init__(self, failures: dict[str, Exception]) -> None:
+        self.failures = failures
+        lines = "; ".join(f"{name}: {err}" for name, err in failures.items())
+        super().__init__(f"{len(failures)} source(s) failed, the rest is in place: {lines}. Fix them (a copy "
+                         "downloaded by hand can be given with --file KEY=PATH, keys in `paranmt-hf data sources`) "
+                         "and run `paranmt-hf data fetch` again: it resumes where it stopped")
 
 
 @dataclass
@@ -148,8 +159,14 @@ class DataFetcher:
     def __init__(
         self, dest: str | os.PathLike[str], verify: str = "tofu", mirror: str | None = None, overwrite: bool = False,
         retries: int = 3, timeout: float = 60.0, progress: bool = True, say: Callable[[str], None] | None = None,
+        files: dict[str, str | os.PathLike[str]] | None = None,
     ) -> None:
         self.dest = Path(dest)
+        known = {r.key for s in registry.SOURCES.values() for r in registry.all_remotes(s)}
+        unknown = sorted(set(files or {}) - known)
+        if unknown:
+            raise ValueError(f"--file: unknown download key(s) {unknown}; `paranmt-hf data sources` lists them")
+        self.files = {key: Path(path) for key, path in (files or {}).items()}
         self.verify = verify
         self.overwrite = overwrite
         self.lock = SourceLock.load(self.dest)
@@ -165,6 +182,8 @@ class DataFetcher:
         """A verified local copy of ``remote`` (or of its fallback when every URL failed)."""
         expected, size = self.lock.expected(remote, self.verify), self.lock.expected_size(remote)
         target = self.dest / DOWNLOADS / remote.key
+        if remote.key in self.files:
+            return remote, self._given(remote, expected, size)
         if target.is_file():
             digest = sha256_file(target)
             if (expected is None or digest == expected) and (size is None or target.stat().st_size == size):
@@ -185,6 +204,21 @@ class DataFetcher:
         except DownloadError as err:
             kind = type(err) if type(err) is type(failed) else DownloadError
             raise kind(f"{failed}; then {err}") from err
+
+    def _given(self, remote: Remote, expected: str | None, size: int | None) -> Downloaded:
+        """The copy of ``remote`` the user gave (``--file``), checked like a download."""
+        source = self.files[remote.key]
+        if not source.is_file():
+            raise DownloadError(f"--file {remote.key}={source}: no such file")
+        target = self.dest / DOWNLOADS / remote.key
+        with atomic_output(target, inputs=[source], overwrite=True) as tmp:
+            shutil.copyfile(source, tmp)
+        got = Downloaded(target, sha256_file(target), target.stat().st_size, source.resolve().as_uri())
+        if (size is not None and got.size != size) or (expected is not None and got.sha256 != expected):
+            target.unlink()
+            raise ChecksumError(f"{remote.key}: the file given with --file ({source}) has sha256 {got.sha256} and "
+                                f"{got.size} bytes, expected {expected} ({self._origin(remote)})")
+        return got
 
     def _origin(self, remote: Remote) -> str:
         """Where the expected checksum comes from (for error messages)."""
@@ -285,6 +319,7 @@ def fetch_data(
     dest: str | os.PathLike[str], only: str | None = None, verify: str = "tofu", mirror: str | None = None,
     overwrite: bool = False, paranmt_sample: int = PARANMT_SAMPLE, seed: int = 0, retries: int = 3,
     timeout: float = 60.0, progress: bool = True, say: Callable[[str], None] | None = None,
+    files: dict[str, str | os.PathLike[str]] | None = None,
 ) -> FetchReport:
     """Build the data layout in ``dest`` from the public sources (see the module docstring).
 
@@ -302,32 +337,45 @@ def fetch_data(
         timeout: socket timeout (s).
         progress: tqdm bars for downloads and sampling.
         say: receives one line per step (default: logging).
+        files: download key -> a copy obtained by other means (checked like a download).
 
     Raises:
-        paranmt_hf.fetch.UnreachableError: offline (the message says what to do);
-        paranmt_hf.fetch.ChecksumError / SourceFormatError / DownloadError: a source failed its checks.
+        paranmt_hf.fetch.UnreachableError: offline: stops at once (the message says what to do).
+        FetchFailed: some sources failed (checksum, format, HTTP errors, ``strict`` without a checksum); the
+            others were installed, and ``failures`` holds each error.
     """
     if only not in (None, *ONLY):
         raise ValueError(f"only must be one of {ONLY} or None, got {only!r}")
-    fetcher = DataFetcher(dest, verify, mirror, overwrite, retries, timeout, progress, say)
+    fetcher = DataFetcher(dest, verify, mirror, overwrite, retries, timeout, progress, say, files)
     report = FetchReport(fetcher.dest)
     fetcher.dest.mkdir(parents=True, exist_ok=True)
-    for source in registry.EVAL_SOURCES:
-        if source.kind != "eval":
-            continue
-        if only == "train" and all((fetcher.dest / out).exists() for out in source.outputs):
-            continue
-        built = fetcher.install_eval(source)
-        report.built += built
-        report.kept += [o for o in source.outputs if o not in built]
-    if only != "eval":
-        _fetch_train(fetcher, report, paranmt_sample, seed, progress)
-    if fetcher.changed:
-        write_checksums(fetcher.dest)
+    failures: dict[str, Exception] = {}
+    try:
+        for source in registry.EVAL_SOURCES:
+            if source.kind != "eval":
+                continue
+            try:
+                built = fetcher.install_eval(source)
+            except UnreachableError:
+                raise
+            except (DownloadError, UnpinnedError) as err:
+                fetcher.say(f"   FAILED {source.name}: {err}")
+                failures[source.name] = err
+                continue
+            report.built += built
+            report.kept += [o for o in source.outputs if o not in built]
+        if only != "eval":
+            _fetch_train(fetcher, report, paranmt_sample, seed, progress, failures)
+    finally:
+        if fetcher.changed:
+            write_checksums(fetcher.dest)
+    if failures:
+        raise FetchFailed(failures)
     return report
 
 
-def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: int, progress: bool) -> None:
+def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: int, progress: bool,
+                 failures: dict[str, Exception]) -> None:
     stats_path = fetcher.dest / STATS_PATH
     stats: dict[str, Any] = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
     held_out: set[str] | None = None
@@ -338,8 +386,22 @@ def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: i
             continue
         if held_out is None:
             fetcher.say("== held-out sentences: every evaluation set + SICK")
-            held_out = fetcher.held_out_sentences()
-        cleaned = fetcher.build_train(source, held_out, output, _raw_pairs(source, sample, seed, progress))
+            try:
+                held_out = fetcher.held_out_sentences()
+            except UnreachableError:
+                raise
+            except (DownloadError, UnpinnedError, FileNotFoundError) as err:
+                failures["decontamination"] = err
+                fetcher.say(f"   FAILED: the training data cannot be decontaminated: {err}")
+                return
+        try:
+            cleaned = fetcher.build_train(source, held_out, output, _raw_pairs(source, sample, seed, progress))
+        except UnreachableError:
+            raise
+        except (DownloadError, UnpinnedError) as err:
+            fetcher.say(f"   FAILED {source.name}: {err}")
+            failures[source.name] = err
+            continue
         stats[output] = {**cleaned.as_dict(), "source": source.name}
         atomic_write_json(stats_path, stats)
         report.built.append(output)
