@@ -138,3 +138,18 @@ def test_data_dir_defaults_to_the_user_cache(tmp_path, monkeypatch):
     assert paths.cache_data_dir() == tmp_path / "mine" / "data"
     monkeypatch.setenv("PARANMT_HF_DATA", str(tmp_path / "elsewhere"))
     assert paths.data_dir(must_exist=False) == tmp_path / "elsewhere"  # where the user wants it, not the cache
+
+
+def test_sources_and_path_commands(capsys, tmp_path, monkeypatch):
+    import json
+
+    from paranmt_hf.cli.main import main
+
+    assert main(["data", "sources", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"] for r in rows} == set(registry.SOURCES) and all(r["licence"] for r in rows)
+    assert main(["data", "sources"]) == 0
+    assert "sha256 recorded on first download" in capsys.readouterr().out
+    monkeypatch.setenv("PARANMT_HF_DATA", str(tmp_path))
+    assert main(["data", "path"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path.resolve())

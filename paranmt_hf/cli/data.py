@@ -17,8 +17,9 @@ EPILOG = """commands:
   verify   check a data folder against its CHECKSUMS.sha256
   path     print the data folder the commands use ($PARANMT_HF_DATA, ../shared/data, else the user cache)
 
-The default --dest is the user cache ($PARANMT_HF_CACHE/data, $XDG_CACHE_HOME/paranmt_hf/data or
-~/.cache/paranmt_hf/data), which every command reads when PARANMT_HF_DATA is unset and ../shared/data is absent."""
+The default --dest is $PARANMT_HF_DATA when set, else the user cache ($PARANMT_HF_CACHE/data,
+$XDG_CACHE_HOME/paranmt_hf/data or ~/.cache/paranmt_hf/data), which every command reads when PARANMT_HF_DATA is unset
+and ../shared/data is absent. A source whose download fails can be given by hand: --file KEY=PATH."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -27,7 +28,8 @@ def add_parser(subparsers: Any) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="data_command", metavar="{fetch,sources,verify,path}")
     f = sub.add_parser("fetch", help="download, verify and install the data")
-    f.add_argument("--dest", default=None, help="data folder to fill (default: the user cache, see `data path`)")
+    f.add_argument("--dest", default=None, help="data folder to fill (default: $PARANMT_HF_DATA when set, else the "
+                   "user cache)")
     f.add_argument("--only", choices=["eval", "train"], default=None,
                    help="only the evaluation sets, or only the training corpora (missing evaluation sets are still "
                    "fetched: decontamination needs them)")
@@ -69,7 +71,7 @@ def run_fetch(args: argparse.Namespace) -> int:
     from ..utils.atomic import OutputExistsError
     from ..utils.paths import cache_data_dir
 
-    dest = args.dest or str(cache_data_dir())
+    dest = args.dest or os.environ.get("PARANMT_HF_DATA") or str(cache_data_dir())
     print(f"paranmt-hf data fetch: into {dest}", file=sys.stderr)  # noqa: T201 - the command's output
 
     def say(message: str) -> None:
