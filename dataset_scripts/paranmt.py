@@ -32,11 +32,9 @@ from paranmt_hf.corpus.filters import ACL2018Filter, PRASFilter, corpus_fold_bou
 from paranmt_hf.corpus.overlap import trigram_overlap
 from paranmt_hf.corpus.records import FORMATS, BadLineReport, iter_records
 
-# PRAS PR #1 replaced the dead http://phontron.com/data/para-nmt-50m.zip with this Google Drive copy of the same zip
-# (layout: para-nmt-50m/para-nmt-50m.txt); datasets adds Google Drive's download confirmation itself.
-PARANMT_50M_URL = "https://drive.google.com/uc?export=download&id=1rbF3daJjCsa1-fu2GANeJd2FBXos1ugD"
-PARANMT_50M_OLD_URL = "http://phontron.com/data/para-nmt-50m.zip"
-PARANMT_HOMEPAGE = "http://www.cs.cmu.edu/~jwieting"
+# The ParaNMT-50M zip (layout: para-nmt-50m/para-nmt-50m.txt): the authors' Google Drive copy as a direct download
+# (the dead phontron.com URL and PRAS PR #1's link are in the registry, PARANMT_50M_OLD_URLS, for provenance).
+from paranmt_hf.fetch.registry import PARANMT_50M_OLD_URL, PARANMT_50M_URL, PARANMT_HOMEPAGE  # noqa: F401
 
 _TEXT = datasets.Value("string")
 _F32 = datasets.Value("float32")

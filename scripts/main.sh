@@ -7,7 +7,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/install.sh
-export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
+export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(paranmt-hf data path)}"  # ../shared/data if present, else the user cache
+if [ ! -f "$PARANMT_HF_DATA/train/STATS.json" ]; then  # no data: fetch it (offline, it stops and says what to do)
+  paranmt-hf data fetch --dest "$PARANMT_HF_DATA" || exit 1
+fi
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false
 DATA="$PARANMT_HF_DATA"
 OUT="${OUT:-$ROOT/outputs/main}"

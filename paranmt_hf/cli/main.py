@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "build",
     "convert",
     "corpus",
+    "data",
     "train",
     "eval",
     "embed",

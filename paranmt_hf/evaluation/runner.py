@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .encoders import Encoder, encode
-from .metrics import bitext_error_rates, sts_correlations
+from .metrics import bitext_error_rates, grouped_mean, sts_correlations
 from .sts_data import STSPairs
 from .tasks import EvalTask, Pairs, eval_root, resolve_tasks
 
@@ -75,8 +75,8 @@ def _score_sts(datasets: list[STSPairs], table: dict[str, np.ndarray], paper_yea
         s2 = [s for ds in datasets for s in ds.sentences2]
         gold = [g for ds in datasets for g in ds.scores]
         pooled = sts_correlations(_stack(table, s1), _stack(table, s2), gold)
-        pooled["paper_pearson_mean"] = float(np.mean([e["paper_pearson"] for e in entries]))
-        pooled["paper_spearman_mean"] = float(np.mean([e["paper_spearman"] for e in entries]))
+        pooled["paper_pearson_mean"] = grouped_mean({e["hf_subset"]: e["paper_pearson"] for e in entries})[0]
+        pooled["paper_spearman_mean"] = grouped_mean({e["hf_subset"]: e["paper_spearman"] for e in entries})[0]
         entries.append({**pooled, "hf_subset": "default", "languages": ["eng-Latn"]})
     return entries
 
@@ -171,4 +171,7 @@ def paper_average(results: dict[str, TaskResult]) -> float | None:
     years = [r for r in results.values() if r.paper_year]
     if len(years) < 5:
         return None
-    return float(np.mean([r.paper_score for r in years]))
+    split = {r.task_name: "test" if "test" in r.scores else next(iter(r.scores)) for r in years}
+    per_dataset = {f"{r.task_name}/{e['hf_subset']}": 100.0 * e["paper_pearson"]
+                   for r in years for e in r.scores[split[r.task_name]] if e["hf_subset"] != "default"}
+    return grouped_mean(per_dataset)[0]  # the same average as the paranmt_sts metric

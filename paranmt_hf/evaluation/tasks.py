@@ -129,6 +129,11 @@ def resolve_tasks(specs: Sequence[str] | str) -> list[EvalTask]:
 
 
 def eval_root(data_dir: str | os.PathLike[str]) -> Path:
-    """The folder holding ``sts/`` and ``tatoeba/``: ``data_dir/eval`` when it exists, else ``data_dir`` itself."""
+    """The folder holding ``sts/`` and ``tatoeba/``: ``data_dir/eval``, or ``data_dir`` itself when it holds them.
+
+    A data directory that holds neither (e.g. a new one that ``--download`` fills) gets the standard ``eval/``.
+    """
     base = Path(data_dir)
-    return base / "eval" if (base / "eval").is_dir() else base
+    if (base / "eval").is_dir() or not any((base / name).is_dir() for name in ("sts", "tatoeba")):
+        return base / "eval"
+    return base

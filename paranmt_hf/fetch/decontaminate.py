@@ -1,0 +1,135 @@
+"""Clean training pairs: drop every pair with a side found in an evaluation set, and duplicate pairs.
+
+The rule of the project's shared data (its README), checked here to reproduce ``../shared/data/train`` exactly
+from the same upstream files:
+
+- each side is stripped of surrounding whitespace; a pair with an empty side, or a side holding a tab or a line
+  break, is malformed and dropped;
+- a pair is dropped when either side equals, case- and whitespace-insensitively (``" ".join(s.lower().split())``),
+  a sentence of any evaluation set: every sentence of STS 2012-2016 (all input lines, scored or not), STS-B
+  (train, dev and test), STS17 (all tracks), LASER Tatoeba (both sides, all languages), the SimLex-999 words, and
+  the held-out SICK set (mteb's SICK-R);
+- a pair whose normalised ``(side a, side b)`` was already kept is a duplicate and dropped (order-sensitive).
+
+Kept pairs are written as stripped, otherwise unchanged, in source order.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_BREAKS = re.compile(r"[\t\n\r]")
+
+
+def normalize(text: str) -> str:
+    """The comparison key: lower-cased, whitespace runs collapsed, stripped."""
+    return " ".join(text.lower().split())
+
+
+@dataclass
+class CleanStats:
+    """What cleaning removed (``read`` = ``pairs`` + the three removals)."""
+
+    read: int = 0
+    pairs: int = 0
+    removed_eval: int = 0
+    removed_duplicate: int = 0
+    removed_malformed: int = 0
+
+    @property
+    def removed(self) -> int:
+        """All pairs dropped."""
+        return self.removed_eval + self.removed_duplicate + self.removed_malformed
+
+    def as_dict(self) -> dict[str, int]:
+        """``STATS.json`` entry: ``pairs`` and ``removed`` (as in ../shared/data) plus the breakdown."""
+        return {"pairs": self.pairs, "removed": self.removed, "removed_eval": self.removed_eval,
+                "removed_duplicate": self.removed_duplicate, "removed_malformed": self.removed_malformed}
+
+
+def clean_pairs(pairs: Iterable[tuple[str, str]], held_out: set[str], stats: CleanStats) -> Iterator[tuple[str, str]]:
+    """The pairs that survive the rule above; ``held_out`` holds normalised evaluation sentences."""
+    seen: set[tuple[str, str]] = set()
+    for a, b in pairs:
+        stats.read += 1
+        a, b = a.strip(), b.strip()
+        if not a or not b or _BREAKS.search(a) or _BREAKS.search(b):
+            stats.removed_malformed += 1
+            continue
+        key = (normalize(a), normalize(b))
+        if key[0] in held_out or key[1] in held_out:
+            stats.removed_eval += 1
+            continue
+        if key in seen:
+            stats.removed_duplicate += 1
+            continue
+        seen.add(key)
+        stats.pairs += 1
+        yield a, b
+
+
+def _lines(path: Path) -> list[str]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return handle.read().splitlines()
+
+
+def _columns(path: Path, columns: slice) -> Iterator[str]:
+    for line in _lines(path):
+        yield from line.split("\t")[columns]
+
+
+def eval_sentences(eval_root: Path) -> set[str]:
+    """Normalised sentences (and SimLex words) of every evaluation set installed below ``eval_root``.
+
+    Raises:
+        FileNotFoundError: a set is missing (decontamination needs all of them).
+    """
+    sts = eval_root / "sts"
+    needed = {"STS 2012-2016": sorted(sts.glob("STS1[2-6]-en-test/STS.input.*.txt")),
+              "STS-B": sorted(sts.glob("STSBenchmark/sts-*.csv")), "STS17": sorted(sts.glob("STS17/STS.input.*.txt")),
+              "Tatoeba": sorted((eval_root / "tatoeba").glob("tatoeba.*-eng.*")),
+              "SimLex-999": sorted((eval_root / "simlex").glob("SimLex-999.txt"))}
+    missing = [name for name, files in needed.items() if not files]
+    if missing:
+        raise FileNotFoundError(f"evaluation sets missing under {eval_root}: {missing}; the training data cannot be "
+                                "decontaminated without them (fetch them first)")
+    found: set[str] = set()
+    for path in needed["STS 2012-2016"] + needed["STS17"]:
+        found.update(normalize(s) for s in _columns(path, slice(0, 2)))
+    for path in needed["STS-B"]:
+        found.update(normalize(s) for s in _columns(path, slice(5, 7)))
+    for path in needed["Tatoeba"]:
+        found.update(normalize(s) for s in _lines(path))
+    for line in _lines(needed["SimLex-999"][0])[1:]:
+        found.update(normalize(s) for s in line.split("\t")[:2])
+    found.discard("")
+    return found
+
+
+def sick_sentences(path: Path) -> set[str]:
+    """Normalised ``sentence_A`` / ``sentence_B`` of a SICK file (a SemEval-2014 split file, or ``SICK.zip``).
+
+    Raises:
+        ValueError: the file has no such columns.
+    """
+    if zipfile.is_zipfile(path):  # the full release: SICK.zip holding SICK.txt
+        from .archives import Archive
+
+        with Archive(path) as archive:
+            text = archive.read("SICK.txt").decode("utf-8-sig")
+    else:
+        text = path.read_text(encoding="utf-8-sig")
+    rows = csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = next(rows, [])
+    if "sentence_A" not in header or "sentence_B" not in header:
+        raise ValueError(f"{path}: no sentence_A / sentence_B columns (header {header[:6]})")
+    a, b = header.index("sentence_A"), header.index("sentence_B")
+    found = {normalize(row[i]) for row in rows for i in (a, b) if len(row) > max(a, b)}
+    found.discard("")
+    return found

@@ -1,0 +1,1 @@
+"""The ``paranmt_sts`` metric module (``paranmt_sts.py``) and its implementation (``sts_protocol.py``)."""
