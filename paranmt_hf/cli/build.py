@@ -27,6 +27,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--pooling", choices=["mean", "max"], default="mean")
     p.add_argument("--word-vectors", default=None, help="e.g. glove-6b-50d or a GloVe text file")
     p.add_argument("--min-count", type=int, default=1)
+    p.add_argument("--lookup", choices=["split", "paranmt50m"], default="split",
+                   help="word/trigram lookup of raw text: split (WORD_SPLIT_PATTERN) or paranmt50m (the original "
+                   "ParaNMT-50M code: whitespace split, punctuation fallback)")
+    p.add_argument("--lstm-peepholes", action="store_true",
+                   help="recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's) instead of torch.nn.LSTM")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", required=True, help="model directory to write")
     p.set_defaults(func=run)
@@ -45,9 +50,11 @@ def run(args: argparse.Namespace) -> int:
         rnn_hidden_size=args.rnn_hidden_size,
         token_type=args.token_type,
         min_count=args.min_count,
+        lookup=args.lookup,
         word_vectors=args.word_vectors,
         combination=args.combination,
         pooling=args.pooling,
+        extra={"lstm_peepholes": True} if args.lstm_peepholes else {},
     )
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
