@@ -13,9 +13,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
-import textwrap
 import zlib
 from collections import Counter
 
@@ -23,6 +20,8 @@ import numpy as np
 import paranmt50m_original as orig
 import pytest
 import torch
+from test_loading import BLOCKER
+from test_loading import _run as run_script
 
 from paranmt_hf.convert.paranmt50m import convert_paranmt50m, guess_token_type, load_paranmt50m_pickle
 from paranmt_hf.encoder import ParaNMTEncoder
@@ -154,37 +153,25 @@ def test_sentence_transformers_matches_original(converted):
         assert worst_cosine(got, want) >= MIN_COSINE, name
 
 
-BLOCKER = """
-import importlib.abc, sys
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "paranmt_hf" or name.startswith("paranmt_hf."):
-            raise ModuleNotFoundError("blocked: " + name)
-sys.meta_path.insert(0, Block())
-"""
-
-
 def test_auto_model_remote_code_without_paranmt_hf(converted, tmp_path):
     """AutoModel/AutoTokenizer with trust_remote_code in a fresh process where paranmt_hf cannot be imported."""
     jobs = {name: (converted[name][0], converted[name][2]) for name in REMOTE_CASES}
     (tmp_path / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
-    script = BLOCKER + textwrap.dedent("""
-        import json, numpy as np, torch
-        from transformers import AutoModel, AutoTokenizer
-        jobs = json.load(open("jobs.json", encoding="utf-8"))
-        for name, (directory, texts) in jobs.items():
-            model = AutoModel.from_pretrained(directory, trust_remote_code=True).eval()
-            tok = AutoTokenizer.from_pretrained(directory, trust_remote_code=True)
-            assert model.__class__.__module__.startswith("transformers_modules"), model.__class__.__module__
-            with torch.no_grad():
-                emb = model(**tok(texts, padding=True, return_tensors="pt")).pooler_output.numpy()
-            np.save(name.replace(":", "_") + ".npy", emb)
-        assert not any(m.startswith("paranmt_hf") for m in sys.modules)
-        print("OK")
-    """)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "modules")}
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=tmp_path)
+    script = BLOCKER + """
+    import json, numpy as np, torch
+    from transformers import AutoModel, AutoTokenizer
+    jobs = json.load(open("jobs.json", encoding="utf-8"))
+    for name, (directory, texts) in jobs.items():
+        model = AutoModel.from_pretrained(directory, trust_remote_code=True).eval()
+        tok = AutoTokenizer.from_pretrained(directory, trust_remote_code=True)
+        assert model.__class__.__module__.startswith("transformers_modules"), model.__class__.__module__
+        with torch.no_grad():
+            emb = model(**tok(texts, padding=True, return_tensors="pt")).pooler_output.numpy()
+        np.save(name.replace(":", "_") + ".npy", emb)
+    assert not any(m.startswith("paranmt_hf") for m in sys.modules)
+    print("OK")
+    """
+    proc = run_script(script, {}, tmp_path)  # (tests/test_loading.py: a fresh process, own modules cache)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
     for name in REMOTE_CASES:
         got = np.load(tmp_path / (name.replace(":", "_") + ".npy"))
