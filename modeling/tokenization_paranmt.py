@@ -110,6 +110,7 @@ class _TrigramSegmenter:
         self.index = {token: i for i, token in enumerate(vocab)}
         self.unk_id = self.index[UNK_TOKEN]
         self.lookup = _lookup_rules({"lookup": lookup})
+        self.fast_path_exact = self.lookup == "split"  # the batched fast path reproduces only the "split" rules
         self._lower = normalizers.Lowercase()
         self._split = word_pre_tokenizer()
 
@@ -138,6 +139,8 @@ class _WordSegmenter:
 
     (Word components with the ``"split"`` rules are plain ``tokenizers`` WordLevel tokenizers: ``"tokenizers"``.)
     """
+
+    fast_path_exact = False  # the batched fast path does not implement these rules: the reference path reads them
 
     def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
         if _lookup_rules({"lookup": lookup}) != "paranmt50m":

@@ -248,7 +248,7 @@ def fast_token_ids(tokenizer: Any, reference: Reference) -> Callable[[Sequence[s
     """
     if isinstance(tokenizer, ParaNMTTokenizer):
         segs = tokenizer.segmenters
-        if len(segs) == 1 and isinstance(segs[0], _TrigramSegmenter) and segs[0].lookup == "split":
+        if len(segs) == 1 and isinstance(segs[0], _TrigramSegmenter) and segs[0].fast_path_exact:
             return _TrigramIds(segs[0], reference)
         return None
     backend = getattr(tokenizer, "backend_tokenizer", None)
