@@ -18,7 +18,6 @@ from paranmt_hf.modeling.tokenization_paranmt import (
     py2_lower,
     strip_punctuation,
 )
-from paranmt_hf.speedpath import fast_token_ids
 
 CORPUS = ["A man is playing a guitar.", "A woman is slicing an onion!", "Two dogs run in the park, happily.",
           "The cat sleeps on the sofa; it's late.", "Children are playing football outside."] * 4
@@ -55,13 +54,13 @@ def test_new_models_can_use_the_original_lookup(kind, tmp_path):
     tok = encoder.tokenizer
     assert isinstance(tok, ParaNMTTokenizer)
     assert all(spec["lookup"] == "paranmt50m" for spec in tok.component_specs())
-    assert fast_token_ids(tok, encoder._reference_ids) is None  # the fast path does not implement these rules
+    assert not any(seg.fast_path_exact for seg in tok.segmenters)  # the batched fast path leaves them alone
     segs = tok.segmenters
     for seg in segs:  # the vocabulary is counted as the lookup reads text
         want = {w for s in CORPUS for w in (paranmt50m_words(s) if seg.to_json()["kind"] == "word"
                                             else paranmt50m_trigrams(s))}
         assert set(seg.vocab[2:]) == want
-    ids = encoder.token_ids(RAW)
+    ids = encoder.token_ids(RAW)  # the batched path: must give the reference ids
     for seg, offset in zip(segs, tok.offsets, strict=True):
         reference = orig.word_ids if seg.to_json()["kind"] == "word" else orig.trigram_ids
         words = {t: i for i, t in enumerate(seg.vocab)} | {orig.UNK: 1}
@@ -83,7 +82,7 @@ def test_new_models_can_use_the_original_lookup(kind, tmp_path):
 def test_split_lookup_keeps_the_fast_path():
     encoder = build_encoder("trigram", CORPUS, embedding_dim=4)
     assert "lookup" not in encoder.tokenizer.component_specs()[0]
-    assert fast_token_ids(encoder.tokenizer, encoder._reference_ids) is not None
+    assert encoder.tokenizer.segmenters[0].fast_path_exact
 
 
 def test_bad_lookup_values_are_refused():
