@@ -18,7 +18,7 @@ AVERAGING_KINDS = ("word", "trigram", "sp")
 RECURRENT_KINDS = ("lstm", "bilstm", "gran")
 POOLING_MODES = ("mean", "max")
 COMBINATIONS = ("concat", "add")
-BILSTM_MERGES = ("mean", "concat")
+BILSTM_MERGES = ("mean", "concat", "sum", "max")
 
 # Per-component fields and their defaults. A component missing a field takes the top-level value of the config.
 COMPONENT_FIELDS = (
@@ -27,6 +27,7 @@ COMPONENT_FIELDS = (
     "embedding_dim",
     "rnn_hidden_size",
     "bilstm_merge",
+    "lstm_peepholes",
     "unk_token_id",
     "unknown_token_ids",
     "drop_unknown_tokens",
@@ -55,11 +56,15 @@ class ParaNMTConfig(PretrainedConfig):
             Hidden size of the LSTM of recurrent encoders. `None` means `embedding_dim`.
         bilstm_merge (`str`, *optional*, defaults to `"mean"`):
             How a BiLSTM merges its pooled forward and backward states: `"mean"` (elementwise mean, the papers'
-            BiLSTM-Avg) or `"concat"` (the 4096-d ParaNMT BiLSTM model: 2 x 2048).
+            BiLSTM-Avg), `"concat"` (the 4096-d ParaNMT BiLSTM model: 2 x 2048), `"sum"` or `"max"` (elementwise;
+            ParaNMT-50M's `-axis 1` BiLSTM-Avg and BiLSTM-Max, which pool over both directions' states at once).
+        lstm_peepholes (`bool`, *optional*, defaults to `False`):
+            Recurrent encoders use the peephole LSTM of Lasagne's `LSTMLayer(peepholes=True)` (ParaNMT-50M's LSTM
+            models: cell-to-gate weights, initial states; see `peephole_lstm.py`) instead of `torch.nn.LSTM`.
         components (`list[dict]`, *optional*):
             Several encoders trained jointly. Each dict holds `encoder` and may override any of `vocab_size`,
-            `embedding_dim`, `rnn_hidden_size`, `bilstm_merge`, `unk_token_id`, `unknown_token_ids`,
-            `drop_unknown_tokens`. `None` means one component built from the top-level fields.
+            `embedding_dim`, `rnn_hidden_size`, `bilstm_merge`, `lstm_peepholes`, `unk_token_id`,
+            `unknown_token_ids`, `drop_unknown_tokens`. `None` means one component built from the top-level fields.
         combination (`str`, *optional*, defaults to `"concat"`):
             How component embeddings are combined: `"concat"` or `"add"` (all components must then have the same
             output size).
@@ -118,6 +123,7 @@ class ParaNMTConfig(PretrainedConfig):
         embedding_dim: int = 300,
         rnn_hidden_size: int | None = None,
         bilstm_merge: str = "mean",
+        lstm_peepholes: bool = False,
         components: list[dict[str, Any]] | None = None,
         combination: str = "concat",
         pooling: str = "mean",
@@ -138,6 +144,7 @@ class ParaNMTConfig(PretrainedConfig):
         self.embedding_dim = embedding_dim
         self.rnn_hidden_size = rnn_hidden_size
         self.bilstm_merge = bilstm_merge
+        self.lstm_peepholes = lstm_peepholes
         self.components = [dict(c) for c in components] if components is not None else None
         self.combination = combination
         self.pooling = pooling
@@ -206,19 +213,24 @@ class ParaNMTConfig(PretrainedConfig):
         if not components:
             raise ValueError("components must hold at least one encoder")
         for c in components:
-            if c["encoder"] not in ENCODER_KINDS:
-                raise ValueError(f"encoder={c['encoder']!r} is not one of {ENCODER_KINDS}")
-            if c["bilstm_merge"] not in BILSTM_MERGES:
-                raise ValueError(f"bilstm_merge={c['bilstm_merge']!r} is not one of {BILSTM_MERGES}")
-            for field in ("vocab_size", "embedding_dim", "rnn_hidden_size"):
-                if int(c[field]) < 1:
-                    raise ValueError(f"{field} must be positive, got {c[field]}")
-            ids = [self.pad_token_id, c["unk_token_id"], *c["unknown_token_ids"]]
-            if any(not 0 <= int(i) < c["vocab_size"] for i in ids):
-                raise ValueError(f"token ids {ids} must lie in [0, vocab_size={c['vocab_size']})")
+            self._validate_component(c)
         sizes = self.component_output_sizes()
         if self.combination == "add" and len(set(sizes)) > 1:
             raise ValueError(f"combination='add' needs components of equal output size, got {sizes}")
+
+    def _validate_component(self, c: dict[str, Any]) -> None:
+        if c["encoder"] not in ENCODER_KINDS:
+            raise ValueError(f"encoder={c['encoder']!r} is not one of {ENCODER_KINDS}")
+        if c["bilstm_merge"] not in BILSTM_MERGES:
+            raise ValueError(f"bilstm_merge={c['bilstm_merge']!r} is not one of {BILSTM_MERGES}")
+        if not isinstance(c["lstm_peepholes"], bool):
+            raise ValueError(f"lstm_peepholes must be a bool, got {c['lstm_peepholes']!r}")
+        for field in ("vocab_size", "embedding_dim", "rnn_hidden_size"):
+            if int(c[field]) < 1:
+                raise ValueError(f"{field} must be positive, got {c[field]}")
+        ids = [self.pad_token_id, c["unk_token_id"], *c["unknown_token_ids"]]
+        if any(not 0 <= int(i) < c["vocab_size"] for i in ids):
+            raise ValueError(f"token ids {ids} must lie in [0, vocab_size={c['vocab_size']})")
 
 
 __all__ = ["ParaNMTConfig", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS"]

@@ -18,6 +18,7 @@ from transformers import PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
 from .configuration_paranmt import AVERAGING_KINDS, ParaNMTConfig
+from .peephole_lstm import PeepholeLSTM
 
 
 def masked_pool(states: torch.Tensor, valid: torch.Tensor, mode: str) -> torch.Tensor:
@@ -26,6 +27,17 @@ def masked_pool(states: torch.Tensor, valid: torch.Tensor, mode: str) -> torch.T
         return states.masked_fill(~valid.unsqueeze(-1), float("-inf")).max(dim=1).values
     weights = valid.to(states.dtype).unsqueeze(-1)
     return (states * weights).sum(dim=1) / weights.sum(dim=1)
+
+
+def _merge_directions(forward: torch.Tensor, backward: torch.Tensor, merge: str) -> torch.Tensor:
+    """A BiLSTM's sentence embedding from its pooled forward and backward states (``bilstm_merge``)."""
+    if merge == "concat":
+        return torch.cat([forward, backward], dim=-1)
+    if merge == "sum":
+        return forward + backward
+    if merge == "max":
+        return torch.maximum(forward, backward)
+    return (forward + backward) / 2
 
 
 class ParaNMTComponent(nn.Module):
@@ -51,7 +63,10 @@ class ParaNMTComponent(nn.Module):
             self.rnn = None
         else:
             dim, hidden = int(spec["embedding_dim"]), int(spec["rnn_hidden_size"])
-            self.rnn = nn.LSTM(dim, hidden, batch_first=True, bidirectional=self.kind == "bilstm")
+            if spec["lstm_peepholes"]:  # ParaNMT-50M's Lasagne LSTM (peephole_lstm.py)
+                self.rnn = PeepholeLSTM(dim, hidden, bidirectional=self.kind == "bilstm")
+            else:
+                self.rnn = nn.LSTM(dim, hidden, batch_first=True, bidirectional=self.kind == "bilstm")
             if self.kind == "gran":  # a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)
                 self.gate_x = nn.Linear(dim, dim)
                 self.gate_h = nn.Linear(hidden, dim, bias=False)
@@ -110,17 +125,19 @@ class ParaNMTComponent(nn.Module):
             ids, valid = ids[:, :max_len], valid[:, :max_len]
         embeds = self.embedding_dropout(self.embedding(ids))
         lengths = valid.sum(dim=1)
-        packed = nn.utils.rnn.pack_padded_sequence(embeds, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        output, _ = self.rnn(packed)
-        states, _ = nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=ids.shape[1])
+        if isinstance(self.rnn, PeepholeLSTM):
+            states = self.rnn(embeds, lengths)
+        else:
+            packed = nn.utils.rnn.pack_padded_sequence(embeds, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            output, _ = self.rnn(packed)
+            states, _ = nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=ids.shape[1])
         if self.kind == "gran":
             states = embeds * torch.sigmoid(self.gate_x(embeds) + self.gate_h(states))
         if self.kind == "bilstm":
             forward_states, backward_states = states.chunk(2, dim=-1)
             pooled_f = masked_pool(forward_states, valid, self.pooling)
             pooled_b = masked_pool(backward_states, valid, self.pooling)
-            pooled = (pooled_f + pooled_b) / 2 if self.bilstm_merge == "mean" else torch.cat([pooled_f, pooled_b], -1)
-            return states, pooled
+            return states, _merge_directions(pooled_f, pooled_b, self.bilstm_merge)
         return states, masked_pool(states, valid, self.pooling)
 
     def _pack_front(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -193,7 +210,7 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
                 unk = getattr(module, "unk_token_id", None)
                 if unk is not None:
                     module.weight[unk].zero_()
-        elif isinstance(module, nn.LSTM):
+        elif isinstance(module, (nn.LSTM, PeepholeLSTM)):
             module.reset_parameters()
         elif isinstance(module, nn.Linear):
             module.reset_parameters()

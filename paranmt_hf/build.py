@@ -30,14 +30,20 @@ def parse_kinds(kind: str | Sequence[str]) -> list[str]:
 
 
 def _tokenizer_for(
-    token_type: str, corpus: list[str], vocab_size: int | None, min_count: int, words: list[str] | None
+    token_type: str,
+    corpus: list[str],
+    vocab_size: int | None,
+    min_count: int,
+    words: list[str] | None,
+    lookup: str = "split",
 ) -> Any:
+    size = vocab_size and vocab_size - 2
     if token_type == "word":
         if words is not None:
-            return build_word_tokenizer(vocab=words)
-        return build_word_tokenizer(corpus=corpus, max_size=vocab_size and vocab_size - 2, min_count=min_count)
+            return build_word_tokenizer(vocab=words, lookup=lookup)
+        return build_word_tokenizer(corpus=corpus, max_size=size, min_count=min_count, lookup=lookup)
     if token_type == "trigram":
-        return build_trigram_tokenizer(corpus=corpus, max_size=vocab_size and vocab_size - 2, min_count=min_count)
+        return build_trigram_tokenizer(corpus=corpus, max_size=size, min_count=min_count, lookup=lookup)
     return train_unigram_tokenizer(corpus, vocab_size=vocab_size or 50_000, show_progress=False)
 
 
@@ -65,6 +71,7 @@ def build_encoder(
     vector_vocab_size: int = 0,
     combination: str = "concat",
     seed: int = 0,
+    lookup: str = "split",
     **config_kwargs: Any,
 ) -> ParaNMTEncoder:
     """Build tokenizer(s) from ``corpus`` and a freshly initialised model.
@@ -85,6 +92,9 @@ def build_encoder(
             that the corpus lacks, so that words unseen in training keep their pre-trained vectors.
         combination: ``concat`` or ``add`` for several kinds.
         seed: seed of the random initialisation.
+        lookup: how word and trigram tokens are read from raw text: ``"split"`` (``WORD_SPLIT_PATTERN`` words) or
+            ``"paranmt50m"`` (the original ParaNMT-50M lookup: whitespace split, punctuation fallback; see
+            ``LOOKUP_RULES``). Sentencepiece components ignore it.
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
     """
     kinds = parse_kinds(kind)
@@ -101,7 +111,7 @@ def build_encoder(
         words = None
         if vectors is not None and tok_type == "word":
             words = _vector_vocab(corpus, vectors, vocab_size, min_count, vector_vocab_size)
-        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words)
+        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words, lookup)
         tokenizers.append(tok)
         dim = vectors[1].shape[1] if words is not None else embedding_dim
         components.append(

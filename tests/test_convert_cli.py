@@ -34,6 +34,36 @@ def test_convert_paranmt50m_cli(tmp_path, capsys):
     np.testing.assert_allclose(enc.encode(["a dog"])[0], we[[vocab["a"], vocab["UUUNKKK"]]].mean(0), atol=1e-6)
 
 
+def test_convert_paranmt50m_bilstm_cli_and_overwrite(tmp_path, capsys):
+    """The released 4096-d model's command (--model bilstmavg, -axis 2 by default), scaled down; outputs are atomic."""
+    import paranmt50m_original as orig
+
+    rng = np.random.default_rng(0)
+    words = sorted({w for s in CORPUS for w in s.split()})
+    vocab = orig.make_vocab(words)
+    layers = [orig.lstm_arrays(rng, 6, 5) for _ in range(2)]
+    we = rng.normal(size=(len(vocab), 6)).astype(np.float32)
+    orig.save_params(tmp_path / "bilstmavg.pickle", [we, *layers[0], *layers[1]], vocab)
+    out = tmp_path / "out"
+    args = ["convert", "paranmt50m", str(tmp_path / "bilstmavg.pickle"), "--model", "bilstmavg", "--output", str(out)]
+    assert main(args) == 0
+    assert "-axis 2" in capsys.readouterr().out
+    enc = ParaNMTEncoder.from_pretrained(out)
+    texts = ["A man rides a horse!", "two dogs run in the park ."]
+    want = orig.embed_single(texts, "bilstmavg", we.astype(np.float64), orig.as_loaded(vocab),
+                             [orig.named(layer) for layer in layers])
+    np.testing.assert_allclose(enc.encode(texts), want, atol=1e-5)
+    assert json.loads((out / "conversion_report.json").read_text())["encoder"] == "bilstm"
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        main(args)
+    assert main([*args[:-2], "--axis", "1", "--output", str(out), "--overwrite"]) == 0
+    assert ParaNMTEncoder.from_pretrained(out).embedding_dim == 5
+    with pytest.raises(ValueError, match="is the input"):
+        main([*args[:-2], "--output", str(tmp_path / "bilstmavg.pickle"), "--overwrite"])
+    assert (tmp_path / "bilstmavg.pickle").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bilstmavg.pickle", "out"]  # no temporary left behind
+
+
 def test_convert_pras_cli(tmp_path):
     spm = pytest.importorskip("sentencepiece")
     (tmp_path / "train.txt").write_text("\n".join(CORPUS), encoding="utf-8")

@@ -25,10 +25,12 @@ MODEL_FLAGS: dict[str, Flag] = {
     "combination": Flag("combination", str, "how several kinds combine", ("concat", "add")),
     "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
     "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
-    "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat")),
+    "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat", "sum", "max")),
     "token-type": Flag("token_type", str, "tokens of recurrent encoders", ("word", "sp")),
     "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
     "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
+    "lookup": Flag("lookup", str, "word/trigram lookup of raw text: split (WORD_SPLIT_PATTERN) or paranmt50m (the "
+                   "original ParaNMT-50M code: whitespace split, punctuation fallback)", ("split", "paranmt50m")),
     "word-vectors": Flag("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d (none: random)"),
     "vector-vocab-size": Flag("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
     "pooling": Flag("pooling", str, "pooling over tokens / states", ("mean", "max")),

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer, models, normalizers
 
-from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN, word_pre_tokenizer
+from ..modeling.tokenization_paranmt import (
+    LOOKUP_RULES,
+    PAD_TOKEN,
+    UNK_TOKEN,
+    ParaNMTTokenizer,
+    paranmt50m_words,
+    word_pre_tokenizer,
+)
 from .fast import to_transformers
 
 if TYPE_CHECKING:
@@ -59,27 +66,41 @@ def build_word_tokenizer(
     max_size: int | None = None,
     min_count: int = 1,
     lowercase: bool = True,
-) -> PreTrainedTokenizerFast:
+    lookup: str = "split",
+) -> PreTrainedTokenizerFast | ParaNMTTokenizer:
     """Build a word-level tokenizer from a vocabulary or from a corpus.
 
     Text is lower-cased (unless ``lowercase=False``) and split Moses-style (``WORD_SPLIT_PATTERN``); words outside
-    the vocabulary become ``[UNK]`` (id 1); ``[PAD]`` is id 0.
+    the vocabulary become ``[UNK]`` (id 1); ``[PAD]`` is id 0. With ``lookup="paranmt50m"``, text is read as the
+    original ParaNMT-50M code does instead (``LOOKUP_RULES``: whitespace split, punctuation fallback).
 
     Args:
         vocab: the words, most useful first; ``[PAD]``/``[UNK]`` are put in front when missing.
-        corpus: sentences to count words from (used when ``vocab`` is None).
+        corpus: sentences to count words from (used when ``vocab`` is None), split as ``lookup`` reads them.
         max_size: keep at most this many corpus words (most frequent first).
         min_count: keep corpus words seen at least this often.
-        lowercase: lower-case text before splitting.
+        lowercase: lower-case text before splitting (``lookup="paranmt50m"`` always lower-cases).
+        lookup: ``"split"`` or ``"paranmt50m"`` (see ``LOOKUP_RULES``).
 
     Returns:
-        A ``transformers`` fast tokenizer (``TokenizersBackend``), saved as ``tokenizer.json``.
+        A ``transformers`` fast tokenizer (``TokenizersBackend``), saved as ``tokenizer.json``; with
+        ``lookup="paranmt50m"`` a ``ParaNMTTokenizer`` (``paranmt_tokenizer.json`` + remote code).
     """
+    if lookup not in LOOKUP_RULES:
+        raise ValueError(f"lookup must be one of {LOOKUP_RULES}, got {lookup!r}")
+    if lookup == "paranmt50m" and not lowercase:
+        raise ValueError("lookup='paranmt50m' lower-cases text (as the original code): lowercase=False contradicts it")
     if vocab is None:
         if corpus is None:
             raise ValueError("build_word_tokenizer needs `vocab` or `corpus`")
-        vocab = select_vocab(count_words(corpus, lowercase), max_size, min_count)
+        if lookup == "paranmt50m":
+            counts: Counter[str] = Counter(w for text in corpus for w in paranmt50m_words(text))
+        else:
+            counts = count_words(corpus, lowercase)
+        vocab = select_vocab(counts, max_size, min_count)
     tokens = with_specials(vocab)
+    if lookup == "paranmt50m":
+        return ParaNMTTokenizer(components=[{"kind": "word", "vocab": tokens, "lookup": lookup}])
     tok = Tokenizer(models.WordLevel({t: i for i, t in enumerate(tokens)}, unk_token=UNK_TOKEN))
     tok.normalizer = word_normalizer(lowercase)
     tok.pre_tokenizer = word_pre_tokenizer()

@@ -40,6 +40,7 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
         embedding_dim=recipe.embedding_dim,
         token_type=recipe.token_type,
         min_count=recipe.min_count,
+        lookup=recipe.lookup,
         word_vectors=recipe.word_vectors,
         vector_vocab_size=recipe.vector_vocab_size,
         combination=recipe.combination,

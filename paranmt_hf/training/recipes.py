@@ -21,6 +21,8 @@ class Recipe:
         token_type: tokens of recurrent encoders: ``"word"`` or ``"sp"``.
         vocab_size: per-component vocabulary size (``None``: every corpus word/trigram; sp: 50K).
         min_count: drop rarer word/trigram tokens.
+        lookup: how word/trigram tokens are read from raw text: ``"split"`` or ``"paranmt50m"`` (the original
+            ParaNMT-50M lookup; ``LOOKUP_RULES`` in ``modeling/tokenization_paranmt.py``).
         word_vectors: initialise word embeddings from these vectors (e.g. ``"glove-6b-50d"``).
         vector_vocab_size: also give the model this many frequent vector words absent from the training data.
         pooling: ``"mean"`` or ``"max"``.
@@ -55,6 +57,7 @@ class Recipe:
     token_type: str = "word"
     vocab_size: int | None = None
     min_count: int = 1
+    lookup: str = "split"
     word_vectors: str | None = None
     vector_vocab_size: int = 0
     pooling: str = "mean"
