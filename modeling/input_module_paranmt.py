@@ -195,6 +195,7 @@ class ParaNMTInputModule(_ModuleBase):
                 input_ids=features["input_ids"],
                 attention_mask=features.get("attention_mask"),
                 offsets=features.get("offsets"),
+                component_lengths=features.get("component_lengths"),
             )
         finally:
             if single:

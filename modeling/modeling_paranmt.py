@@ -270,14 +270,20 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         offsets: torch.Tensor | None = None,
+        component_lengths: torch.Tensor | None = None,
         return_dict: bool | None = None,
         **kwargs: Any,
     ) -> BaseModelOutputWithPooling | tuple[torch.Tensor, ...]:
-        """Embed a batch; see the class docstring for the two input layouts. Extra keyword inputs are ignored."""
+        """Embed a batch; see the class docstring for the two input layouts. Extra keyword inputs are ignored.
+
+        ``component_lengths`` [B, K] (optional, flat layout of a combination): how many of each sentence's ids belong
+        to each component (which come in component order, as paranmt_hf's featuriser emits them); it lets the model
+        slice each component's ids instead of testing every id's range.
+        """
         if offsets is not None or input_ids.dim() == 1:
             if offsets is None:
                 raise ValueError("flat input_ids [N] need `offsets` [B] (start of each sentence)")
-            pooled = self._forward_flat(input_ids, offsets)
+            pooled = self._forward_flat(input_ids, offsets, component_lengths)
             last = None
         else:
             pooled, last = self._forward_padded(input_ids, attention_mask)
@@ -285,12 +291,16 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
             return (last, pooled)
         return BaseModelOutputWithPooling(last_hidden_state=last, pooler_output=pooled)
 
-    def _forward_flat(self, input_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    def _forward_flat(
+        self, input_ids: torch.Tensor, offsets: torch.Tensor, component_lengths: torch.Tensor | None = None
+    ) -> torch.Tensor:
         if not self.accepts_flat_input:
             raise ValueError("the flat (input_ids + offsets) layout is only for averaging encoders")
         max_len = self.config.max_seq_length
         if len(self.encoders) == 1:
             return self.encoders[0].forward_flat(input_ids, offsets, max_len)
+        if component_lengths is not None:
+            return self._combine(self._sliced_components(input_ids, offsets, component_lengths, max_len))
         # a combination: each component averages its own id range, as in the padded path
         num_bags = offsets.shape[0]
         lengths = torch.diff(offsets, append=offsets.new_tensor([input_ids.shape[0]]))
@@ -302,6 +312,25 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
                 encoder.forward_flat(input_ids[mine] - offset, torch.cumsum(counts, 0) - counts, max_len)
             )
         return self._combine(pooled_parts)
+
+    def _sliced_components(
+        self, input_ids: torch.Tensor, offsets: torch.Tensor, component_lengths: torch.Tensor, max_len: int | None
+    ) -> list[torch.Tensor]:
+        """Each component's pooled embedding, its ids sliced by ``component_lengths`` (see :meth:`forward`)."""
+        lengths = component_lengths.to(offsets.dtype)
+        if lengths.shape != (offsets.shape[0], len(self.encoders)) or int(lengths.sum()) != input_ids.shape[0]:
+            raise ValueError(f"component_lengths {tuple(lengths.shape)} do not match {offsets.shape[0]} sentences of "
+                             f"{len(self.encoders)} components and {input_ids.shape[0]} ids")
+        block_starts = offsets.unsqueeze(1) + torch.cumsum(lengths, 1) - lengths  # [B, K]
+        parts = []
+        for k, (encoder, offset) in enumerate(zip(self.encoders, self.config.component_offsets(), strict=True)):
+            count = lengths[:, k]
+            total = int(count.sum())
+            starts = torch.cumsum(count, 0) - count
+            index = torch.repeat_interleave(block_starts[:, k] - starts, count, output_size=total)
+            index += torch.arange(total, device=input_ids.device)
+            parts.append(encoder.forward_flat(input_ids[index] - offset, starts, max_len))
+        return parts
 
     def _component_masks(
         self, input_ids: torch.Tensor, valid: torch.Tensor

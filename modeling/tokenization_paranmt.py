@@ -296,7 +296,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
     def batch_ids(self, texts: list[str]) -> tuple[Any, Any]:
         """Ids of a batch as (flat int64 NumPy ids, lengths): ``encode_ids`` of every text, batched and cached."""
         if self._batch_ids is None:
-            from .featurization_paranmt import fast_token_ids, ids_to_flat
+            from .token_ids_paranmt import fast_token_ids, ids_to_flat
 
             fast = fast_token_ids(self, lambda batch: [self.encode_ids(t) for t in batch])
             self._batch_ids = fast or (lambda batch: ids_to_flat([self.encode_ids(t) for t in batch]))

@@ -207,3 +207,18 @@ def test_encode_restores_torch_threads(encoder):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_combination_features_carry_component_lengths_that_change_nothing():
+    encoder = build_encoder("trigram+word", CORPUS, embedding_dim=4, seed=2)
+    texts = TRICKY + _fuzz(80, seed=11)
+    features = encoder.featurizer(texts)
+    assert features["component_lengths"].shape == (len(texts), 2)
+    assert int(features["component_lengths"].sum()) == features["input_ids"].shape[0]
+    with torch.no_grad():
+        sliced = encoder.model(**features).pooler_output
+        masked = encoder.model(input_ids=features["input_ids"], offsets=features["offsets"]).pooler_output
+        torch.testing.assert_close(sliced, masked, rtol=0, atol=0)
+        wrong = features["component_lengths"].flip(1)
+        with pytest.raises(ValueError):
+            encoder.model(input_ids=features["input_ids"], offsets=features["offsets"], component_lengths=wrong)

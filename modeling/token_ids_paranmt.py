@@ -1,0 +1,498 @@
+r"""Exact token ids of a whole batch at once, cached per chunk: the single-core fast path of every loader.
+
+``tokenizers`` spends most of its time per sentence (normalising, splitting, building ``Encoding`` objects), yet for
+the tokenizers paranmt_hf builds or loads every token comes from one whitespace-separated chunk of the normalised
+text, independently of the rest of the sentence:
+
+- word: lower-case, then ``Split(WORD_SPLIT_PATTERN)``; no match crosses whitespace, no pattern looks behind;
+- sp: NFKC + lower-case + whitespace runs -> ``" "`` + strip, then ``Metaspace(prepend_scheme="always")``: every
+  space-separated chunk ``c`` becomes the pre-token ``"▁" + c``;
+- subword (WordPiece teachers such as BERT): ``BertNormalizer`` then ``BertPreTokenizer`` (whitespace, then
+  punctuation) and ``WordPiece`` per word;
+- trigram: the trigram text ``" " + " ".join(words) + " "`` is the space-join of the chunks' word strings, so its
+  trigrams are each chunk's window ``" " + words + " "`` plus one trigram across each space between chunks;
+- combinations: each component's ids, shifted, one component after the other (components that normalise alike
+  share one chunking of the batch).
+
+So a batch is normalised at once (``str.lower`` for the ASCII text on which the tokenizer's normalizer is exactly
+that, the tokenizer's own normalizer otherwise), joined with a marker chunk between sentences and split into chunks
+by Python; each distinct chunk is tokenised once by the tokenizer's own pre-tokenizer and model and cached; the ids
+of a batch are then gathered with NumPy. Trigrams are looked up with NumPy too (a direct table for ASCII trigrams,
+a sorted-key search for the rest). Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, the
+characters Python splits on but ``tokenizers`` does not, added-token strings) take the reference path, so the ids
+always equal the tokenizer's (``tests/test_featurization.py``); other tokenizer configurations, and components with
+the original ParaNMT-50M lookup rules (``fast_path_exact = False``), use the reference path for everything.
+
+This file is Hub remote code: it imports only numpy, tokenizers and its sibling ``tokenization_paranmt``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .tokenization_paranmt import WORD_SPLIT_PATTERN, ParaNMTTokenizer, _TokenizersSegmenter, _TrigramSegmenter
+
+MARK = "\x00"
+"""Chunk that separates the sentences of a batch (sentences containing it take the reference path)."""
+
+Reference = Callable[[Sequence[str]], list[list[int]]]
+FastIds = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
+_PY_ONLY_SPACE = re.compile("[\x1c-\x1f]")  # str.split() splits on these, the tokenizers' ``\s`` does not
+_MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over
+_SPLIT = {"type": "Split", "pattern": {"Regex": WORD_SPLIT_PATTERN}, "behavior": "Removed", "invert": True}
+_METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+_SP_NORMALIZER = [
+    {"type": "NFKC"},
+    {"type": "Lowercase"},
+    {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
+    {"type": "Strip", "strip_left": True, "strip_right": True},
+]
+
+
+def lengths_to_offsets(lengths: np.ndarray) -> np.ndarray:
+    """Start offset of each sentence's ids in the flat id array, from the sentence lengths."""
+    offsets = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    return offsets
+
+
+def ids_to_flat(ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sentence id lists as (flat int64 ids, lengths)."""
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
+    return flat, lengths
+
+
+class _Chunked:
+    """Shared machinery: normalise a batch, split it into chunks, find sentences for the reference path.
+
+    Args:
+        normalize: the tokenizer's normaliser (exact on any text).
+        lowercase: whether ``str.lower`` equals ``normalize`` on ASCII text made of ``safe`` characters.
+        added: added-token strings (a sentence containing one takes the reference path).
+        reference: exact ids of a list of sentences.
+    """
+
+    def __init__(
+        self, normalize: Callable[[str], str], lowercase: bool, added: Sequence[str], reference: Reference
+    ) -> None:
+        self.normalize = normalize
+        self.lowercase = lowercase
+        self.added = [a for a in added if a]
+        self.reference = reference
+        fold = str.lower if lowercase else str
+        # ASCII characters on which the shortcut (``fold`` + ``str.split``) differs from the normaliser (e.g. the
+        # control characters that BertNormalizer deletes): sentences holding one are normalised by the normaliser.
+        unsafe = [c for c in map(chr, range(128)) if normalize(f"a{c}b").split() != fold(f"a{c}b").split()]
+        self._unsafe_ascii = re.compile("[" + "".join(map(re.escape, unsafe)) + "]") if unsafe else None
+
+    def _ascii_shortcut(self, text: str) -> bool:
+        return text.isascii() and (self._unsafe_ascii is None or not self._unsafe_ascii.search(text))
+
+    def _fold(self, text: str) -> str:
+        return text.lower() if self.lowercase else text
+
+    def _bad(self, texts: Sequence[str], norms: Sequence[str], added: Sequence[str]) -> list[int]:
+        def bad(raw: str, norm: str) -> bool:
+            special = any(a in raw or a in norm for a in added)
+            return special or MARK in raw or "▁" in norm or bool(_PY_ONLY_SPACE.search(norm))
+
+        return [i for i, (raw, norm) in enumerate(zip(texts, norms, strict=True)) if bad(raw, norm)]
+
+    def chunks(self, texts: Sequence[str], added: Sequence[str] | None = None) -> tuple[list[str], list[int]]:
+        """Chunks of the whole batch (``MARK`` between sentences) and the sentences left to the reference path.
+
+        ``added``: strings that send a sentence to the reference path (default: this tokenizer's added tokens).
+        """
+        added = self.added if added is None else added
+        raw = f" {MARK} ".join(texts)
+        if self._ascii_shortcut(raw):
+            norm = self._fold(raw)
+            clean = raw.count(MARK) == len(texts) - 1 and not _PY_ONLY_SPACE.search(raw)
+            clean = clean and not any(a in raw or a in norm for a in added)
+            if clean:
+                return norm.split(), []
+            norms = [self._fold(t) for t in texts]
+        else:
+            norms = [self._fold(t) if self._ascii_shortcut(t) else self.normalize(t) for t in texts]
+            joined = f" {MARK} ".join(norms)
+            clean = raw.count(MARK) == len(texts) - 1 and "▁" not in joined and not _PY_ONLY_SPACE.search(joined)
+            if clean and not any(a in raw or a in joined for a in added):
+                return joined.split(), []
+        bad = self._bad(texts, norms, added)
+        for i in bad:
+            norms[i] = ""
+        return f" {MARK} ".join(norms).split(), bad
+
+    def patch(
+        self, texts: Sequence[str], flat: np.ndarray, lengths: np.ndarray, bad: list[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Insert the reference ids of the ``bad`` sentences (which got no ids so far)."""
+        if not bad:
+            return flat, lengths
+        pieces = np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
+        for i, ids in zip(bad, self.reference([texts[i] for i in bad]), strict=True):
+            pieces[i] = np.asarray(ids, dtype=np.int64)
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        return (np.concatenate(pieces) if pieces else flat), lengths
+
+
+class _ChunkStore(_Chunked):
+    """A cache of per-chunk token ids (one entry per distinct chunk, ids back to back in one array)."""
+
+    def clear(self) -> None:
+        """Forget every cached chunk."""
+        self.index: dict[str, int] = {MARK: 0}  # chunk -> entry; entry 0 is the sentence marker (no ids)
+        self.starts = np.zeros(1024, dtype=np.int64)  # entry -> first id in store
+        self.lens = np.zeros(1024, dtype=np.int64)  # entry -> number of ids
+        self.store = np.zeros(4096, dtype=np.int64)
+        self.entries, self.used = 1, 0
+
+    def _grow(self, entries: int, ids: int) -> None:
+        if entries > len(self.starts):
+            size = max(2 * len(self.starts), entries)
+            self.starts, self.lens = np.resize(self.starts, size), np.resize(self.lens, size)
+        if ids > len(self.store):
+            self.store = np.resize(self.store, max(2 * len(self.store), ids))
+
+    def _add(self, new: list[str], flat: np.ndarray, lens: np.ndarray) -> None:
+        n, k, u = self.entries, len(new), self.used
+        self._grow(n + k, u + len(flat))
+        self.lens[n : n + k] = lens
+        self.starts[n : n + k] = u + np.cumsum(lens) - lens
+        self.store[u : u + len(flat)] = flat
+        self.index.update(zip(new, range(n, n + k), strict=True))
+        self.entries, self.used = n + k, u + len(flat)
+
+    words_key: str | None = None
+    """Identifies how chunks split into words (parts with equal keys can share :meth:`words`); None: no words."""
+
+    def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
+        """The words of each new chunk: (all words in order, words per chunk), or None when not split in words."""
+        return None
+
+    def ids_from_words(self, new: list[str], words: tuple[list[str], np.ndarray] | None) -> tuple[np.ndarray, ...]:
+        """Ids of the new chunks back to back (int64) and the number of ids of each."""
+        raise NotImplementedError
+
+    def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
+        """Flat ids and per-sentence lengths of a batch whose chunks have the cache entries ``ks``."""
+        raise NotImplementedError
+
+    def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat ids (int64) and per-sentence lengths."""
+        chunks, bad = self.chunks(texts)
+        return self.ids_from_entries(texts, entries((self,), chunks), bad)
+
+    def _gather(self, ks: np.ndarray, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ids of the entries ``ks`` back to back, leaving ``extra[e]`` free slots after entry ``e``.
+
+        Returns (flat ids, the position of each entry's first free slot, per-sentence lengths).
+        """
+        k_lens = self.lens[ks]
+        out_lens = k_lens if extra is None else k_lens + extra
+        out_ends = np.cumsum(out_lens)
+        out_starts = out_ends - out_lens
+        total = int(out_ends[-1]) if len(out_ends) else 0
+        flat = np.empty(total, dtype=np.int64)
+        k_ends = np.cumsum(k_lens)
+        within = np.arange(int(k_ends[-1]) if len(k_ends) else 0) - np.repeat(k_ends - k_lens, k_lens)
+        flat[np.repeat(out_starts, k_lens) + within] = self.store[np.repeat(self.starts[ks], k_lens) + within]
+        lengths = np.diff(np.append(out_ends[ks == 0], total), prepend=0)
+        return flat, out_starts + k_lens, lengths
+
+
+class _ChunkIds(_ChunkStore):
+    """Cached, batched ids of a ``tokenizers`` tokenizer whose tokens never cross whitespace.
+
+    ``mode``: ``"lookup"`` (word level: a pre-token is one vocabulary entry), ``"metaspace"`` (unigram: a chunk is
+    the pre-token ``"▁" + chunk``) or ``"model"`` (e.g. WordPiece: each pre-token is split by the model).
+    """
+
+    def __init__(self, backend: Any, config: dict[str, Any], mode: str, reference: Reference) -> None:
+        spec = config.get("normalizer")
+        steps = spec["normalizers"] if spec and spec["type"] == "Sequence" else [spec] if spec else []
+        normalize = backend.normalizer.normalize_str if backend.normalizer else str
+        lowercase = {"type": "Lowercase"} in steps or any(
+            s.get("type") == "BertNormalizer" and s.get("lowercase") for s in steps
+        )
+        added = [t["content"] for t in config.get("added_tokens", [])]
+        super().__init__(normalize, lowercase, added, reference)
+        self.chunk_key = json.dumps(steps, sort_keys=True)
+        pre = config.get("pre_tokenizer")
+        self.words_key = None if mode == "metaspace" else json.dumps(pre, sort_keys=True)
+        self.backend = backend
+        self.mode = mode
+        self.vocab: dict[str, int] = config["model"].get("vocab", {}) if mode == "lookup" else {}
+        unk = config["model"].get("unk_token")
+        self.unk = self.vocab.get(unk) if unk is not None and mode == "lookup" else None
+        self.clear()
+
+    def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
+        """The pre-tokens of each new chunk (None for unigram: a chunk is its own pre-token)."""
+        return None if self.mode == "metaspace" else _words_of(self.backend.pre_tokenizer, new)
+
+    def ids_from_words(self, new: list[str], words: tuple[list[str], np.ndarray] | None) -> tuple[np.ndarray, ...]:
+        """Ids of the new chunks back to back (int64) and the number of ids of each (no per-chunk lists)."""
+        tokenize = self.backend.model.tokenize
+        if words is None:  # unigram: the chunk has no space and no "▁": its only pre-token is "▁" + chunk
+            return ids_to_flat([[t.id for t in tokenize("▁" + c)] for c in new])
+        words, counts = words
+        if self.mode == "model":
+            flat, per_word = ids_to_flat([[t.id for t in tokenize(word)] for word in words])
+            owner = np.repeat(np.arange(len(new)), counts)
+            return flat, np.bincount(owner, weights=per_word, minlength=len(new)).astype(np.int64)
+        get, unk = self.vocab.get, self.unk
+        ids = [get(word, unk) for word in words]
+        if None in ids:  # no unk token: let the model raise its own error
+            ids = [i if i is not None else tokenize(w)[0].id for i, w in zip(ids, words, strict=True)]
+        return np.asarray(ids, dtype=np.int64), counts
+
+    def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
+        """Flat ids (int64) and per-sentence lengths of a batch whose chunks have the cache entries ``ks``."""
+        flat, _, lengths = self._gather(ks)
+        return self.patch(texts, flat, lengths, bad)
+
+
+class _TrigramIds(_ChunkStore):
+    """Batched character-trigram ids of a trigram segmenter, exact to its ``ids``.
+
+    The trigram text of a sentence is ``" " + x1 + " " + x2 + ... + " "`` where ``xk`` is chunk k's words joined by
+    spaces. Its trigrams, in order, are those of each chunk's window ``" " + xk + " "`` (cached per chunk) with one
+    trigram between consecutive windows: ``xk[-1] + " " + x(k+1)[0]``.
+    """
+
+    def __init__(self, segmenter: _TrigramSegmenter, reference: Reference) -> None:
+        super().__init__(segmenter._lower.normalize_str, True, [], reference)
+        self.chunk_key = json.dumps([{"type": "Lowercase"}], sort_keys=True)
+        self.words_key = json.dumps(_SPLIT, sort_keys=True)  # the word split of trigram segmenters
+        self.segmenter = segmenter
+        self.unk = segmenter.unk_id
+        self.ascii_table = np.full(1 << 21, self.unk, dtype=np.int64)
+        keys, ids = [], []
+        for token, i in segmenter.index.items():
+            if len(token) != 3:
+                continue  # [PAD]/[UNK] and anything else no trigram can equal
+            c = [ord(ch) for ch in token]
+            if max(c) < 128:
+                self.ascii_table[(c[0] << 14) | (c[1] << 7) | c[2]] = i
+            else:
+                keys.append((c[0] << 42) | (c[1] << 21) | c[2])
+                ids.append(i)
+        order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
+        self.keys = np.append(np.asarray(keys, dtype=np.int64)[order], np.iinfo(np.int64).max)
+        self.key_ids = np.append(np.asarray(ids, dtype=np.int64)[order], self.unk)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every cached chunk."""
+        super().clear()
+        self.first = np.zeros(1024, dtype=np.int64)  # entry -> code point of the first character of its words
+        self.last = np.zeros(1024, dtype=np.int64)  # ... and of the last
+
+    def _grow(self, entries: int, ids: int) -> None:
+        super()._grow(entries, ids)
+        if entries > len(self.first):
+            self.first, self.last = np.resize(self.first, len(self.starts)), np.resize(self.last, len(self.starts))
+
+    def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
+        """The words of each new chunk (``WORD_SPLIT_PATTERN``)."""
+        return _words_of(self.segmenter._split, new)
+
+    def ids_from_words(self, new: list[str], words: tuple[list[str], np.ndarray] | None) -> tuple[np.ndarray, ...]:
+        """Trigram ids of each new chunk's window ``" " + words + " "`` (and its first and last character)."""
+        words, counts = words if words is not None else self.words(new)
+        ends = np.cumsum(counts).tolist()
+        joined = [chunk if n == 1 and chunk == words[e - 1] else " ".join(words[e - n : e])
+                  for chunk, n, e in zip(new, counts.tolist(), ends, strict=True)]
+        text = MARK + MARK.join(f" {x} " for x in joined) + MARK
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        flat, lens = self.lookup(codes, len(new))
+        sizes = np.fromiter(map(len, joined), dtype=np.int64, count=len(joined))
+        ends = np.cumsum(sizes + 3)  # after each window " x " and its MARK
+        n = self.entries
+        self._grow(n + len(new), 0)
+        self.first[n : n + len(new)] = codes[ends - sizes - 1]
+        self.last[n : n + len(new)] = codes[ends - 2]
+        return flat, lens
+
+    def ids(self, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
+        """Ids of the trigrams with code points ``(c0, c1, c2)`` (unknown trigrams: the unknown id)."""
+        small = (c0 < 128) & (c1 < 128) & (c2 < 128)
+        ids = self.ascii_table[np.where(small, (c0 << 14) | (c1 << 7) | c2, 0)]
+        if not small.all():
+            big = np.flatnonzero(~small)
+            keys = (c0[big] << 42) | (c1[big] << 21) | c2[big]
+            pos = np.searchsorted(self.keys, keys)
+            ids[big] = np.where(self.keys[pos] == keys, self.key_ids[pos], self.unk)
+        return ids
+
+    def lookup(self, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of every trigram of the code points that touches no marker, and the count per marked segment."""
+        mark = codes == 0
+        valid = ~(mark[:-2] | mark[1:-1] | mark[2:])
+        segment = np.cumsum(mark)[:-2][valid] - 1
+        ids = self.ids(codes[:-2][valid], codes[1:-1][valid], codes[2:][valid])
+        return ids, np.bincount(segment, minlength=n).astype(np.int64)
+
+    def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
+        """Flat trigram ids (int64) and per-sentence lengths of a batch whose chunks have the entries ``ks``."""
+        is_chunk = ks != 0
+        between = np.zeros(len(ks), dtype=np.int64)  # a trigram after entry e when e and e+1 are chunks
+        between[:-1] = is_chunk[:-1] & is_chunk[1:]
+        flat, free, lengths = self._gather(ks, between)
+        pairs = np.flatnonzero(between)
+        space = np.full(len(pairs), 32, dtype=np.int64)
+        flat[free[pairs]] = self.ids(self.last[ks[pairs]], space, self.first[ks[pairs + 1]])
+        wordless = is_chunk & (self.lens[ks] == 0)  # a chunk without words (never expected): reference path
+        if wordless.any():
+            sentence = np.cumsum(~is_chunk)[wordless]
+            bad = sorted(set(bad) | set(sentence.tolist()))
+        return self.patch(texts, flat, lengths, bad)
+
+
+class _CombinedIds:
+    """Ids of a combination: every component's fast ids, shifted by its offset, one component after the other.
+
+    Components that normalise alike (e.g. trigram + word: both lower-case) share one chunking of the batch and one
+    chunk cache index (their caches then hold the same entries); those that also split chunks into words alike
+    share the word split of new chunks.
+    """
+
+    def __init__(self, parts: list[_ChunkStore], offsets: list[int]) -> None:
+        self.parts = parts
+        self.offsets = offsets
+        keys = {getattr(part, "chunk_key", None) for part in parts}
+        self.shared_added = sorted({a for part in parts for a in part.added}) if len(keys) == 1 else None
+
+    def clear(self) -> None:
+        """Forget every cached chunk of every component."""
+        for part in self.parts:
+            part.clear()
+
+    def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat ids (int64) and per-sentence lengths over all components."""
+        flat, lengths, _ = self.with_component_lengths(texts)
+        return flat, lengths
+
+    def with_component_lengths(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Flat ids, per-sentence lengths and the ``[sentences, components]`` number of ids of each component."""
+        if self.shared_added is not None:  # one chunking and one chunk cache index for every part
+            chunks, bad = self.parts[0].chunks(texts, self.shared_added)
+            ks = entries(self.parts, chunks)
+            results = [part.ids_from_entries(texts, ks, bad) for part in self.parts]
+        else:
+            results = [part(texts) for part in self.parts]
+        lengths = np.sum([lens for _, lens in results], axis=0).astype(np.int64)
+        flat = np.empty(int(lengths.sum()), dtype=np.int64)
+        base = lengths_to_offsets(lengths)  # where each sentence starts in the output
+        for (ids, lens), shift in zip(results, self.offsets, strict=True):
+            within = np.arange(len(ids), dtype=np.int64) - np.repeat(lengths_to_offsets(lens), lens)
+            flat[np.repeat(base, lens) + within] = ids + shift
+            base = base + lens
+        return flat, lengths, np.stack([lens for _, lens in results], axis=1)
+
+
+def entries(parts: Sequence[_ChunkStore], chunks: list[str]) -> np.ndarray:
+    """The cache entry of every chunk in ``parts[0]``'s index, tokenising new chunks into every part's cache.
+
+    Every part's cache gets the same new chunks in the same order, so the entries of ``parts[0]`` index them all.
+    """
+    lead = parts[0]
+    if lead.entries > _MAX_ENTRIES:
+        for part in parts:
+            part.clear()
+    index = lead.index
+    new = list(set(chunks).difference(index))
+    if new:
+        shared = lead.words(new) if len({part.words_key for part in parts}) == 1 else None
+        for part in parts:
+            words = shared if shared is not None else part.words(new)
+            part._add(new, *part.ids_from_words(new, words))
+    return np.fromiter(map(index.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+
+
+def _words_of(pre_tokenizer: Any, chunks: list[str]) -> tuple[list[str], np.ndarray]:
+    """The pre-tokens of each chunk: (all words in order, the number of words of each chunk).
+
+    A chunk of ASCII letters and digits only is one word for every pre-tokenizer used here (``WORD_SPLIT_PATTERN``,
+    ``BertPreTokenizer``: no space, no punctuation), so only the other chunks go through the pre-tokenizer.
+    """
+    hard = [i for i, c in enumerate(chunks) if not (c.isascii() and c.isalnum())]
+    counts = np.ones(len(chunks), dtype=np.int64)
+    if not hard:
+        return list(chunks), counts
+    pieces = pre_tokenizer.pre_tokenize_str("\n".join(chunks[i] for i in hard))
+    starts = np.cumsum([0] + [len(chunks[i]) + 1 for i in hard[:-1]])
+    begins = np.fromiter((b for _, (b, _) in pieces), dtype=np.int64, count=len(pieces))
+    owner = np.searchsorted(starts, begins, side="right") - 1  # index into ``hard``
+    per_hard = np.bincount(owner, minlength=len(hard))
+    counts[hard] = per_hard
+    split_words = [w for w, _ in pieces]
+    words: list[str] = []
+    cursor = 0
+    hard_set = dict(zip(hard, per_hard.tolist(), strict=True))
+    for i, chunk in enumerate(chunks):
+        n = hard_set.get(i)
+        if n is None:
+            words.append(chunk)
+        else:
+            words.extend(split_words[cursor : cursor + n])
+            cursor += n
+    return words, counts
+
+
+def _tokenizers_fast_ids(backend: Any, reference: Reference) -> _ChunkIds | None:
+    """The fast path of a ``tokenizers.Tokenizer``, or None when its configuration is not one listed above."""
+    config = json.loads(backend.to_str())
+    if config.get("truncation") or config.get("padding"):
+        return None
+    model, pre, norm = config["model"]["type"], config.get("pre_tokenizer"), config.get("normalizer")
+    steps = norm["normalizers"] if norm and norm["type"] == "Sequence" else [norm] if norm else []
+    if model == "WordLevel" and pre == _SPLIT and steps in ([], [{"type": "Lowercase"}]):
+        return _ChunkIds(backend, config, "lookup", reference)
+    if model == "Unigram" and pre == _METASPACE and steps in (_SP_NORMALIZER, _SP_NORMALIZER[:1] + _SP_NORMALIZER[2:]):
+        return _ChunkIds(backend, config, "metaspace", reference)
+    if (
+        model == "WordPiece"
+        and pre == {"type": "BertPreTokenizer"}
+        and len(steps) == 1
+        and steps[0]["type"] == "BertNormalizer"
+    ):
+        return _ChunkIds(backend, config, "model", reference)
+    return None
+
+
+def fast_token_ids(tokenizer: Any, reference: Reference) -> FastIds | None:
+    """The batched fast path for ``tokenizer``, or None when it is not one of the configurations above.
+
+    ``reference`` gives the (unshifted, all-component) ids of the rare sentences the fast path cannot reproduce.
+    """
+    if isinstance(tokenizer, ParaNMTTokenizer):
+        parts: list[FastIds] = []
+        for seg in tokenizer.segmenters:
+            seg_reference: Reference = lambda texts, seg=seg: [seg.ids(t) for t in texts]  # noqa: E731
+            if getattr(seg, "fast_path_exact", True) is False:
+                return None  # a component with lookup rules the fast path does not reproduce
+            if isinstance(seg, _TrigramSegmenter):
+                part: _ChunkStore | None = _TrigramIds(seg, seg_reference)
+            elif isinstance(seg, _TokenizersSegmenter):
+                part = _tokenizers_fast_ids(seg.tokenizer, seg_reference)
+            else:
+                part = None
+            if part is None:
+                return None
+            parts.append(part)
+        return parts[0] if len(parts) == 1 else _CombinedIds(parts, tokenizer.offsets)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    return _tokenizers_fast_ids(backend, reference)
+
+
+__all__ = ["fast_token_ids", "lengths_to_offsets", "ids_to_flat", "MARK"]

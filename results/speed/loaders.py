@@ -1,0 +1,126 @@
+"""The timed encoders of ``results/speed``: every loader a user has, for every encoder kind, and the peers.
+
+Each entry is ``(name, kind, loader, callable(sentences) -> embeddings, subset)``; ``subset`` marks the slow encoders
+timed on a fixed random sample. paranmt_hf token caches are cleared before every call (cold), except in the rows
+marked ``warm``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from models import AVERAGING, KINDS
+
+Entry = tuple[str, str, str, Any, bool]
+
+
+def _clear(featurizer_or_fast: Any) -> None:
+    fast = getattr(featurizer_or_fast, "fast_ids", featurizer_or_fast)
+    if fast is not None and hasattr(fast, "clear"):
+        fast.clear()
+
+
+def paranmt_encoder(path: str, kind: str) -> list[Entry]:
+    """``ParaNMTEncoder.encode`` (one process, default batch size), cold and warm token cache."""
+    from paranmt_hf import ParaNMTEncoder
+
+    enc = ParaNMTEncoder.from_pretrained(path)
+
+    def cold(s: list[str]) -> Any:
+        _clear(enc.featurizer)
+        return enc.encode(s, show_progress_bar=False, num_processes=1)
+
+    out = [(f"{kind} · ParaNMTEncoder", kind, "ParaNMTEncoder", cold, kind not in AVERAGING)]
+    if kind in AVERAGING:
+        out.append((f"{kind} · ParaNMTEncoder (warm cache)", kind, "ParaNMTEncoder warm",
+                    lambda s: enc.encode(s, show_progress_bar=False, num_processes=1), False))
+    return out
+
+
+def sentence_transformer(path: str, kind: str) -> list[Entry]:
+    """``SentenceTransformer(dir).encode`` at batch 1024 and at its default 32 (the fast input module)."""
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(path, device="cpu")
+    assert type(st[0]).__name__ == "ParaNMTInputModule", type(st[0])
+    out = []
+    for batch in (1024, 32):
+        def run(s: list[str], batch: int = batch) -> Any:
+            _clear(st[0].featurizer)
+            return st.encode(s, batch_size=batch)
+
+        out.append((f"{kind} · SentenceTransformer (batch {batch})", kind, f"SentenceTransformer {batch}", run,
+                    kind not in AVERAGING))
+    static = Path(path) / "static"
+    if (static / "modules.json").is_file():
+        stock = SentenceTransformer(str(static), device="cpu")
+        out.append((f"{kind} · SentenceTransformer static/ (stock StaticEmbedding, batch 1024)", kind,
+                    "StaticEmbedding copy", lambda s: stock.encode(s, batch_size=1024), False))
+    return out
+
+
+def auto_model(path: str, kind: str) -> list[Entry]:
+    """``AutoTokenizer`` + ``AutoModel`` (``pooler_output``) in batches of 1024."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+    def run(s: list[str]) -> Any:
+        if getattr(tokenizer, "_batch_ids", None) is not None:
+            _clear(tokenizer._batch_ids)
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(s), 1024):
+                batch = tokenizer(s[start : start + 1024], padding=True, return_tensors="pt")
+                out.append(model(**batch).pooler_output)
+        return torch.cat(out)
+
+    return [(f"{kind} · AutoTokenizer + AutoModel (batch 1024)", kind, "AutoModel", run, kind not in AVERAGING)]
+
+
+def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
+    """onnxruntime on the exported graph (single averaging encoders), one intra-op thread."""
+    from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
+
+    out_dir = cache / f"{kind}-onnx"
+    if not (out_dir / "model.onnx").is_file():
+        export_onnx(path, out_dir)
+    enc = OnnxEncoder(out_dir, threads=1)
+
+    def run(s: list[str]) -> Any:
+        _clear(enc.featurizer)
+        return enc.encode(s, batch_size=1024)
+
+    return [(f"{kind} · ONNX (onnxruntime, batch 1024)", kind, "ONNX", run, False)]
+
+
+def peers(m2v: str, minilm: str) -> list[Entry]:
+    """model2vec's own ``encode`` (the reference), model2vec in sentence-transformers, all-MiniLM-L6-v2."""
+    from model2vec import StaticModel
+    from sentence_transformers import SentenceTransformer
+
+    static_model = StaticModel.from_pretrained(m2v)
+    st_m2v = SentenceTransformer(m2v, device="cpu")
+    mini = SentenceTransformer(minilm, device="cpu")
+    return [
+        ("model2vec (StaticModel.encode)", "peer", "model2vec", lambda s: static_model.encode(
+            s, use_multiprocessing=False), False),
+        ("model2vec · SentenceTransformer (batch 1024)", "peer", "SentenceTransformer 1024",
+         lambda s: st_m2v.encode(s, batch_size=1024), False),
+        ("all-MiniLM-L6-v2 · SentenceTransformer (batch 32)", "peer", "SentenceTransformer 32",
+         lambda s: mini.encode(s, batch_size=32), True),
+    ]
+
+
+def all_entries(models: dict[str, str], m2v: str, minilm: str, cache: Path) -> list[Entry]:
+    """Every timed encoder, peers first."""
+    out = peers(m2v, minilm)
+    for kind in KINDS:
+        out += paranmt_encoder(models[kind], kind)
+        out += sentence_transformer(models[kind], kind)
+        out += auto_model(models[kind], kind)
+        if kind in AVERAGING and "+" not in kind:
+            out += onnx(models[kind], kind, cache)
+    return out
