@@ -47,8 +47,8 @@ def load() -> str:
 def worker(cache: Path, rounds: int) -> dict[str, Any]:
     """Time every encoder (inside the pinned subprocess)."""
     import torch
-
     from loaders import all_entries
+
     from paranmt_hf.utils.paths import data_dir
 
     torch.set_num_threads(1)

@@ -1,8 +1,9 @@
 """Benchmark inputs for ``results/speed``: the STS12-16 sentences and one model of each encoder kind.
 
 Models are built once (untrained weights: speed does not depend on them) at realistic sizes and cached in a folder:
-word / trigram / trigram+word / lstm / bilstm / gran at 300-d (ParaNMT-50M), sp at 1024-d with a 50K unigram vocabulary trained on
-the English side of the shared training corpora (PRAS), and model2vec distilled from all-MiniLM-L6-v2 (256-d PCA).
+word / trigram / trigram+word / lstm / bilstm / gran at 300-d (ParaNMT-50M), sp at 1024-d with a 50K unigram
+vocabulary trained on the English side of the shared training corpora (PRAS), and model2vec distilled from
+all-MiniLM-L6-v2 (256-d PCA).
 """
 
 from __future__ import annotations
