@@ -26,6 +26,9 @@ CASES = [
     ("sp", {"vocab_size": 60}),
     ("word", {"pooling": "max"}),
     ("trigram", {"drop_unknown_tokens": True}),
+    ("trigram+word", {}),
+    ("word+trigram", {"combination": "add", "pooling": "max"}),
+    ("trigram+sp", {"vocab_size": 60, "drop_unknown_tokens": True}),
 ]
 
 
@@ -51,6 +54,11 @@ def test_int8_file_is_smaller(tmp_path):
     fp32 = export_onnx(encoder, tmp_path / "a")
     int8 = export_onnx(encoder, tmp_path / "b", int8=True)
     assert int8.stat().st_size < 0.4 * fp32.stat().st_size
+
+
+def test_recurrent_models_and_their_combinations_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="averaging"):
+        export_onnx(build_encoder("word+lstm", CORPUS, embedding_dim=8), tmp_path / "combo")
 
 
 def test_recurrent_models_are_refused(tmp_path):

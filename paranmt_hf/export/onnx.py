@@ -1,4 +1,4 @@
-"""ONNX export of single averaging encoders (word / trigram / sp): flat ``input_ids`` + ``offsets`` -> embeddings.
+"""ONNX export of averaging encoders and their combinations: flat ``input_ids`` + ``offsets`` -> embeddings.
 
 The graph is written with ``onnx.helper`` rather than traced: ``torch.onnx`` turns ``embedding_bag`` into a loop
 over bags and trips over ``padding_idx`` (pytorch #128930/#58567). It is the model's ``forward_flat`` op for op:
@@ -10,6 +10,8 @@ over bags and trips over ``padding_idx`` (pytorch #128930/#58567). It is the mod
 
 (max pooling: ScatterND with reduction="max" over each token's sentence index.) Float64 prefix sums keep the result
 within float32 rounding of PyTorch's; a scatter-add would be exact too but runs element by element in onnxruntime.
+A combination runs that per component, ``keep`` also zero outside the component's id range (ids clipped into it),
+and concatenates (or adds) the components' embeddings.
 
 Inputs: ``input_ids`` int64 [N] (all token ids of the batch back to back) and ``offsets`` int64 [B] (start of each
 sentence), exactly what ``ParaNMTEncoder.features`` / sentence-transformers' ``StaticEmbedding`` produce. Output:
@@ -41,145 +43,157 @@ def _encoder(model: ParaNMTEncoder | str | os.PathLike[str]) -> ParaNMTEncoder:
     return model if isinstance(model, ParaNMTEncoder) else ParaNMTEncoder.from_pretrained(model)
 
 
+class _Graph:
+    """Nodes and initialisers of the graph under construction, names prefixed per component."""
+
+    def __init__(self) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.nodes: list[Any] = []
+        self.inits: list[Any] = []
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        self.inits.append(self.numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        self.nodes.append(self.helper.make_node(op, inputs, [output], **attrs))
+        return output
+
+    def fill(self, shape: str, output: str, dtype: int, value: float) -> str:
+        return self.node("ConstantOfShape", [shape], output, value=self.helper.make_tensor("v", dtype, [1], [value]))
+
+
 def build_graph(encoder: ParaNMTEncoder) -> Any:
-    """The ONNX ``ModelProto`` of a single averaging encoder (raises ``ValueError`` for other models)."""
+    """The ONNX ``ModelProto`` of an averaging encoder or combination (raises ``ValueError`` for recurrent models).
+
+    Each component reads the ids of its own range (``[offset, offset + vocab_size)``) with weight 1 and every other
+    id with weight 0, so a combination is its components' graphs side by side, concatenated (or added) at the end.
+    """
     onnx = require("onnx", "onnx")
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto
 
     model = encoder.model
-    if len(model.encoders) != 1 or not model.accepts_flat_input:
-        raise ValueError("ONNX export supports single averaging encoders (word, trigram, sp) only")
-    comp = model.encoders[0]
-    weight = comp.embedding.weight.detach().float().cpu().numpy()
-    dim, mode = weight.shape[1], comp.pooling
-    inits = [
-        numpy_helper.from_array(weight, "weight"),
-        numpy_helper.from_array(np.array([comp.unk_token_id], dtype=np.int64), "unk_id"),
-        numpy_helper.from_array(np.array([1], dtype=np.int64), "one_1d"),
-        numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
-        numpy_helper.from_array(np.array(0, dtype=np.int64), "axis0_scalar"),
-    ]
-    n = helper.make_node
-    nodes = [
-        n("Shape", ["input_ids"], ["n"]),
-        n("Shape", ["offsets"], ["b"]),
-        n("Gather", ["weight", "input_ids"], ["rows_all"], axis=0),
-        n("Gather", ["weight", "unk_id"], ["unk_row"], axis=0),
-    ]
-    keep = None
-    if comp.drop_unknown:
-        keep = np.ones(comp.vocab_size, dtype=bool)
-        keep[comp.unknown_ids] = False
-    if mode == "mean":
-        nodes += _mean_nodes(helper, inits, numpy_helper, dim, keep)
-    else:
-        nodes += _max_nodes(helper, inits, numpy_helper, dim, keep)
-    graph = helper.make_graph(
-        nodes,
+    if not model.accepts_flat_input:
+        raise ValueError("ONNX export supports averaging encoders (word, trigram, sp, subword) and their "
+                         "combinations only")
+    g = _Graph()
+    g.const("one_1d", np.array([1], dtype=np.int64))
+    g.const("axis1", np.array([1], dtype=np.int64))
+    g.const("axis0_scalar", np.array(0, dtype=np.int64))
+    g.node("Shape", ["input_ids"], "n")
+    g.node("Shape", ["offsets"], "b")
+    components = list(zip(model.encoders, model.config.component_offsets(), strict=True))
+    outputs = []
+    for k, (comp, offset) in enumerate(components):
+        prefix = "" if len(components) == 1 else f"c{k}_"
+        outputs.append(_component(g, comp, offset, prefix, single=len(components) == 1))
+    if len(outputs) > 1:
+        if model.config.combination == "add":
+            g.node("Sum", outputs, "embeddings")
+        else:
+            g.node("Concat", outputs, "embeddings", axis=1)
+    dim = int(model.config.hidden_size)
+    graph = g.helper.make_graph(
+        g.nodes,
         "paranmt_averaging",
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["num_tokens"]),
-            helper.make_tensor_value_info("offsets", TensorProto.INT64, ["batch"]),
+            g.helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["num_tokens"]),
+            g.helper.make_tensor_value_info("offsets", TensorProto.INT64, ["batch"]),
         ],
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", dim])],
-        inits,
+        [g.helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", dim])],
+        g.inits,
     )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="paranmt_hf")
+    proto = g.helper.make_model(graph, opset_imports=[g.helper.make_opsetid("", OPSET)], producer_name="paranmt_hf")
     proto.ir_version = min(proto.ir_version, 9)
     onnx.checker.check_model(proto)
     return proto
 
 
-def _mean_nodes(helper: Any, inits: list, numpy_helper: Any, dim: int, keep: np.ndarray | None) -> list:
+def _component(g: _Graph, comp: Any, offset: int, p: str, single: bool) -> str:
+    """Nodes of one averaging component: its embedding of every sentence (output name returned)."""
+    weight = comp.embedding.weight.detach().float().cpu().numpy()
+    g.const(f"{p}weight", weight)
+    g.const(f"{p}unk_id", np.array([comp.unk_token_id], dtype=np.int64))
+    g.node("Gather", [f"{p}weight", f"{p}unk_id"], f"{p}unk_row", axis=0)
+    keep = np.ones(comp.vocab_size, dtype=bool)
+    if comp.drop_unknown:
+        keep[comp.unknown_ids] = False
+    if single:  # every id is this component's: no range test
+        local = "input_ids"
+        member = g.node("Gather", [g.const(f"{p}keep_table", keep), "input_ids"], f"{p}member", axis=0)
+    else:
+        g.const(f"{p}low", np.array(offset, dtype=np.int64))
+        g.const(f"{p}high", np.array(offset + comp.vocab_size - 1, dtype=np.int64))
+        shifted = g.node("Sub", ["input_ids", f"{p}low"], f"{p}shifted")
+        local = g.node("Clip", [shifted, g.const(f"{p}zero_i", np.array(0, dtype=np.int64)),
+                                g.const(f"{p}last_i", np.array(comp.vocab_size - 1, dtype=np.int64))], f"{p}local")
+        g.node("GreaterOrEqual", ["input_ids", f"{p}low"], f"{p}ge")
+        g.node("LessOrEqual", ["input_ids", f"{p}high"], f"{p}le")
+        g.node("And", [f"{p}ge", f"{p}le"], f"{p}in_range")
+        kept = g.node("Gather", [g.const(f"{p}keep_table", keep), local], f"{p}kept", axis=0)
+        member = g.node("And", [f"{p}in_range", kept], f"{p}member")
+    g.node("Gather", [f"{p}weight", local], f"{p}rows_all", axis=0)
+    if comp.pooling == "mean":
+        return _mean(g, p, member, weight.shape[1])
+    return _max(g, p, member, weight.shape[1])
+
+
+def _mean(g: _Graph, p: str, member: str, dim: int) -> str:
     """Mean per sentence from float64 prefix sums: sum = C[end] - C[start] (no scatter: fast in onnxruntime)."""
     from onnx import TensorProto
 
-    n = helper.make_node
     d = TensorProto.DOUBLE
-    inits += [
-        numpy_helper.from_array(np.zeros((1, dim)), "zero_row"),
-        numpy_helper.from_array(np.zeros(1), "zero_1d_f64"),
-        numpy_helper.from_array(np.array(1.0), "one_f64"),
-        numpy_helper.from_array(np.array(0.0), "zero_f64"),
-    ]
-    nodes = [
-        n("Slice", ["offsets", "one_1d", "b"], ["starts_after_first"]),
-        n("Concat", ["starts_after_first", "n"], ["ends"], axis=0),
-    ]
-    if keep is not None:
-        inits.append(numpy_helper.from_array(keep.astype(np.float64), "keep_table"))
-        nodes += [
-            n("Gather", ["keep_table", "input_ids"], ["weights_f64"], axis=0),
-            n("Cast", ["rows_all"], ["rows_all_f64"], to=d),
-            n("Unsqueeze", ["weights_f64", "axis1"], ["weights_col"]),
-            n("Mul", ["rows_all_f64", "weights_col"], ["rows_f64"]),
-        ]
-    else:
-        nodes += [
-            n("ConstantOfShape", ["n"], ["weights_f64"], value=helper.make_tensor("v", d, [1], [1.0])),
-            n("Cast", ["rows_all"], ["rows_f64"], to=d),
-        ]
-    nodes += [
-        n("CumSum", ["rows_f64", "axis0_scalar"], ["cum_rows"]),
-        n("Concat", ["zero_row", "cum_rows"], ["prefix_rows"], axis=0),
-        n("CumSum", ["weights_f64", "axis0_scalar"], ["cum_weights"]),
-        n("Concat", ["zero_1d_f64", "cum_weights"], ["prefix_weights"], axis=0),
-        n("Gather", ["prefix_rows", "ends"], ["rows_at_end"], axis=0),
-        n("Gather", ["prefix_rows", "offsets"], ["rows_at_start"], axis=0),
-        n("Sub", ["rows_at_end", "rows_at_start"], ["sums"]),
-        n("Gather", ["prefix_weights", "ends"], ["w_at_end"], axis=0),
-        n("Gather", ["prefix_weights", "offsets"], ["w_at_start"], axis=0),
-        n("Sub", ["w_at_end", "w_at_start"], ["count"]),
-        n("Unsqueeze", ["count", "axis1"], ["count2"]),
-        n("Max", ["count2", "one_f64"], ["denom"]),
-        n("Div", ["sums", "denom"], ["mean_f64"]),
-        n("Cast", ["mean_f64"], ["value"], to=TensorProto.FLOAT),
-        n("Equal", ["count2", "zero_f64"], ["empty"]),
-        n("Where", ["empty", "unk_row", "value"], ["embeddings"]),
-    ]
-    return nodes
+    g.node("Slice", ["offsets", "one_1d", "b"], f"{p}starts_after_first")
+    g.node("Concat", [f"{p}starts_after_first", "n"], f"{p}ends", axis=0)
+    weights = g.node("Cast", [member], f"{p}weights_f64", to=d)
+    g.node("Cast", [f"{p}rows_all"], f"{p}rows_all_f64", to=d)
+    g.node("Unsqueeze", [weights, "axis1"], f"{p}weights_col")
+    g.node("Mul", [f"{p}rows_all_f64", f"{p}weights_col"], f"{p}rows_f64")
+    g.node("CumSum", [f"{p}rows_f64", "axis0_scalar"], f"{p}cum_rows")
+    g.node("Concat", [g.const(f"{p}zero_row", np.zeros((1, dim))), f"{p}cum_rows"], f"{p}prefix_rows", axis=0)
+    g.node("CumSum", [weights, "axis0_scalar"], f"{p}cum_weights")
+    g.node("Concat", [g.const(f"{p}zero_1d_f64", np.zeros(1)), f"{p}cum_weights"], f"{p}prefix_weights", axis=0)
+    g.node("Gather", [f"{p}prefix_rows", f"{p}ends"], f"{p}rows_at_end", axis=0)
+    g.node("Gather", [f"{p}prefix_rows", "offsets"], f"{p}rows_at_start", axis=0)
+    g.node("Sub", [f"{p}rows_at_end", f"{p}rows_at_start"], f"{p}sums")
+    g.node("Gather", [f"{p}prefix_weights", f"{p}ends"], f"{p}w_at_end", axis=0)
+    g.node("Gather", [f"{p}prefix_weights", "offsets"], f"{p}w_at_start", axis=0)
+    g.node("Sub", [f"{p}w_at_end", f"{p}w_at_start"], f"{p}count")
+    g.node("Unsqueeze", [f"{p}count", "axis1"], f"{p}count2")
+    g.node("Max", [f"{p}count2", g.const(f"{p}one_f64", np.array(1.0))], f"{p}denom")
+    g.node("Div", [f"{p}sums", f"{p}denom"], f"{p}mean_f64")
+    g.node("Cast", [f"{p}mean_f64"], f"{p}value", to=TensorProto.FLOAT)
+    g.node("Equal", [f"{p}count2", g.const(f"{p}zero_f64", np.array(0.0))], f"{p}empty")
+    return g.node("Where", [f"{p}empty", f"{p}unk_row", f"{p}value"], f"{p}embeddings")
 
 
-def _max_nodes(helper: Any, inits: list, numpy_helper: Any, dim: int, keep: np.ndarray | None) -> list:
-    """Max per sentence with ScatterND(reduction="max") over each token's sentence index."""
+def _max(g: _Graph, p: str, member: str, dim: int) -> str:
+    """Max per sentence with ScatterND(reduction="max") over each kept token's sentence index."""
     from onnx import TensorProto
 
-    n = helper.make_node
-    inits.append(numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero_f"))
-    inits.append(numpy_helper.from_array(np.array([0], dtype=np.int64), "zero_1d"))
-    inits.append(numpy_helper.from_array(np.array([dim], dtype=np.int64), "dim_1d"))
-    nodes = [
-        n("Add", ["n", "one_1d"], ["n1"]),
-        n("ConstantOfShape", ["n1"], ["marks0"], value=helper.make_tensor("v", TensorProto.INT64, [1], [0])),
-        n("ConstantOfShape", ["b"], ["ones_b"], value=helper.make_tensor("v", TensorProto.INT64, [1], [1])),
-        n("ScatterElements", ["marks0", "offsets", "ones_b"], ["marks"], axis=0, reduction="add"),
-        n("CumSum", ["marks", "axis0_scalar"], ["cum"]),
-        n("Slice", ["cum", "zero_1d", "n"], ["cum_n"]),
-        n("Sub", ["cum_n", "one_1d"], ["bag_all"]),
-    ]
-    rows, bag = "rows_all", "bag_all"
-    if keep is not None:
-        inits.append(numpy_helper.from_array(keep, "keep_table"))
-        nodes += [
-            n("Gather", ["keep_table", "input_ids"], ["keep"], axis=0),
-            n("Compress", ["rows_all", "keep"], ["rows"], axis=0),
-            n("Compress", ["bag_all", "keep"], ["bag"], axis=0),
-        ]
-        rows, bag = "rows", "bag"
-    nodes += [
-        n("Concat", ["b", "dim_1d"], ["bd"], axis=0),
-        n("ConstantOfShape", ["bd"], ["init"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [-np.inf])),
-        n("Unsqueeze", [bag, "axis1"], ["bag_idx"]),
-        n("ScatterND", ["init", "bag_idx", rows], ["value"], reduction="max"),
-        n("Shape", [bag], ["nk"]),
-        n("ConstantOfShape", ["nk"], ["ones_k"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
-        n("ConstantOfShape", ["b"], ["zeros_b"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
-        n("ScatterElements", ["zeros_b", bag, "ones_k"], ["count"], axis=0, reduction="add"),
-        n("Unsqueeze", ["count", "axis1"], ["count2"]),
-        n("Equal", ["count2", "zero_f"], ["empty"]),
-        n("Where", ["empty", "unk_row", "value"], ["embeddings"]),
-    ]
-    return nodes
+    f, i = TensorProto.FLOAT, TensorProto.INT64
+    g.node("Add", ["n", "one_1d"], f"{p}n1")
+    g.fill(f"{p}n1", f"{p}marks0", i, 0)
+    g.fill("b", f"{p}ones_b", i, 1)
+    g.node("ScatterElements", [f"{p}marks0", "offsets", f"{p}ones_b"], f"{p}marks", axis=0, reduction="add")
+    g.node("CumSum", [f"{p}marks", "axis0_scalar"], f"{p}cum")
+    g.node("Slice", [f"{p}cum", g.const(f"{p}zero_1d", np.array([0], dtype=np.int64)), "n"], f"{p}cum_n")
+    g.node("Sub", [f"{p}cum_n", "one_1d"], f"{p}bag_all")
+    rows = g.node("Compress", [f"{p}rows_all", member], f"{p}rows", axis=0)
+    bag = g.node("Compress", [f"{p}bag_all", member], f"{p}bag", axis=0)
+    g.node("Concat", ["b", g.const(f"{p}dim_1d", np.array([dim], dtype=np.int64))], f"{p}bd", axis=0)
+    g.fill(f"{p}bd", f"{p}init", f, -np.inf)
+    g.node("Unsqueeze", [bag, "axis1"], f"{p}bag_idx")
+    g.node("ScatterND", [f"{p}init", f"{p}bag_idx", rows], f"{p}value", reduction="max")
+    g.node("Shape", [bag], f"{p}nk")
+    g.fill(f"{p}nk", f"{p}ones_k", f, 1.0)
+    g.fill("b", f"{p}zeros_b", f, 0.0)
+    g.node("ScatterElements", [f"{p}zeros_b", bag, f"{p}ones_k"], f"{p}count", axis=0, reduction="add")
+    g.node("Unsqueeze", [f"{p}count", "axis1"], f"{p}count2")
+    g.node("Equal", [f"{p}count2", g.const(f"{p}zero_f", np.array(0.0, dtype=np.float32))], f"{p}empty")
+    return g.node("Where", [f"{p}empty", f"{p}unk_row", f"{p}value"], f"{p}embeddings")
 
 
 def export_onnx(

@@ -81,7 +81,7 @@ def auto_model(path: str, kind: str) -> list[Entry]:
 
 
 def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
-    """onnxruntime on the exported graph (single averaging encoders), one intra-op thread."""
+    """onnxruntime on the exported graph (averaging encoders and combinations), one intra-op thread."""
     from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
 
     out_dir = cache / f"{kind}-onnx"
@@ -121,6 +121,6 @@ def all_entries(models: dict[str, str], m2v: str, minilm: str, cache: Path) -> l
         out += paranmt_encoder(models[kind], kind)
         out += sentence_transformer(models[kind], kind)
         out += auto_model(models[kind], kind)
-        if kind in AVERAGING and "+" not in kind:
+        if kind in AVERAGING:
             out += onnx(models[kind], kind, cache)
     return out
