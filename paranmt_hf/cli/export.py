@@ -17,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "export",
         help="export a model to ONNX (fp32/int8) or re-save it with float16/int8 weights",
         description="onnx / onnx-int8: write model.onnx / model_int8.onnx (inputs: flat input_ids + offsets; output: "
-        "embeddings) and the tokenizer files, for single averaging encoders (word, trigram, sp). fp16 / int8: a model "
+        "embeddings) and the tokenizer files, for averaging encoders and their combinations. fp16 / int8: a model "
         "directory with float16 weights (every loader) or int8 weights (paranmt_hf only), computed in float32 after "
         "loading. The export is checked against PyTorch unless --no-verify (a failed check exits non-zero and writes "
         "nothing), written atomically, and never replaces the input model, or an existing folder without --overwrite.",
