@@ -8,7 +8,7 @@ mteb = pytest.importorskip("mteb")
 datasets = pytest.importorskip("datasets")
 
 from paranmt_hf.evaluation import evaluate, load_sts_year, load_stsb  # noqa: E402
-from paranmt_hf.evaluation.mteb_meta import MTEBEncoder, build_model_meta, meta_to_dict  # noqa: E402
+from paranmt_hf.evaluation.mteb_meta import MTEBWrapper, build_model_meta, meta_to_dict  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def _inject(task_name, split_data):
 
 
 def test_model_meta_and_protocol(tiny_encoder):
-    wrapped = MTEBEncoder(tiny_encoder, name="paranmt-hf/tiny-word", revision="0.0.1")
+    wrapped = MTEBWrapper(tiny_encoder, name="paranmt-hf/tiny-word", revision="0.0.1")
     meta = wrapped.mteb_model_meta
     assert isinstance(wrapped, mteb.EncoderProtocol)
     assert meta.name == "paranmt-hf/tiny-word" and meta.embed_dim == 32
@@ -54,7 +54,7 @@ def test_mteb_spearman_agrees_with_ours(data_dir, tiny_encoder, task_name):
                                [s for p in parts for s in p.sentences2], [g for p in parts for g in p.scores])
         ours = evaluate(tiny_encoder, "STS12", data_dir=data_dir)["STS12"].subset("default")
     task = _inject(task_name, {"test": pairs})
-    model = MTEBEncoder(tiny_encoder, name="paranmt-hf/tiny-word", revision="0.0.1")
+    model = MTEBWrapper(tiny_encoder, name="paranmt-hf/tiny-word", revision="0.0.1")
     result = mteb.evaluate(model, [task], cache=None, show_progress_bar=False)
     theirs = result.task_results[0].scores["test"][0]
     assert theirs["hf_subset"] == "default"

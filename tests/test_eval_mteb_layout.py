@@ -14,7 +14,7 @@ from paranmt_hf import build_encoder  # noqa: E402
 from paranmt_hf.evaluation import format_table, run_task, write_results  # noqa: E402
 from paranmt_hf.evaluation.metrics import mining_scores  # noqa: E402
 from paranmt_hf.evaluation.mteb_layout import STS17_SUBSETS  # noqa: E402
-from paranmt_hf.evaluation.mteb_meta import MTEBEncoder  # noqa: E402
+from paranmt_hf.evaluation.mteb_meta import MTEBWrapper  # noqa: E402
 from paranmt_hf.evaluation.results import read_results, read_task_json  # noqa: E402
 from paranmt_hf.evaluation.sts_data import STSPairs  # noqa: E402
 from paranmt_hf.evaluation.tasks import EvalTask  # noqa: E402
@@ -62,7 +62,7 @@ def folder(encoder, tmp_path_factory):
 def _stock_mteb(encoder, task: mteb.AbsTask, dataset: object) -> mteb.TaskResult:
     task.dataset = dataset
     task.data_loaded = True
-    model = MTEBEncoder(encoder, name="me/tiny", revision="v1")
+    model = MTEBWrapper(encoder, name="me/tiny", revision="v1")
     return mteb.evaluate(model, [task], cache=None, show_progress_bar=False).task_results[0]
 
 

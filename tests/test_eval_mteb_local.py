@@ -13,7 +13,7 @@ from paranmt_hf import ParaNMTEncoder, build_encoder  # noqa: E402
 from paranmt_hf.evaluation import evaluate, load_sts_year  # noqa: E402
 from paranmt_hf.evaluation.mteb_layout import mteb_scores  # noqa: E402
 from paranmt_hf.evaluation.mteb_local import local_mteb_tasks  # noqa: E402
-from paranmt_hf.evaluation.mteb_meta import MTEBEncoder  # noqa: E402
+from paranmt_hf.evaluation.mteb_meta import MTEBWrapper  # noqa: E402
 
 TASKS = ["STSBenchmark", "STS12", "STS17", "Tatoeba"]
 
@@ -42,7 +42,7 @@ def test_stock_mteb_tasks_on_local_data_score_as_paranmt_eval(data_dir, model_di
         model = SentenceTransformer(str(model_dir), device="cpu")
         assert type(model[0]).__name__ == "ParaNMTInputModule"  # mteb runs the fast module
     else:
-        model = MTEBEncoder(ParaNMTEncoder.from_pretrained(model_dir), name="paranmt-hf/tiny-word")
+        model = MTEBWrapper(ParaNMTEncoder.from_pretrained(model_dir), name="paranmt-hf/tiny-word")
     result = mteb.evaluate(model, tasks, cache=None, show_progress_bar=False)
     theirs = {r.task_name: {e["hf_subset"]: e["main_score"] for e in r.scores["test"]} for r in result.task_results}
     assert set(theirs) == set(TASKS)

@@ -16,7 +16,7 @@ the sentence-transformers evaluator in :mod:`paranmt_hf.evaluation.st_evaluator`
 
 from __future__ import annotations
 
-from .encoders import Encoder, encode, load_encoder
+from .encoders import Encoder, SupportsEncode, encode, load_encoder
 from .metrics import bitext_error_rates, mteb_paired_cosine, paired_cosine, sts_correlations
 from .results import format_table, read_results, read_task_json, task_json, write_results
 from .runner import TaskResult, evaluate, paper_average, run_task
@@ -29,6 +29,7 @@ __all__ = [
     "GROUPS",
     "BitextPairs",
     "Encoder",
+    "SupportsEncode",
     "EvalTask",
     "STSPairs",
     "TaskResult",

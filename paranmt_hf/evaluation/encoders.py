@@ -18,7 +18,7 @@ import numpy as np
 
 
 @runtime_checkable
-class Encoder(Protocol):
+class SupportsEncode(Protocol):
     """Anything with ``encode(sentences) -> np.ndarray`` of shape ``[len(sentences), dim]``."""
 
     def encode(self, sentences: list[str], **kwargs: Any) -> Any:
@@ -26,7 +26,7 @@ class Encoder(Protocol):
 
 
 def encode(
-    encoder: Encoder, sentences: Sequence[str], batch_size: int = 256, show_progress_bar: bool = False
+    encoder: SupportsEncode, sentences: Sequence[str], batch_size: int = 256, show_progress_bar: bool = False
 ) -> np.ndarray:
     """Call ``encoder.encode`` with the keyword arguments it accepts; return float32 ``[N, D]`` NumPy embeddings.
 
@@ -82,7 +82,7 @@ def model_kind(path: str | os.PathLike[str]) -> str:
 
 def load_encoder(
     path: str | os.PathLike[str], device: str | None = None, trust_remote_code: bool = False
-) -> Encoder:
+) -> SupportsEncode:
     """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec).
 
     Args:
@@ -114,7 +114,7 @@ def load_encoder(
     return st.SentenceTransformer(str(path), device=device or "cpu", trust_remote_code=trust_remote_code)
 
 
-def embedding_dim(encoder: Encoder) -> int | None:
+def embedding_dim(encoder: SupportsEncode) -> int | None:
     """The embedding size if the encoder tells it (``embedding_dim``, ``dim`` or ST's dimension getter)."""
     for attr in ("embedding_dim", "dim"):
         value = getattr(encoder, attr, None)
@@ -130,3 +130,7 @@ def embedding_dim(encoder: Encoder) -> int | None:
             if isinstance(value, int):
                 return value
     return None
+
+
+Encoder = SupportsEncode
+"""Earlier name of :class:`SupportsEncode` (kept for existing code)."""

@@ -3,9 +3,9 @@
 ```python
 import mteb
 from paranmt_hf import ParaNMTEncoder
-from paranmt_hf.evaluation.mteb_meta import MTEBEncoder
+from paranmt_hf.evaluation.mteb_meta import MTEBWrapper
 
-model = MTEBEncoder(ParaNMTEncoder.from_pretrained("my-model"), name="me/my-model")
+model = MTEBWrapper(ParaNMTEncoder.from_pretrained("my-model"), name="me/my-model")
 results = mteb.evaluate(model, mteb.get_tasks(tasks=["STS12", "STSBenchmark"]), cache=None)
 ```
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..utils.imports import require
-from .encoders import Encoder, embedding_dim, encode
+from .encoders import SupportsEncode, embedding_dim, encode
 
 if TYPE_CHECKING:
     from mteb.models.model_meta import ModelMeta
@@ -37,7 +37,7 @@ PAPERS_CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
     journal = {arXiv preprint arXiv:2104.15114}, year = {2021}}"""
 
 
-def count_parameters(encoder: Encoder) -> int | None:
+def count_parameters(encoder: SupportsEncode) -> int | None:
     """Number of parameters of a torch-backed encoder (``encoder.model`` or the encoder itself), else None."""
     for obj in (getattr(encoder, "model", None), encoder):
         params = getattr(obj, "parameters", None)
@@ -97,7 +97,9 @@ def build_model_meta(
     )
 
 
-def model_meta_for(encoder: Encoder, name: str, revision: str = "no_revision_available", **kwargs: Any) -> ModelMeta:
+def model_meta_for(
+    encoder: SupportsEncode, name: str, revision: str = "no_revision_available", **kwargs: Any
+) -> ModelMeta:
     """A ``ModelMeta`` for any encoder.
 
     mteb's registry entry when ``name`` is registered there (e.g. a peer such as
@@ -122,7 +124,7 @@ def _mteb_encoder_base() -> type:
     return require("mteb.models.abs_encoder", "eval").AbsEncoder
 
 
-class MTEBEncoder(_mteb_encoder_base()):  # type: ignore[misc]
+class MTEBWrapper(_mteb_encoder_base()):  # type: ignore[misc]
     """Wrap any encoder (``ParaNMTEncoder``, ``SentenceTransformer``, ``StaticModel``...) for ``mteb.evaluate``.
 
     Satisfies ``mteb.EncoderProtocol``: ``encode(DataLoader, *, task_metadata, hf_split, hf_subset, prompt_type)``
@@ -138,7 +140,7 @@ class MTEBEncoder(_mteb_encoder_base()):  # type: ignore[misc]
 
     def __init__(
         self,
-        encoder: Encoder,
+        encoder: SupportsEncode,
         name: str = "paranmt-hf/unnamed",
         revision: str = "no_revision_available",
         model_meta: ModelMeta | None = None,
@@ -154,3 +156,7 @@ class MTEBEncoder(_mteb_encoder_base()):  # type: ignore[misc]
         """Embed every text of the mteb ``DataLoader`` (batches of ``{"text": [...]}``)."""
         texts = [t for batch in inputs for t in batch["text"]]
         return encode(self.model, texts, batch_size=self.batch_size)
+
+
+MTEBEncoder = MTEBWrapper
+"""Earlier name of :class:`MTEBWrapper` (kept for existing code)."""

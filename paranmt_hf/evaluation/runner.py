@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .encoders import Encoder, encode
+from .encoders import SupportsEncode, encode
 from .metrics import bitext_error_rates, grouped_mean, sts_correlations
 from .sts_data import STSPairs
 from .tasks import EvalTask, Pairs, eval_root, resolve_tasks
@@ -55,7 +55,9 @@ class TaskResult:
         return 100.0 * float(np.mean([e[key] for e in entries]))
 
 
-def _embed_unique(encoder: Encoder, sentences: list[str], batch_size: int, progress: bool) -> dict[str, np.ndarray]:
+def _embed_unique(
+    encoder: SupportsEncode, sentences: list[str], batch_size: int, progress: bool
+) -> dict[str, np.ndarray]:
     unique = list(dict.fromkeys(sentences))
     vectors = encode(encoder, unique, batch_size=batch_size, show_progress_bar=progress)
     return dict(zip(unique, vectors, strict=True))
@@ -82,7 +84,7 @@ def _score_sts(datasets: list[STSPairs], table: dict[str, np.ndarray], paper_yea
 
 
 def run_task(
-    encoder: Encoder,
+    encoder: SupportsEncode,
     task: EvalTask,
     root: str | os.PathLike[str],
     batch_size: int = 256,
@@ -127,7 +129,7 @@ def _head(ds: Pairs, n: int) -> Pairs:
 
 
 def evaluate(
-    encoder: Encoder,
+    encoder: SupportsEncode,
     tasks: list[str] | list[EvalTask] | str = "all",
     data_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 256,

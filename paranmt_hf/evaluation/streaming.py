@@ -25,7 +25,7 @@ from typing import IO
 import numpy as np
 
 from ..utils.atomic import atomic_output
-from .encoders import Encoder, encode
+from .encoders import SupportsEncode, encode
 from .metrics import paired_cosine
 
 logger = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def _progress(total: int, unit: str) -> object:
     return tqdm(total=total, unit=unit, desc="Embedding" if unit == "sent" else "Scoring", dynamic_ncols=True)
 
 
-def _encode(encoder: Encoder, texts: list[str], batch_size: int, normalize: bool) -> np.ndarray:
+def _encode(encoder: SupportsEncode, texts: list[str], batch_size: int, normalize: bool) -> np.ndarray:
     emb = encode(encoder, texts, batch_size=batch_size)
     if normalize:
         norms = np.linalg.norm(emb, axis=1, keepdims=True)
@@ -94,7 +94,7 @@ def _encode(encoder: Encoder, texts: list[str], batch_size: int, normalize: bool
 
 
 def embed_file(
-    encoder: Encoder,
+    encoder: SupportsEncode,
     input_path: PathLike,
     output_path: PathLike,
     batch_size: int = 256,
@@ -164,7 +164,7 @@ def _open_out(path: PathLike, input_path: PathLike, overwrite: bool) -> Iterator
 
 
 def score_file(
-    encoder: Encoder,
+    encoder: SupportsEncode,
     input_path: PathLike,
     output_path: PathLike = "-",
     batch_size: int = 256,
