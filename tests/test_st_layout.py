@@ -20,8 +20,8 @@ from paranmt_hf.st import ParaNMTSentenceEncoder, static_embedding_is_exact  # n
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3
 TEXTS = ["a man plays", "The DOG runs !", "", "zzz unknown words", "   "]
-KINDS = ["word", "sp", "trigram", "lstm", "trigram+word"]
-STATIC_KINDS = {"word", "sp"}
+KINDS = ["word", "sp", "subword", "trigram", "lstm", "trigram+word", "trigram+subword"]
+STATIC_KINDS = {"word", "sp", "subword"}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,8 @@ def saved(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("saved")
     dirs = {}
     for kind in KINDS:
-        encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=40 if kind == "sp" else None)
+        vocab_size = 40 if kind in ("sp", "subword") else None
+        encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=vocab_size)
         path = str(root / kind.replace("+", "_"))
         encoder.save_pretrained(path)
         np.save(path + ".npy", encoder.encode(TEXTS))

@@ -1,7 +1,7 @@
 """Subword tokenizers (the ``subword`` encoder kind): the pieces of any ``tokenizers`` tokenizer, ParaNMT-style.
 
 A ``subword`` model averages the pieces of a WordPiece, BPE, Unigram or WordLevel ``tokenizers`` tokenizer, typically
-a transformer teacher's, so that its embedding table can be distilled from that teacher (``paranmt_hf.teacher``).
+a transformer teacher's, so that its embedding table can be distilled from that teacher (``paranmt_hf.distill``).
 :func:`adapt_tokenizer` brings such a tokenizer to the conventions every ParaNMT model shares:
 
 - ``[PAD]`` is id 0 and ``[UNK]`` id 1 (the teacher's pad/unknown tokens are renamed and moved there, or added);

@@ -1,7 +1,7 @@
 """Teacher-initialised recipes on the shared corpora (the runs of results/teacher/README.md).
 
 A lean loop with the library's pieces (as results/recipes/explore.py): the model (``build_encoder`` /
-``paranmt_hf.teacher.build_teacher_encoder``), the loss (``MegaBatchMarginLoss`` on a SentenceTransformer), the
+``paranmt_hf.distill.build_teacher_encoder``), the loss (``MegaBatchMarginLoss`` on a SentenceTransformer), the
 optimizer (``LazyAdam``, one parameter group per component so that the distilled table can get its own learning
 rate), one torch thread, the main job's data (Flickr30k caption pairs + ParaNMT sample x10 + Tatoeba pivots x3,
 shuffled every epoch). Selection reads dev only (STS17 en-en + STS-B validation, Pearson); test numbers (STS12-16,
@@ -74,7 +74,7 @@ def teacher_embeddings(sentences: list[str]) -> np.ndarray:
         return np.load(path)
     from sentence_transformers import SentenceTransformer
 
-    from paranmt_hf.teacher import DEFAULT_TEACHER, resolve_teacher
+    from paranmt_hf.distill import DEFAULT_TEACHER, resolve_teacher
 
     model = SentenceTransformer(resolve_teacher(DEFAULT_TEACHER), device="cpu")
     started = time.time()
@@ -86,7 +86,7 @@ def teacher_embeddings(sentences: list[str]) -> np.ndarray:
 
 def build(cfg: dict, corpus: list[str]) -> Any:
     from paranmt_hf import build_encoder
-    from paranmt_hf.teacher import build_teacher_encoder
+    from paranmt_hf.distill import build_teacher_encoder
 
     kind = cfg["kind"]
     if cfg.get("teacher") and "subword" in kind:

@@ -6,7 +6,7 @@ Here that table becomes the ``subword`` component of a ParaNMT model (alone, or 
 which the papers' mega-batch margin loss then trains further on paraphrase pairs (``paranmt-hf train --recipe
 teacher``).
 
-    from paranmt_hf.teacher import build_teacher_encoder
+    from paranmt_hf.distill import build_teacher_encoder
     encoder = build_teacher_encoder("trigram+subword", corpus, teacher="sentence-transformers/all-MiniLM-L6-v2")
 
 Distillation runs the teacher once per vocabulary piece (about 30 s for all-MiniLM-L6-v2's 30K pieces on one CPU
