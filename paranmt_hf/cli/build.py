@@ -14,7 +14,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "save a model directory that loads with paranmt_hf, AutoModel and sentence-transformers.",
     )
     p.add_argument(
-        "--kind", required=True, help="word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"
+        "--kind",
+        required=True,
+        help="word, trigram, sp, subword, lstm, bilstm, gran, or a combination (trigram+word, trigram+subword)",
     )
     p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1'")
@@ -28,6 +30,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--word-vectors", default=None, help="e.g. glove-6b-50d or a GloVe text file")
     p.add_argument("--min-count", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--teacher",
+        default=None,
+        help="subword tables from model2vec's distillation of this sentence-transformers model (needs the peers "
+        "extra), e.g. sentence-transformers/all-MiniLM-L6-v2; without it subword trains a WordPiece vocabulary",
+    )
+    p.add_argument("--teacher-pca-dims", type=int, default=256, help="PCA size of the distilled subword table")
     p.add_argument("--output", required=True, help="model directory to write")
     p.set_defaults(func=run)
 
@@ -48,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         word_vectors=args.word_vectors,
         combination=args.combination,
         pooling=args.pooling,
+        teacher=args.teacher,
+        teacher_pca_dims=args.teacher_pca_dims,
     )
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)

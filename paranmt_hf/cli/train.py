@@ -7,7 +7,7 @@ import json
 
 RECIPE_FLAGS = {
     # flag: (recipe field, type, help)
-    "kind": ("kind", str, "encoder kind(s): word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"),
+    "kind": ("kind", str, "encoder kind(s): word, trigram, sp, subword, lstm, bilstm, gran, or e.g. trigram+subword"),
     "combination": ("combination", str, "concat or add"),
     "embedding-dim": ("embedding_dim", int, "token embedding size"),
     "rnn-hidden-size": ("rnn_hidden_size", int, "LSTM size"),
@@ -33,6 +33,9 @@ RECIPE_FLAGS = {
     "optimizer": ("optimizer", str, "auto, lazy_adam (sparse embedding updates) or adam (dense)"),
     "max-pairs": ("max_pairs", int, "use at most this many training pairs"),
     "threads": ("num_threads", int, "torch threads (default: 1 for averaging encoders)"),
+    "teacher": ("teacher", str, "sentence-transformers model whose model2vec distillation initialises subword tables"),
+    "teacher-pca-dims": ("teacher_pca_dims", int, "PCA size of the distilled subword table"),
+    "teacher-lr": ("teacher_learning_rate", float, "learning rate of the distilled subword tables (0 = frozen)"),
 }
 
 

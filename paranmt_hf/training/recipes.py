@@ -42,6 +42,15 @@ class Recipe:
         max_pairs: use at most this many training pairs (``None`` = all).
         num_threads: torch threads for training (``None``: 1 for averaging encoders, whose small operations lose
             more to thread synchronisation than they gain (measured 3x faster on 2 cores), else torch's default).
+        teacher: a sentence-transformers model (directory, Hub id or bundling package, e.g.
+            ``"sentence-transformers/all-MiniLM-L6-v2"``) whose model2vec distillation initialises the ``subword``
+            components (:mod:`paranmt_hf.distill`); ``None``: no teacher.
+        teacher_pca_dims: PCA size of the distilled table (``None``: the teacher's size).
+        teacher_sif_coefficient: model2vec's Zipf/SIF token weighting of the distilled rows (``None``: none).
+        teacher_learning_rate: learning rate of the teacher-initialised tables (``None``: ``learning_rate``;
+            ``0``: frozen).
+        keep_norms: after every step, restore each teacher-initialised row's initial norm (its token weight), so
+            training changes directions only.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -73,6 +82,11 @@ class Recipe:
     optimizer: str = "auto"
     max_pairs: int | None = None
     num_threads: int | None = None
+    teacher: str | None = None
+    teacher_pca_dims: int | None = 256
+    teacher_sif_coefficient: float | None = 1e-4
+    teacher_learning_rate: float | None = None
+    keep_norms: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def override(self, **changes: Any) -> Recipe:

@@ -62,6 +62,10 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
     }
     if recipe.rnn_hidden_size:
         config["rnn_hidden_size"] = recipe.rnn_hidden_size
+    if recipe.teacher:  # subword tables distilled from a teacher (paranmt_hf.training.teacher)
+        from .teacher import build_teacher_initial_encoder
+
+        return build_teacher_initial_encoder(recipe, sentences, seed, config)
     return build_encoder(
         recipe.kind,
         sentences,
@@ -294,6 +298,10 @@ def _train(
         ddp_backend="gloo" if world_size() > 1 else None,
     )
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
+    if recipe.teacher:  # the teacher-initialised tables get their own learning rate (paranmt_hf.training.teacher)
+        from .teacher import teacher_optimizer
+
+        optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
     trainer = _trainer_class()(
         model=model, args=args, train_dataset=pairs, loss=loss, evaluator=dev_evaluator, optimizers=optimizers
     )
