@@ -109,6 +109,23 @@ def evaluate(encoder: Any, tasks: list[str]) -> dict:
     return {name: round(r.paper_score, 2) for name, r in run(encoder, tasks).items()}
 
 
+def cache_token_ids(encoder: Any) -> None:
+    """Memoise ``encoder.flat_token_ids`` per sentence (epochs 2 and 3 then skip tokenisation; same ids)."""
+    compute, cache = encoder.flat_token_ids, {}
+
+    def cached(sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        missing = list(dict.fromkeys(s for s in sentences if s not in cache))
+        if missing:
+            flat, lengths = compute(missing)
+            cache.update(zip(missing, np.split(flat.astype(np.int32), np.cumsum(lengths)[:-1]), strict=True))
+        parts = [cache[s] for s in sentences]
+        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        flat = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+        return flat, lengths
+
+    encoder.flat_token_ids = cached
+
+
 def parameter_groups(encoder: Any, lr: float, sub_lr: float) -> tuple[list[dict], list[torch.Tensor]]:
     """One optimizer group per component (subword tables at ``sub_lr``, frozen at 0) and the subword tables."""
     groups, sub_params = [], []
@@ -144,6 +161,7 @@ def main() -> None:  # noqa: C901
     encoder = build(cfg, corpus)
     set_sparse_embeddings(encoder.model, True)
     model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    cache_token_ids(model[0]._encoder)
     dev = STSSuiteEvaluator(tasks=DEV, name="dev")
     log = []
     started = time.time()
