@@ -156,3 +156,40 @@ def _init_from_vectors(
         if rows:
             target, source = zip(*rows, strict=True)
             encoder.embedding.weight[list(target)] = torch.from_numpy(vectors[1][list(source)])
+
+
+@torch.no_grad()
+def combine_encoders(
+    encoders: Sequence[ParaNMTEncoder], scales: Sequence[float] | None = None, combination: str = "concat"
+) -> ParaNMTEncoder:
+    """One combination model from trained single-component averaging encoders (e.g. trigram + distilled subword).
+
+    The sentence embedding is the concatenation (or sum) of each encoder's embedding times its scale: with mean
+    pooling, scaling a table scales that encoder's average, which sets its weight in the cosine of the
+    concatenation. The result is an ordinary ``trigram+subword``-style model (one tokenizer, one config).
+
+    Args:
+        encoders: single-component averaging encoders (word / trigram / sp / subword) with the same pooling.
+        scales: one factor per encoder (default 1.0 each).
+        combination: ``"concat"`` or ``"add"``.
+    """
+    if len(encoders) < 2:
+        raise ValueError("combine_encoders needs at least two encoders")
+    scales = [1.0] * len(encoders) if scales is None else [float(s) for s in scales]
+    if len(scales) != len(encoders):
+        raise ValueError(f"{len(scales)} scales for {len(encoders)} encoders")
+    poolings = {e.config.pooling for e in encoders}
+    specs = []
+    for enc in encoders:
+        parts = enc.config.resolved_components()
+        if len(parts) != 1 or parts[0]["encoder"] not in AVERAGING_KINDS:
+            raise ValueError(f"only single averaging encoders can be combined, got {enc!r}")
+        specs.append({k: parts[0][k] for k in ("encoder", "vocab_size", "embedding_dim", "unk_token_id",
+                                               "unknown_token_ids", "drop_unknown_tokens")})
+    if len(poolings) != 1:
+        raise ValueError(f"encoders pool differently: {sorted(poolings)}")
+    config = ParaNMTConfig(components=specs, combination=combination, pooling=poolings.pop())
+    model = ParaNMTModel(config)
+    for target, enc, scale in zip(model.encoders, encoders, scales, strict=True):
+        target.embedding.weight.copy_(enc.model.encoders[0].embedding.weight * scale)
+    return ParaNMTEncoder(model, combine_tokenizers([e.tokenizer for e in encoders]))

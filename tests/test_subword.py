@@ -218,3 +218,21 @@ def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_tea
     optimizer.step()
     assert not torch.equal(table.detach(), before)  # trained ...
     torch.testing.assert_close(table.detach().norm(dim=1), before.norm(dim=1))  # ... with the initial row norms
+
+
+def test_combine_encoders_concatenates_scaled_averages(tmp_path):
+    from paranmt_hf.build import combine_encoders
+
+    trigram = build_encoder("trigram", CORPUS, embedding_dim=6, seed=0)
+    subword = build_encoder("subword", CORPUS, embedding_dim=4, subword_tokenizer=bert_like_tokenizer(), seed=1)
+    combined = combine_encoders([trigram, subword], scales=[1.0, 2.5])
+    assert combined.config.component_output_sizes() == [6, 4]
+    texts = TEXTS[:2] + TEXTS[3:]
+    expected = np.concatenate([trigram.encode(texts), 2.5 * subword.encode(texts)], axis=1)
+    np.testing.assert_allclose(combined.encode(texts), expected, atol=1e-5)
+    combined.save_pretrained(tmp_path, sentence_transformers=False)
+    np.testing.assert_allclose(ParaNMTEncoder.from_pretrained(tmp_path).encode(texts), expected, atol=1e-5)
+    with pytest.raises(ValueError, match="single averaging"):
+        combine_encoders([combined, trigram])
+    with pytest.raises(ValueError, match="scales"):
+        combine_encoders([trigram, subword], scales=[1.0])
