@@ -236,3 +236,26 @@ def test_combine_encoders_concatenates_scaled_averages(tmp_path):
         combine_encoders([combined, trigram])
     with pytest.raises(ValueError, match="scales"):
         combine_encoders([trigram, subword], scales=[1.0])
+
+
+def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path):
+    pytest.importorskip("model2vec.distill")
+    import gzip
+
+    from paranmt_hf.cli.main import main
+
+    data = tmp_path / "pairs.tsv.gz"
+    with gzip.open(data, "wt", encoding="utf-8") as f:
+        f.writelines(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True))
+    out = tmp_path / "model"
+    args = ["train", "--train", str(data), "--output", str(out), "--kind", "trigram+subword", "--teacher",
+            tiny_teacher, "--teacher-pca-dims", "4", "--teacher-lr", "0", "--embedding-dim", "8", "--batch-size", "4",
+            "--megabatch-size", "1", "--lr", "0.05", "--max-steps", "4", "--dev", "--no-progress"]
+    assert main(args) == 0
+    trained, initial = ParaNMTEncoder.from_pretrained(out), ParaNMTEncoder.from_pretrained(out / "initial-model")
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["recipe"]["teacher"] == tiny_teacher and summary["recipe"]["teacher_learning_rate"] == 0
+    tables = [[c.embedding.weight.detach().numpy() for c in e.model.encoders] for e in (trained, initial)]
+    assert not np.allclose(tables[0][0], tables[1][0])  # the trigram table trained
+    np.testing.assert_array_equal(tables[0][1], tables[1][1])  # the distilled table frozen
+    assert np.abs(tables[1][1][2:]).sum() > 0
