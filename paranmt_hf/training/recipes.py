@@ -140,6 +140,24 @@ RECIPES: dict[str, Recipe] = {
             epochs=3.0,
         ),
         Recipe(
+            name="teacher",
+            description="Teacher-initialised (results/teacher/): character trigrams (300-d, trained from scratch as "
+            "in `best`) concatenated with a subword table distilled from sentence-transformers/all-MiniLM-L6-v2 by "
+            "model2vec (WordPiece pieces, PCA 256, Zipf/SIF weights), kept frozen while the mega-batch margin loss "
+            "trains the trigrams to complement it. Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs; data of the "
+            "main job.",
+            kind="trigram+subword",
+            embedding_dim=300,
+            batch_size=200,
+            margin=0.4,
+            megabatch_size=1,
+            learning_rate=1e-2,
+            epochs=3.0,
+            teacher="sentence-transformers/all-MiniLM-L6-v2",
+            teacher_pca_dims=256,
+            teacher_learning_rate=0.0,
+        ),
+        Recipe(
             name="pras-sp",
             description="Paraphrastic Representations at Scale: SP averaging, 1024-d, 50K unigram vocabulary, "
             "batch 128, margin 0.4, M 100 with annealing every 150 mini-batches, Adam 1e-3.",
