@@ -1,11 +1,14 @@
 """A trained model + the teacher's distilled subword table as one ``trigram+subword`` model, weight chosen on dev.
 
     python results/teacher/combine.py runs/models/trigram-best NAME [--weights 0.5 0.75 1 1.25 1.5]
+    python results/teacher/combine.py runs/models/joint-frozen NAME   # a trained trigram+subword: reweight it
 
 The subword table is scaled so that its sentence embeddings have weight ``w`` relative to the trained model's (the
 ratio of the median embedding norms on the dev sentences, times ``w``); ``paranmt_hf.build.combine_encoders`` then
-concatenates them. ``w`` is chosen on dev (STS17 en-en + STS-B validation); the chosen model's test numbers are
-computed once and appended to results/teacher/runs.jsonl; the model is saved under runs/models/NAME.
+concatenates them. For a model that already has a subword component, that component's table is rescaled by ``w``
+(the weight the joint training settled on is ``w = 1``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
+the chosen model's test numbers are computed once and appended to results/teacher/runs.jsonl; the model is saved
+under runs/models/NAME.
 """
 
 from __future__ import annotations
@@ -57,17 +60,33 @@ def main() -> None:
     parser.add_argument("--weights", type=float, nargs="+", default=[0.5, 0.75, 1.0, 1.25, 1.5, 2.0])
     args = parser.parse_args()
     trained = ParaNMTEncoder.from_pretrained(args.model)
-    teacher = build_teacher_encoder("subword", ["x"], static_model=distill_teacher(cache_dir=RUNS / "distilled"))
-    texts = dev_sentences()
-    ratio = median_norm(trained, texts) / median_norm(teacher, texts)
+    joint = len(trained.model.encoders) > 1
+    if joint:
+        table = trained.model.encoders[-1].embedding.weight
+        original = table.detach().clone()
+        ratio = 1.0
+
+        def make(w: float) -> ParaNMTEncoder:
+            with torch.no_grad():
+                table.copy_(original * w)
+            return trained
+
+    else:
+        teacher = build_teacher_encoder("subword", ["x"], static_model=distill_teacher(cache_dir=RUNS / "distilled"))
+        texts = dev_sentences()
+        ratio = median_norm(trained, texts) / median_norm(teacher, texts)
+
+        def make(w: float) -> ParaNMTEncoder:
+            return combine_encoders([trained, teacher], scales=[1.0, w * ratio])
+
     sweep = {}
     for w in args.weights:
-        combined = combine_encoders([trained, teacher], scales=[1.0, w * ratio])
+        combined = make(w)
         dev = evaluate(combined, DEV)
         sweep[w] = {"dev": dev, "dev_mean": round(float(np.mean(list(dev.values()))), 2)}
         print(w, sweep[w], flush=True)
     best = max(sweep, key=lambda w: sweep[w]["dev_mean"])
-    combined = combine_encoders([trained, teacher], scales=[1.0, best * ratio])
+    combined = make(best)
     combined.save_pretrained(RUNS / "models" / args.name)
     test = evaluate(combined, [*TEST, "STSBenchmark"])
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
