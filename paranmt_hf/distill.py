@@ -198,3 +198,34 @@ def load_subword_table(encoder: ParaNMTEncoder, table: np.ndarray) -> None:
         found = True
     if not found:
         raise ValueError("the encoder has no subword component")
+
+
+@torch.no_grad()
+def balance_subword(encoder: ParaNMTEncoder, sentences: Sequence[str], weight: float) -> float:
+    """Scale the ``subword`` tables of a combination so that their part of the sentence embedding weighs ``weight``.
+
+    The weight is relative to the other components: after scaling, the median L2 norm of the subword part of the
+    embeddings of ``sentences`` is ``weight`` times the median norm of the rest. With mean pooling and concatenation
+    this sets how much the teacher's table counts in the cosine (a trained trigram table's averages are typically a
+    few times larger than the distilled table's, which then hardly counts). Returns the factor applied.
+    """
+    config = encoder.config
+    if config.combination != "concat" or len(encoder.model.encoders) < 2:
+        raise ValueError("balance_subword needs a concatenation of a subword component and other components")
+    kinds = [c.kind for c in encoder.model.encoders]
+    if "subword" not in kinds or all(k == "subword" for k in kinds):
+        raise ValueError(f"balance_subword needs subword and other components, got {'+'.join(kinds)}")
+    emb = encoder.encode(list(sentences), num_processes=1)
+    bounds = np.cumsum([0, *config.component_output_sizes()])
+    parts = list(zip(kinds, bounds[:-1], bounds[1:], strict=True))
+    sub = np.concatenate([emb[:, a:b] for k, a, b in parts if k == "subword"], axis=1)
+    rest = np.concatenate([emb[:, a:b] for k, a, b in parts if k != "subword"], axis=1)
+    sub_norm = float(np.median(np.linalg.norm(sub, axis=1)))
+    rest_norm = float(np.median(np.linalg.norm(rest, axis=1)))
+    if sub_norm == 0:
+        raise ValueError("the subword part of every embedding is zero")
+    factor = weight * rest_norm / sub_norm
+    for component in encoder.model.encoders:
+        if component.kind == "subword":
+            component.embedding.weight.mul_(factor)
+    return factor

@@ -51,6 +51,9 @@ class Recipe:
             ``0``: frozen).
         keep_norms: after every step, restore each teacher-initialised row's initial norm (its token weight), so
             training changes directions only.
+        teacher_weight: after training, scale the subword tables so that their part of the sentence embedding has
+            this median norm relative to the other components' (``None``: as trained). A ``kind`` without
+            ``subword`` is then first concatenated with the teacher's distilled table.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -87,6 +90,7 @@ class Recipe:
     teacher_sif_coefficient: float | None = 1e-4
     teacher_learning_rate: float | None = None
     keep_norms: bool = False
+    teacher_weight: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def override(self, **changes: Any) -> Recipe:

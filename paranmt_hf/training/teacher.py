@@ -5,6 +5,12 @@ distillation of that sentence-transformers teacher (:mod:`paranmt_hf.distill`) a
 learning rate, ``teacher_learning_rate`` (0 keeps the distilled table frozen), next to the other components at
 ``learning_rate``. The distilled rows carry model2vec's Zipf/SIF token weights in their norms; ``keep_norms``
 restores each updated row's initial norm after every step, so training changes directions only.
+
+A recipe whose ``kind`` has no ``subword`` component (e.g. ``trigram``) but sets ``teacher`` trains as usual and is
+then concatenated with the teacher's distilled table (:func:`paranmt_hf.build.combine_encoders`). Either way
+``teacher_weight`` finally rescales the subword tables so that their part of the sentence embedding weighs that much
+relative to the rest (:func:`paranmt_hf.distill.balance_subword`, median norms over training sentences): trained
+trigram averages grow a few times larger than the distilled table's, which would otherwise hardly count.
 """
 
 from __future__ import annotations
@@ -15,6 +21,33 @@ import torch
 
 from .optim import LazyAdam
 from .recipes import Recipe
+
+BALANCE_SENTENCES = 5000
+"""Training sentences (the first ones) whose embedding norms set ``teacher_weight``'s scale."""
+
+
+def has_subword(recipe: Recipe) -> bool:
+    """Whether the recipe's kind has a ``subword`` component (trained from the teacher's table)."""
+    return "subword" in recipe.kind.split("+")
+
+
+def finish_teacher_model(recipe: Recipe, encoder: Any, sentences: list[str]) -> Any:
+    """The model to save after training: combined with the teacher's table if needed, subword weight balanced."""
+    from ..build import combine_encoders
+    from ..distill import balance_subword, build_teacher_encoder
+
+    if not has_subword(recipe):
+        table = build_teacher_encoder(
+            "subword",
+            sentences[:1],
+            teacher=recipe.teacher,
+            pca_dims=recipe.teacher_pca_dims,
+            sif_coefficient=recipe.teacher_sif_coefficient,
+        )
+        encoder = combine_encoders([encoder, table])
+    if recipe.teacher_weight is not None:
+        balance_subword(encoder, sentences[:BALANCE_SENTENCES], recipe.teacher_weight)
+    return encoder
 
 
 def build_teacher_initial_encoder(recipe: Recipe, sentences: list[str], seed: int, config: dict[str, Any]) -> Any:

@@ -62,7 +62,7 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
     }
     if recipe.rnn_hidden_size:
         config["rnn_hidden_size"] = recipe.rnn_hidden_size
-    if recipe.teacher:  # subword tables distilled from a teacher (paranmt_hf.training.teacher)
+    if recipe.teacher and "subword" in recipe.kind.split("+"):  # tables distilled from a teacher (training.teacher)
         from .teacher import build_teacher_initial_encoder
 
         return build_teacher_initial_encoder(recipe, sentences, seed, config)
@@ -298,7 +298,7 @@ def _train(
         ddp_backend="gloo" if world_size() > 1 else None,
     )
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
-    if recipe.teacher:  # the teacher-initialised tables get their own learning rate (paranmt_hf.training.teacher)
+    if recipe.teacher and "subword" in recipe.kind.split("+"):  # own learning rate of the teacher's tables
         from .teacher import teacher_optimizer
 
         optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
@@ -333,6 +333,10 @@ def _train(
     if is_main_process():
         trained = model[0].to_encoder()
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
+        if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
+            from .teacher import finish_teacher_model
+
+            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]))
         trained.save_pretrained(out)
         summary = {
             "recipe": recipe.to_dict(),

@@ -3,10 +3,10 @@
     python results/teacher/combine.py runs/models/trigram-best NAME [--weights 0.5 0.75 1 1.25 1.5]
     python results/teacher/combine.py runs/models/joint-frozen NAME   # a trained trigram+subword: reweight it
 
-The subword table is scaled so that its sentence embeddings have weight ``w`` relative to the trained model's (the
-ratio of the median embedding norms on the dev sentences, times ``w``); ``paranmt_hf.build.combine_encoders`` then
-concatenates them. For a model that already has a subword component, that component's table is rescaled by ``w``
-(the weight the joint training settled on is ``w = 1``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
+``paranmt_hf.build.combine_encoders`` concatenates the trained model with the distilled table (a trained
+combination keeps its own), then ``paranmt_hf.distill.balance_subword`` scales the subword table so that its part of
+the embedding has ``w`` times the median norm of the rest on the training sentences ``paranmt-hf train`` uses (the
+recipe field ``teacher_weight``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
 the chosen model's test numbers are computed once and appended to results/teacher/runs.jsonl; the model is saved
 under runs/models/NAME.
 """
@@ -29,21 +29,18 @@ sys.path.insert(0, str(HERE))
 from explore import DEV, RUNS, TEST, evaluate  # noqa: E402
 
 
-def median_norm(encoder: object, texts: list[str]) -> float:
-    return float(np.median(np.linalg.norm(encoder.encode(texts), axis=1)))
+def training_sample() -> list[str]:
+    """The sentences ``paranmt-hf train`` balances on: the first anchors of the main job's shuffled pairs."""
+    from paranmt_hf.training.data import load_pairs
+    from paranmt_hf.training.teacher import BALANCE_SENTENCES
 
-
-def dev_sentences() -> list[str]:
-    from paranmt_hf.evaluation.tasks import eval_root, resolve_tasks
-    from paranmt_hf.utils.paths import data_dir
-
-    out: list[str] = []
-    for name in DEV:
-        for task in resolve_tasks(name):
-            for datasets in task.load(eval_root(data_dir())).values():
-                for ds in datasets:
-                    out += ds.sentences1 + ds.sentences2
-    return out
+    data = Path(os.environ.get("PARANMT_HF_DATA", ROOT.parent / "shared" / "data")) / "train"
+    sources = [
+        str(data / "flickr30k-caption-pairs.tsv.gz"),
+        f"processed-5m:{data / 'paranmt5m-sample-10k.tsv.gz'}@10",
+        f"pairs:{RUNS / 'data' / 'tatoeba-pivots.tsv.gz'}@3",
+    ]
+    return list(load_pairs(sources, None, 0)["anchor"][:BALANCE_SENTENCES])
 
 
 def main() -> None:
@@ -51,33 +48,25 @@ def main() -> None:
 
     from paranmt_hf import ParaNMTEncoder
     from paranmt_hf.build import combine_encoders
-    from paranmt_hf.distill import build_teacher_encoder, distill_teacher
+    from paranmt_hf.distill import balance_subword, build_teacher_encoder, distill_teacher
 
     torch.set_num_threads(1)
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
     parser.add_argument("name")
-    parser.add_argument("--weights", type=float, nargs="+", default=[0.5, 0.75, 1.0, 1.25, 1.5, 2.0])
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0])
     args = parser.parse_args()
     trained = ParaNMTEncoder.from_pretrained(args.model)
-    joint = len(trained.model.encoders) > 1
-    if joint:
-        table = trained.model.encoders[-1].embedding.weight
-        original = table.detach().clone()
-        ratio = 1.0
-
-        def make(w: float) -> ParaNMTEncoder:
-            with torch.no_grad():
-                table.copy_(original * w)
-            return trained
-
-    else:
+    sample = training_sample()
+    teacher = None
+    if len(trained.model.encoders) == 1:
         teacher = build_teacher_encoder("subword", ["x"], static_model=distill_teacher(cache_dir=RUNS / "distilled"))
-        texts = dev_sentences()
-        ratio = median_norm(trained, texts) / median_norm(teacher, texts)
 
-        def make(w: float) -> ParaNMTEncoder:
-            return combine_encoders([trained, teacher], scales=[1.0, w * ratio])
+    def make(w: float) -> ParaNMTEncoder:
+        base = ParaNMTEncoder.from_pretrained(args.model)
+        combined = combine_encoders([base, teacher]) if teacher is not None else base
+        balance_subword(combined, sample, w)
+        return combined
 
     sweep = {}
     for w in args.weights:
@@ -92,7 +81,7 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     run = {
         "name": args.name,
-        "cfg": {"combine": args.model, "weight": best, "norm_ratio": round(ratio, 4), "sweep": sweep},
+        "cfg": {"combine": args.model, "teacher_weight": best, "sweep": sweep},
         "command": "python results/teacher/combine.py " + " ".join(sys.argv[1:]),
         "commit": commit,
         "steps": 0,
