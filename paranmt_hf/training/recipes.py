@@ -148,7 +148,7 @@ RECIPES: dict[str, Recipe] = {
             description="Teacher-initialised (results/teacher/): the `best` character-trigram model (300-d, Adam "
             "1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
             "subword table distilled from sentence-transformers/all-MiniLM-L6-v2 by model2vec (WordPiece pieces, "
-            "PCA 256, Zipf/SIF weights), weighted so that its part of the embedding has 0.6 times the median norm "
+            "PCA 256, Zipf/SIF weights), weighted so that its part of the embedding has 0.7 times the median norm "
             "of the trigram part (teacher_weight, chosen on dev).",
             kind="trigram",
             embedding_dim=300,
@@ -159,7 +159,7 @@ RECIPES: dict[str, Recipe] = {
             epochs=3.0,
             teacher="sentence-transformers/all-MiniLM-L6-v2",
             teacher_pca_dims=256,
-            teacher_weight=0.6,
+            teacher_weight=0.7,
         ),
         Recipe(
             name="pras-sp",

@@ -29,6 +29,13 @@ sys.path.insert(0, str(HERE))
 from explore import DEV, RUNS, TEST, evaluate  # noqa: E402
 
 
+def sample_corpus() -> list[str]:
+    """Every sentence of the main job's training pairs (for a corpus vocabulary)."""
+    from explore import sources
+
+    return [s for pairs, _ in sources() for p in pairs for s in p]
+
+
 def training_sample() -> list[str]:
     """The sentences ``paranmt-hf train`` balances on: the first anchors of the main job's shuffled pairs."""
     from paranmt_hf.training.data import load_pairs
@@ -54,13 +61,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("model")
     parser.add_argument("name")
+    parser.add_argument("--vocab-min-count", type=int, default=None, help="distil corpus words seen this often too")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0])
     args = parser.parse_args()
     trained = ParaNMTEncoder.from_pretrained(args.model)
     sample = training_sample()
     teacher = None
     if len(trained.model.encoders) == 1:
-        teacher = build_teacher_encoder("subword", ["x"], static_model=distill_teacher(cache_dir=RUNS / "distilled"))
+        vocabulary = None
+        if args.vocab_min_count:  # model2vec also embeds these whole words with the teacher
+            from paranmt_hf.tokenization.word import count_words
+
+            counts = count_words(sorted(set(sample_corpus())))
+            vocabulary = [w for w, c in counts.most_common() if c >= args.vocab_min_count and w.isalpha()]
+        static = distill_teacher(vocabulary=vocabulary, cache_dir=RUNS / "distilled")
+        teacher = build_teacher_encoder("subword", ["x"], static_model=static)
 
     def make(w: float) -> ParaNMTEncoder:
         base = ParaNMTEncoder.from_pretrained(args.model)
