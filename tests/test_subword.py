@@ -259,3 +259,33 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     assert not np.allclose(tables[0][0], tables[1][0])  # the trigram table trained
     np.testing.assert_array_equal(tables[0][1], tables[1][1])  # the distilled table frozen
     assert np.abs(tables[1][1][2:]).sum() > 0
+
+
+def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path):
+    pytest.importorskip("model2vec.distill")
+    import gzip
+
+    from paranmt_hf.cli.main import main
+    from paranmt_hf.distill import distill_teacher
+    from paranmt_hf.training.recipes import get_recipe
+
+    preset = get_recipe("teacher")
+    assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None
+    data = tmp_path / "pairs.tsv.gz"
+    with gzip.open(data, "wt", encoding="utf-8") as f:
+        f.writelines(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True))
+    out = tmp_path / "model"
+    args = ["train", "--recipe", "teacher", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
+            "--teacher-pca-dims", "4", "--embedding-dim", "8", "--batch-size", "4", "--max-steps", "3", "--dev",
+            "--no-progress"]
+    assert main(args) == 0
+    encoder = ParaNMTEncoder.from_pretrained(out)
+    assert [c["encoder"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]
+    assert ParaNMTEncoder.from_pretrained(out / "initial-model").config.encoder == "trigram"  # trained alone
+    emb = encoder.encode(CORPUS[:4])
+    ratio = np.median(np.linalg.norm(emb[:, 8:], axis=1)) / np.median(np.linalg.norm(emb[:, :8], axis=1))
+    assert abs(ratio - preset.teacher_weight) < 0.05  # balanced on training sentences (here: the same sentences)
+    table = encoder.model.encoders[1].embedding.weight.detach().numpy()
+    distilled = np.asarray(distill_teacher(tiny_teacher, pca_dims=4).embedding)
+    cos = (table[2] @ distilled[2]) / np.linalg.norm(table[2]) / np.linalg.norm(distilled[2])
+    assert cos > 0.999  # the teacher's row, scaled
