@@ -152,6 +152,7 @@ def main() -> None:  # noqa: C901
     from paranmt_hf.training.optim import LazyAdam
     from paranmt_hf.training.trainer import set_sparse_embeddings
 
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     seed = cfg.get("seed", 0)
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -234,7 +235,6 @@ def main() -> None:  # noqa: C901
     dev_scores = evaluate(trained, DEV)
     test = evaluate(trained, [*TEST, "STSBenchmark"])
     sts = round(float(np.mean([test[t] for t in TEST])), 2)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     run = {
         "name": name,
         "cfg": cfg,
