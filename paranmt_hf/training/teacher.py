@@ -15,6 +15,7 @@ trigram averages grow a few times larger than the distilled table's, which would
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -50,23 +51,16 @@ def finish_teacher_model(recipe: Recipe, encoder: Any, sentences: list[str]) -> 
     return encoder
 
 
-def build_teacher_initial_encoder(recipe: Recipe, sentences: list[str], seed: int, config: dict[str, Any]) -> Any:
-    """The untrained encoder of a teacher recipe: subword tables distilled from ``recipe.teacher``."""
+def teacher_builder(recipe: Recipe) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The builder of a teacher recipe's initial encoder and its teacher options (for ``build_initial_encoder``)."""
     from ..distill import build_teacher_encoder
 
-    return build_teacher_encoder(
-        recipe.kind,
-        sentences,
-        teacher=recipe.teacher,
-        embedding_dim=recipe.embedding_dim,
-        pca_dims=recipe.teacher_pca_dims,
-        sif_coefficient=recipe.teacher_sif_coefficient,
-        vocab_size=recipe.vocab_size,
-        min_count=recipe.min_count,
-        combination=recipe.combination,
-        seed=seed,
-        **config,
-    )
+    options = {
+        "teacher": recipe.teacher,
+        "pca_dims": recipe.teacher_pca_dims,
+        "sif_coefficient": recipe.teacher_sif_coefficient,
+    }
+    return build_teacher_encoder, options
 
 
 def teacher_tables(model: Any) -> list[torch.nn.Parameter]:

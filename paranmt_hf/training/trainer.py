@@ -62,11 +62,12 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
     }
     if recipe.rnn_hidden_size:
         config["rnn_hidden_size"] = recipe.rnn_hidden_size
+    build, teacher_options = build_encoder, {}
     if recipe.teacher and "subword" in recipe.kind.split("+"):  # tables distilled from a teacher (training.teacher)
-        from .teacher import build_teacher_initial_encoder
+        from .teacher import teacher_builder
 
-        return build_teacher_initial_encoder(recipe, sentences, seed, config)
-    return build_encoder(
+        build, teacher_options = teacher_builder(recipe)
+    return build(
         recipe.kind,
         sentences,
         vocab_size=recipe.vocab_size,
@@ -77,6 +78,7 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
         vector_vocab_size=recipe.vector_vocab_size,
         combination=recipe.combination,
         seed=seed,
+        **teacher_options,
         **config,
     )
 
