@@ -269,13 +269,13 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     from paranmt_hf.distill import distill_teacher
     from paranmt_hf.training.recipes import get_recipe
 
-    preset = get_recipe("teacher")
+    preset = get_recipe("best")
     assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None
     data = tmp_path / "pairs.tsv.gz"
     with gzip.open(data, "wt", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True))
     out = tmp_path / "model"
-    args = ["train", "--recipe", "teacher", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
+    args = ["train", "--recipe", "best", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
             "--teacher-pca-dims", "4", "--embedding-dim", "8", "--batch-size", "4", "--max-steps", "3", "--dev",
             "--no-progress"]
     assert main(args) == 0

