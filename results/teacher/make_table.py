@@ -56,7 +56,7 @@ def main() -> None:
     ax.barh(names, dev, color="tab:blue", alpha=0.6, label="dev mean (STS17 en-en, STS-B val)")
     ax.scatter([r["sts12_16"] for r in runs], names, color="tab:red", zorder=3, label="STS12-16 (test, reported once)")
     ax.axvline(74.6, color="grey", ls="--", lw=1, label="target 74.6 (paper SP, 25.85M pairs)")
-    ax.set_xlim(60, 90)
+    ax.set_xlim(55, 90)
     ax.set_xlabel("Pearson x 100")
     ax.invert_yaxis()
     ax.legend(loc="lower right", fontsize=8)
