@@ -10,11 +10,12 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
-ENCODER_KINDS = ("word", "trigram", "sp", "lstm", "bilstm", "gran")
+ENCODER_KINDS = ("word", "trigram", "sp", "subword", "lstm", "bilstm", "gran")
 """Encoders of the papers. ``word``/``trigram``/``sp`` average token embeddings; ``lstm``/``bilstm``/``gran`` are
-recurrent encoders whose hidden states are pooled."""
+recurrent encoders whose hidden states are pooled. ``subword`` averages the pieces of any ``tokenizers`` tokenizer
+(WordPiece, BPE, Unigram), e.g. a transformer teacher's, whose table can be distilled from that teacher."""
 
-AVERAGING_KINDS = ("word", "trigram", "sp")
+AVERAGING_KINDS = ("word", "trigram", "sp", "subword")
 RECURRENT_KINDS = ("lstm", "bilstm", "gran")
 POOLING_MODES = ("mean", "max")
 COMBINATIONS = ("concat", "add")
@@ -45,9 +46,10 @@ class ParaNMTConfig(PretrainedConfig):
     Args:
         encoder (`str`, *optional*, defaults to `"sp"`):
             Encoder kind of a single-component model: `"word"` (word averaging), `"trigram"` (character-trigram
-            averaging), `"sp"` (sentencepiece/unigram averaging), `"lstm"` (mean of LSTM states), `"bilstm"`
-            (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging network, Wieting & Gimpel
-            2017). Ignored when `components` is given.
+            averaging), `"sp"` (sentencepiece/unigram averaging), `"subword"` (averaging over the pieces of any
+            `tokenizers` tokenizer: WordPiece, BPE, Unigram, e.g. a teacher transformer's), `"lstm"` (mean of LSTM
+            states), `"bilstm"` (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging
+            network, Wieting & Gimpel 2017). Ignored when `components` is given.
         vocab_size (`int`, *optional*, defaults to 50002):
             Number of rows of the embedding table (default for components that do not set it).
         embedding_dim (`int`, *optional*, defaults to 300):

@@ -12,12 +12,13 @@ from .encoder import ParaNMTEncoder
 from .modeling.configuration_paranmt import AVERAGING_KINDS, ENCODER_KINDS, ParaNMTConfig
 from .modeling.modeling_paranmt import ParaNMTModel
 from .tokenization.combined import combine_tokenizers
+from .tokenization.subword import subword_tokenizer as make_subword_tokenizer
 from .tokenization.trigram import build_trigram_tokenizer
 from .tokenization.unigram import train_unigram_tokenizer
 from .tokenization.word import build_word_tokenizer, count_words, select_vocab
 from .vectors import load_word_vectors
 
-TOKEN_TYPES = ("word", "trigram", "sp")
+TOKEN_TYPES = ("word", "trigram", "sp", "subword")
 
 
 def parse_kinds(kind: str | Sequence[str]) -> list[str]:
@@ -36,7 +37,10 @@ def _tokenizer_for(
     min_count: int,
     words: list[str] | None,
     lookup: str = "split",
+    subword_source: Any = None,
 ) -> Any:
+    if token_type == "subword":
+        return make_subword_tokenizer(subword_source, corpus, None if subword_source is not None else vocab_size)
     size = vocab_size and vocab_size - 2
     if token_type == "word":
         if words is not None:
@@ -64,7 +68,7 @@ def build_encoder(
     kind: str | Sequence[str],
     corpus: Iterable[str],
     vocab_size: int | None = None,
-    embedding_dim: int = 300,
+    embedding_dim: int | Sequence[int] = 300,
     token_type: str = "word",
     min_count: int = 1,
     word_vectors: str | tuple[list[str], np.ndarray] | None = None,
@@ -72,17 +76,19 @@ def build_encoder(
     combination: str = "concat",
     seed: int = 0,
     lookup: str = "split",
+    subword_tokenizer: Any = None,
     **config_kwargs: Any,
 ) -> ParaNMTEncoder:
     """Build tokenizer(s) from ``corpus`` and a freshly initialised model.
 
     Args:
-        kind: an encoder kind (``word``, ``trigram``, ``sp``, ``lstm``, ``bilstm``, ``gran``) or several joined by
-            ``+`` / given as a list, trained jointly and combined by ``combination``.
+        kind: an encoder kind (``word``, ``trigram``, ``sp``, ``subword``, ``lstm``, ``bilstm``, ``gran``) or
+            several joined by ``+`` / given as a list, trained jointly and combined by ``combination``.
         corpus: sentences to build vocabularies from (materialised once).
         vocab_size: vocabulary size per component, including ``[PAD]``/``[UNK]`` (``None``: every corpus token for
-            word/trigram, 50K pieces for sp).
-        embedding_dim: token embedding size (taken from ``word_vectors`` when given).
+            word/trigram, 50K pieces for sp, 30K for a WordPiece vocabulary trained for subword; a
+            ``subword_tokenizer`` keeps its own size).
+        embedding_dim: token embedding size (taken from ``word_vectors`` when given), or one size per kind.
         token_type: tokens read by recurrent encoders: ``word`` (ParaNMT-50M) or ``sp`` (PRAS's LSTM).
         min_count: drop word/trigram tokens rarer than this.
         word_vectors: initialise WORD embeddings (word kind and word-token recurrent kinds) from vectors: a name such
@@ -95,6 +101,10 @@ def build_encoder(
         lookup: how word and trigram tokens are read from raw text: ``"split"`` (``WORD_SPLIT_PATTERN`` words) or
             ``"paranmt50m"`` (the original ParaNMT-50M lookup: whitespace split, punctuation fallback; see
             ``LOOKUP_RULES``). Sentencepiece components ignore it.
+        subword_tokenizer: the tokenizer of ``subword`` components (a ``tokenizers.Tokenizer``, a fast tokenizer, a
+            tokenizer.json path, a model directory or Hub id), brought to the ParaNMT conventions by
+            :func:`paranmt_hf.tokenization.subword.adapt_tokenizer`; ``None``: a WordPiece tokenizer trained on
+            ``corpus``.
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
     """
     kinds = parse_kinds(kind)
@@ -103,17 +113,20 @@ def build_encoder(
     corpus = list(corpus)
     if not corpus:
         raise ValueError("corpus is empty")
+    dims = [embedding_dim] * len(kinds) if isinstance(embedding_dim, int) else [int(d) for d in embedding_dim]
+    if len(dims) != len(kinds):
+        raise ValueError(f"embedding_dim gives {len(dims)} sizes for {len(kinds)} kinds {kinds}")
     vectors = load_word_vectors(word_vectors) if isinstance(word_vectors, str) else word_vectors
     torch.manual_seed(seed)
     tokenizers, components = [], []
-    for k in kinds:
+    for k, kind_dim in zip(kinds, dims, strict=True):
         tok_type = k if k in AVERAGING_KINDS else token_type
         words = None
         if vectors is not None and tok_type == "word":
             words = _vector_vocab(corpus, vectors, vocab_size, min_count, vector_vocab_size)
-        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words, lookup)
+        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words, lookup, subword_tokenizer)
         tokenizers.append(tok)
-        dim = vectors[1].shape[1] if words is not None else embedding_dim
+        dim = vectors[1].shape[1] if words is not None else kind_dim
         components.append(
             {"encoder": k, "vocab_size": len(tok) if len(kinds) == 1 else _size(tok), "embedding_dim": dim}
         )
@@ -149,3 +162,40 @@ def _init_from_vectors(
         if rows:
             target, source = zip(*rows, strict=True)
             encoder.embedding.weight[list(target)] = torch.from_numpy(vectors[1][list(source)])
+
+
+@torch.no_grad()
+def combine_encoders(
+    encoders: Sequence[ParaNMTEncoder], scales: Sequence[float] | None = None, combination: str = "concat"
+) -> ParaNMTEncoder:
+    """One combination model from trained single-component averaging encoders (e.g. trigram + distilled subword).
+
+    The sentence embedding is the concatenation (or sum) of each encoder's embedding times its scale: with mean
+    pooling, scaling a table scales that encoder's average, which sets its weight in the cosine of the
+    concatenation. The result is an ordinary ``trigram+subword``-style model (one tokenizer, one config).
+
+    Args:
+        encoders: single-component averaging encoders (word / trigram / sp / subword) with the same pooling.
+        scales: one factor per encoder (default 1.0 each).
+        combination: ``"concat"`` or ``"add"``.
+    """
+    if len(encoders) < 2:
+        raise ValueError("combine_encoders needs at least two encoders")
+    scales = [1.0] * len(encoders) if scales is None else [float(s) for s in scales]
+    if len(scales) != len(encoders):
+        raise ValueError(f"{len(scales)} scales for {len(encoders)} encoders")
+    poolings = {e.config.pooling for e in encoders}
+    specs = []
+    for enc in encoders:
+        parts = enc.config.resolved_components()
+        if len(parts) != 1 or parts[0]["encoder"] not in AVERAGING_KINDS:
+            raise ValueError(f"only single averaging encoders can be combined, got {enc!r}")
+        specs.append({k: parts[0][k] for k in ("encoder", "vocab_size", "embedding_dim", "unk_token_id",
+                                               "unknown_token_ids", "drop_unknown_tokens")})
+    if len(poolings) != 1:
+        raise ValueError(f"encoders pool differently: {sorted(poolings)}")
+    config = ParaNMTConfig(components=specs, combination=combination, pooling=poolings.pop())
+    model = ParaNMTModel(config)
+    for target, enc, scale in zip(model.encoders, encoders, scales, strict=True):
+        target.embedding.weight.copy_(enc.model.encoders[0].embedding.weight * scale)
+    return ParaNMTEncoder(model, combine_tokenizers([e.tokenizer for e in encoders]))

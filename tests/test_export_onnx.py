@@ -24,6 +24,7 @@ CASES = [
     ("word", {}),
     ("trigram", {}),
     ("sp", {"vocab_size": 60}),
+    ("subword", {"vocab_size": 80}),
     ("word", {"pooling": "max"}),
     ("trigram", {"drop_unknown_tokens": True}),
     ("trigram+word", {}),

@@ -23,11 +23,11 @@ CORPUS = [
     "The coal-colored shadows spread.",
 ] * 4
 SENTENCES = ["A man plays the guitar.", "Dogs are running!", "", "zzz unseen qqq", "A WOMAN slices onions."]
-KINDS = ["word", "trigram", "sp", "lstm", "bilstm", "gran", "trigram+word", "word+lstm"]
+KINDS = ["word", "trigram", "sp", "subword", "lstm", "bilstm", "gran", "trigram+word", "trigram+subword", "word+lstm"]
 
 
 def _build(kind: str):
-    extra = {"vocab_size": 60} if kind == "sp" else {}
+    extra = {"vocab_size": 60} if kind in ("sp", "subword") else {}
     if kind == "bilstm":
         extra["bilstm_merge"] = "concat"
     combination = "add" if kind == "word+lstm" else "concat"

@@ -20,9 +20,9 @@ from paranmt_hf.st import ParaNMTInputModule, static_embedding_is_exact  # noqa:
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3
 TEXTS = ["a man plays", "The DOG runs !", "", "zzz unknown words", "   "]
-KINDS = ["word", "sp", "trigram", "lstm", "bilstm", "gran", "trigram+word", "word+lstm"]
-STATIC_KINDS = {"word", "sp"}
-FLAT_KINDS = {"word", "sp", "trigram", "trigram+word"}
+KINDS = ["word", "sp", "subword", "trigram", "lstm", "bilstm", "gran", "trigram+word", "trigram+subword", "word+lstm"]
+STATIC_KINDS = {"word", "sp", "subword"}
+FLAT_KINDS = {"word", "sp", "subword", "trigram", "trigram+word", "trigram+subword"}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,8 @@ def saved(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("saved")
     dirs = {}
     for kind in KINDS:
-        encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=40 if kind == "sp" else None)
+        vocab_size = 40 if kind in ("sp", "subword") else None
+        encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=vocab_size)
         path = str(root / kind.replace("+", "_"))
         encoder.save_pretrained(path)
         np.save(path + ".npy", encoder.encode(TEXTS))

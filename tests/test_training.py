@@ -79,7 +79,8 @@ BUILT = {  # what each preset builds: (component kind, embedding width) per comp
     "acl2018-lstm": ([("lstm", 50)], 50),
     "acl2018-bilstm": ([("bilstm", 50)], 50),
     "acl2018-word+trigram": ([("word", 50), ("trigram", 300)], 350),
-    "best": ([("trigram", 300)], 300),
+    "best": ([("trigram", 300)], 300),  # trained as trigrams; the teacher's table is concatenated at the end
+    "best-trigram": ([("trigram", 300)], 300),
     "pras-sp": ([("sp", 1024)], 1024),
 }
 

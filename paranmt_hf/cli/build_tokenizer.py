@@ -13,8 +13,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Build a tokenizer from a corpus and save it (tokenizer.json or paranmt_tokenizer.json), "
         "loadable with transformers' AutoTokenizer.",
     )
-    p.add_argument("--kind", choices=["word", "trigram", "sp"], required=True, help="sp = unigram (sentencepiece)")
-    p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
+    p.add_argument(
+        "--kind",
+        choices=["word", "trigram", "sp", "subword"],
+        required=True,
+        help="sp = unigram (sentencepiece); subword = WordPiece trained on --input, or --from a tokenizer adapted",
+    )
+    p.add_argument("--input", nargs="+", default=None, help="text or TSV files (.gz ok)")
+    p.add_argument(
+        "--from",
+        dest="source",
+        default=None,
+        help="subword: adapt this tokenizer (tokenizer.json, model directory or Hub id) instead of training one",
+    )
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1' (default: all)")
     p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size incl. [PAD]/[UNK] (sp: 50000)")
     p.add_argument("--min-count", type=int, default=1, help="word/trigram: minimum frequency")
@@ -26,25 +37,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the tokenizer."""
+    from ..tokenization.subword import subword_tokenizer
     from ..tokenization.trigram import build_trigram_tokenizer
     from ..tokenization.unigram import train_unigram_tokenizer
     from ..tokenization.word import build_word_tokenizer
     from ..utils.atomic import OutputExistsError, OutputIsInputError, atomic_output, check_output
     from .io import iter_sentences
 
+    if args.source is not None and args.kind != "subword":
+        raise SystemExit("paranmt-hf build-tokenizer: --from is for --kind subword")
+    if args.input is None and args.source is None:
+        raise SystemExit("paranmt-hf build-tokenizer: --input is required (or --from with --kind subword)")
     try:
-        check_output(args.output, args.input, args.overwrite)
+        check_output(args.output, args.input or [], args.overwrite)
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf build-tokenizer: {err}") from err
-    corpus = iter_sentences(args.input, args.columns, args.limit)
+    corpus = iter_sentences(args.input, args.columns, args.limit) if args.input else None
     max_size = args.vocab_size - 2 if args.vocab_size else None
     if args.kind == "word":
         tok = build_word_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
+    elif args.kind == "subword":
+        tok = subword_tokenizer(args.source, corpus, args.vocab_size)
     elif args.kind == "trigram":
         tok = build_trigram_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
     else:
         tok = train_unigram_tokenizer(corpus, vocab_size=args.vocab_size or 50_000)
-    with atomic_output(args.output, args.input, args.overwrite, directory=True) as tmp:
+    with atomic_output(args.output, args.input or [], args.overwrite, directory=True) as tmp:
         tok.save_pretrained(tmp)
     asked = args.vocab_size or (50_000 if args.kind == "sp" else None)
     short = f", fewer than the {asked} asked: the corpus has no more" if asked and len(tok) < asked else ""

@@ -21,7 +21,7 @@ class Flag(NamedTuple):
 
 
 MODEL_FLAGS: dict[str, Flag] = {
-    "kind": Flag("kind", str, "word, trigram, sp, lstm, bilstm, gran, or a combination (trigram+word)"),
+    "kind": Flag("kind", str, "word, trigram, sp, subword, lstm, bilstm, gran, or a combination (trigram+subword)"),
     "combination": Flag("combination", str, "how several kinds combine", ("concat", "add")),
     "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
     "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
@@ -36,6 +36,9 @@ MODEL_FLAGS: dict[str, Flag] = {
     "pooling": Flag("pooling", str, "pooling over tokens / states", ("mean", "max")),
     "scramble-rate": Flag("scramble_rate", float, "word-scrambling probability (LSTM family)"),
     "embedding-dropout": Flag("embedding_dropout", float, "dropout on token embeddings"),
+    "teacher": Flag("teacher", str, "sentence-transformers model whose model2vec distillation initialises subword "
+                    "tables, e.g. sentence-transformers/all-MiniLM-L6-v2 (peers extra; none: no teacher)"),
+    "teacher-pca-dims": Flag("teacher_pca_dims", int, "PCA size of the distilled subword table (none: the teacher's)"),
 }
 """Flags that shape the model (``train`` and ``build``)."""
 
@@ -53,6 +56,8 @@ TRAINING_FLAGS: dict[str, Flag] = {
     "optimizer": Flag("optimizer", str, "lazy_adam: sparse embedding updates", ("auto", "lazy_adam", "adam")),
     "max-pairs": Flag("max_pairs", int, "use at most this many training pairs (none: all)"),
     "threads": Flag("num_threads", int, "torch threads (none: 1 for averaging encoders, else torch's default)"),
+    "teacher-lr": Flag("teacher_learning_rate", float, "learning rate of the distilled subword tables (0: frozen)"),
+    "teacher-weight": Flag("teacher_weight", float, "after training, the subword part's norm relative to the rest"),
 }
 """Flags of the training run (``train`` only)."""
 

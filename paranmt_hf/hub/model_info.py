@@ -16,11 +16,12 @@ KIND_TEXT = {
     "word": "word averaging",
     "trigram": "character-trigram averaging",
     "sp": "SentencePiece (unigram) averaging",
+    "subword": "subword (WordPiece / BPE / unigram pieces of a tokenizers tokenizer) averaging",
     "lstm": "LSTM (pooled hidden states)",
     "bilstm": "BiLSTM (pooled hidden states of both directions)",
     "gran": "gated recurrent averaging network (GRAN)",
 }
-AVERAGING = ("word", "trigram", "sp")
+AVERAGING = ("word", "trigram", "sp", "subword")
 _PATH_KEYS = ("output_dir",)
 
 

@@ -33,7 +33,12 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
     """
     from ..build import build_encoder
 
-    return build_encoder(
+    build, teacher_options = build_encoder, {}
+    if recipe.teacher and "subword" in recipe.kind.split("+"):  # tables distilled from a teacher (training.teacher)
+        from .teacher import teacher_builder
+
+        build, teacher_options = teacher_builder(recipe)
+    return build(
         recipe.kind,
         sentences,
         vocab_size=recipe.vocab_size,
@@ -45,5 +50,6 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
         vector_vocab_size=recipe.vector_vocab_size,
         combination=recipe.combination,
         seed=seed,
+        **teacher_options,
         **model_config(recipe),
     )

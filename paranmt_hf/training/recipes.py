@@ -44,6 +44,18 @@ class Recipe:
         max_pairs: use at most this many training pairs (``None`` = all).
         num_threads: torch threads for training (``None``: 1 for averaging encoders, whose small operations lose
             more to thread synchronisation than they gain (measured 3x faster on 2 cores), else torch's default).
+        teacher: a sentence-transformers model (directory, Hub id or bundling package, e.g.
+            ``"sentence-transformers/all-MiniLM-L6-v2"``) whose model2vec distillation initialises the ``subword``
+            components (:mod:`paranmt_hf.distill`); ``None``: no teacher.
+        teacher_pca_dims: PCA size of the distilled table (``None``: the teacher's size).
+        teacher_sif_coefficient: model2vec's Zipf/SIF token weighting of the distilled rows (``None``: none).
+        teacher_learning_rate: learning rate of the teacher-initialised tables (``None``: ``learning_rate``;
+            ``0``: frozen).
+        keep_norms: after every step, restore each teacher-initialised row's initial norm (its token weight), so
+            training changes directions only.
+        teacher_weight: after training, scale the subword tables so that their part of the sentence embedding has
+            this median norm relative to the other components' (``None``: as trained). A ``kind`` without
+            ``subword`` is then first concatenated with the teacher's distilled table.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -76,6 +88,12 @@ class Recipe:
     optimizer: str = "auto"
     max_pairs: int | None = None
     num_threads: int | None = None
+    teacher: str | None = None
+    teacher_pca_dims: int | None = 256
+    teacher_sif_coefficient: float | None = 1e-4
+    teacher_learning_rate: float | None = None
+    keep_norms: bool = False
+    teacher_weight: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def override(self, **changes: Any) -> Recipe:
@@ -113,6 +131,25 @@ _ACL = {
     "5 epochs; scrambling 0.3 for the LSTM family; word embeddings from pre-trained vectors.",
 }
 
+_BEST_TRIGRAM = Recipe(
+    name="best-trigram",
+    description="Best papers'-method recipe found on the shared corpora (results/recipes/; `best` until the "
+    "teacher recipe): character-trigram averaging, "
+    "300-d, Adam 1e-2 (averaging models from scratch need a 10x larger rate than the papers' 1e-3 to learn "
+    "in a few thousand steps), batch 200, margin 0.4, in-batch hardest negatives (M=1: on Flickr captions "
+    "larger mega-batches surface captions of other images that are true paraphrases), 3 epochs. Data of the "
+    "main job (scripts/main.sh): Flickr30k caption pairs, the ParaNMT sample repeated 10x, English "
+    "paraphrases pivoted through the Tatoeba bitext repeated 3x.",
+    kind="trigram",
+    embedding_dim=300,
+    batch_size=200,
+    margin=0.4,
+    megabatch_size=1,
+    learning_rate=1e-2,
+    epochs=3.0,
+)
+"""`best` until the teacher recipe (results/recipes/): the papers' method alone."""
+
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
@@ -123,21 +160,18 @@ RECIPES: dict[str, Recipe] = {
         Recipe(
             name="acl2018-word+trigram", kind="word+trigram", combination="concat", word_vectors="glove-6b-50d", **_ACL
         ),
-        Recipe(
+        _BEST_TRIGRAM,
+        replace(
+            _BEST_TRIGRAM,
             name="best",
-            description="Best recipe found on the shared corpora (results/recipes/): character-trigram averaging, "
-            "300-d, Adam 1e-2 (averaging models from scratch need a 10x larger rate than the papers' 1e-3 to learn "
-            "in a few thousand steps), batch 200, margin 0.4, in-batch hardest negatives (M=1: on Flickr captions "
-            "larger mega-batches surface captions of other images that are true paraphrases), 3 epochs. Data of the "
-            "main job (scripts/main.sh): Flickr30k caption pairs, the ParaNMT sample repeated 10x, English "
-            "paraphrases pivoted through the Tatoeba bitext repeated 3x.",
-            kind="trigram",
-            embedding_dim=300,
-            batch_size=200,
-            margin=0.4,
-            megabatch_size=1,
-            learning_rate=1e-2,
-            epochs=3.0,
+            description="Best recipe on dev (results/teacher/): the `best-trigram` model (character trigrams, 300-d, "
+            "Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
+            "subword table distilled from sentence-transformers/all-MiniLM-L6-v2 by model2vec (WordPiece pieces, "
+            "PCA 256, Zipf/SIF weights), weighted so that its part of the embedding has 0.7 times the median norm "
+            "of the trigram part (teacher_weight, chosen on dev).",
+            teacher="sentence-transformers/all-MiniLM-L6-v2",
+            teacher_pca_dims=256,
+            teacher_weight=0.7,
         ),
         Recipe(
             name="pras-sp",

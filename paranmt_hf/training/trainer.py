@@ -255,6 +255,10 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
     loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
+    if recipe.teacher and "subword" in recipe.kind.split("+"):  # own learning rate of the teacher's tables
+        from .teacher import teacher_optimizer
+
+        optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
     trainer = ParaNMTTrainer(
         model=model,
         args=_training_arguments(recipe, out, options),
@@ -281,6 +285,10 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     if is_main_process():
         trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
+        if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
+            from .teacher import finish_teacher_model
+
+            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]))
         trained.save_pretrained(out)
         summary = {
             "recipe": recipe.to_dict(),
