@@ -89,6 +89,7 @@ class _Chunked:
         # ASCII characters on which the shortcut (``fold`` + ``str.split``) differs from the normaliser (e.g. the
         # control characters that BertNormalizer deletes): sentences holding one are normalised by the normaliser.
         unsafe = [c for c in map(chr, range(128)) if normalize(f"a{c}b").split() != fold(f"a{c}b").split()]
+        self.unsafe_ascii_chars = unsafe
         self._unsafe_ascii = re.compile("[" + "".join(map(re.escape, unsafe)) + "]") if unsafe else None
 
     def _ascii_shortcut(self, text: str) -> bool:
@@ -228,14 +229,21 @@ class _ChunkIds(_ChunkStore):
         self.words_key = None if mode == "metaspace" else json.dumps(pre, sort_keys=True)
         self.backend = backend
         self.mode = mode
-        self.vocab: dict[str, int] = config["model"].get("vocab", {}) if mode == "lookup" else {}
-        unk = config["model"].get("unk_token")
+        model = config["model"]
+        self.vocab: dict[str, int] = model.get("vocab", {}) if mode in ("lookup", "model") else {}
+        unk = model.get("unk_token")
         self.unk = self.vocab.get(unk) if unk is not None and mode == "lookup" else None
+        # WordPiece: a word that is itself a vocabulary entry (and not too long) is that one piece (greedy longest
+        # match from the start takes the whole word first)
+        self.whole_word_max = int(model.get("max_input_chars_per_word", 100)) if model["type"] == "WordPiece" else 0
         self.clear()
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
         """The pre-tokens of each new chunk (None for unigram: a chunk is its own pre-token)."""
-        return None if self.mode == "metaspace" else _words_of(self.backend.pre_tokenizer, new)
+        if self.mode == "metaspace":
+            return None
+        rule = ASCII_WORDS["split" if self.mode == "lookup" else "bert"]
+        return _words_of(self.backend.pre_tokenizer, new, rule)
 
     def ids_from_words(self, new: list[str], words: tuple[list[str], np.ndarray] | None) -> tuple[np.ndarray, ...]:
         """Ids of the new chunks back to back (int64) and the number of ids of each (no per-chunk lists)."""
@@ -244,7 +252,12 @@ class _ChunkIds(_ChunkStore):
             return ids_to_flat([[t.id for t in tokenize("▁" + c)] for c in new])
         words, counts = words
         if self.mode == "model":
-            flat, per_word = ids_to_flat([[t.id for t in tokenize(word)] for word in words])
+            get, longest = self.vocab.get, self.whole_word_max
+            pieces = []
+            for word in words:
+                whole = get(word) if len(word) <= longest else None
+                pieces.append([whole] if whole is not None else [t.id for t in tokenize(word)])
+            flat, per_word = ids_to_flat(pieces)
             owner = np.repeat(np.arange(len(new)), counts)
             return flat, np.bincount(owner, weights=per_word, minlength=len(new)).astype(np.int64)
         get, unk = self.vocab.get, self.unk
@@ -302,7 +315,7 @@ class _TrigramIds(_ChunkStore):
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
         """The words of each new chunk (``WORD_SPLIT_PATTERN``)."""
-        return _words_of(self.segmenter._split, new)
+        return _words_of(self.segmenter._split, new, ASCII_WORDS["split"])
 
     def ids_from_words(self, new: list[str], words: tuple[list[str], np.ndarray] | None) -> tuple[np.ndarray, ...]:
         """Trigram ids of each new chunk's window ``" " + words + " "`` (and its first and last character)."""
@@ -359,16 +372,34 @@ class _TrigramIds(_ChunkStore):
 class _CombinedIds:
     """Ids of a combination: every component's fast ids, shifted by its offset, one component after the other.
 
-    Components that normalise alike (e.g. trigram + word: both lower-case) share one chunking of the batch and one
-    chunk cache index (their caches then hold the same entries); those that also split chunks into words alike
-    share the word split of new chunks.
+    Components that all lower-case (or all keep case) share one chunking of the batch (the first component's) and one
+    chunk cache index (their caches hold the same entries in the same order); those that also split chunks into
+    words alike share the word split of new chunks. Where a component normalises differently from the first (e.g.
+    BertNormalizer's accent stripping next to a trigram's plain lower-casing), the shared chunks are its own only
+    for ASCII sentences free of either's special characters: its other sentences take its reference path.
     """
 
     def __init__(self, parts: list[_ChunkStore], offsets: list[int]) -> None:
         self.parts = parts
         self.offsets = offsets
-        keys = {getattr(part, "chunk_key", None) for part in parts}
-        self.shared_added = sorted({a for part in parts for a in part.added}) if len(keys) == 1 else None
+        lead = parts[0]
+        self.shared = len({part.lowercase for part in parts}) == 1
+        self.added = sorted({a for part in parts for a in part.added})
+        self.same = [part.chunk_key == lead.chunk_key for part in parts]
+        unsafe = sorted({c for part in parts for c in part.unsafe_ascii_chars})
+        self._unsafe = re.compile("[" + "".join(map(re.escape, unsafe)) + "]") if unsafe else None
+
+    def _differ(self, texts: Sequence[str]) -> list[int]:
+        """Sentences whose chunks under another component's normaliser may differ from the shared ones."""
+        if all(self.same):
+            return []
+
+        def agrees(text: str) -> bool:
+            return text.isascii() and (self._unsafe is None or not self._unsafe.search(text))
+
+        if agrees(f" {MARK} ".join(texts)):
+            return []
+        return [i for i, text in enumerate(texts) if not agrees(text)]
 
     def clear(self) -> None:
         """Forget every cached chunk of every component."""
@@ -382,10 +413,13 @@ class _CombinedIds:
 
     def with_component_lengths(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Flat ids, per-sentence lengths and the ``[sentences, components]`` number of ids of each component."""
-        if self.shared_added is not None:  # one chunking and one chunk cache index for every part
-            chunks, bad = self.parts[0].chunks(texts, self.shared_added)
+        if self.shared:  # one chunking and one chunk cache index for every part
+            chunks, bad = self.parts[0].chunks(texts, self.added)
             ks = entries(self.parts, chunks)
-            results = [part.ids_from_entries(texts, ks, bad) for part in self.parts]
+            differ = self._differ(texts)
+            other_bad = sorted(set(bad) | set(differ)) if differ else bad
+            results = [part.ids_from_entries(texts, ks, bad if same else other_bad)
+                       for part, same in zip(self.parts, self.same, strict=True)]
         else:
             results = [part(texts) for part in self.parts]
         lengths = np.sum([lens for _, lens in results], axis=0).astype(np.int64)
@@ -417,16 +451,42 @@ def entries(parts: Sequence[_ChunkStore], chunks: list[str]) -> np.ndarray:
     return np.fromiter(map(index.__getitem__, chunks), dtype=np.int64, count=len(chunks))
 
 
-def _words_of(pre_tokenizer: Any, chunks: list[str]) -> tuple[list[str], np.ndarray]:
+ASCII_WORDS = {
+    "split": re.compile(WORD_SPLIT_PATTERN, re.ASCII),
+    "bert": re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]", re.ASCII),
+}
+"""Python regexes that split an ASCII chunk exactly as the ``tokenizers`` pre-tokenizer does (``WORD_SPLIT_PATTERN``;
+``BertPreTokenizer``: letter/digit runs, every other character alone): ``re`` and ``tokenizers``' Oniguruma agree on
+``\\w``, ``\b`` and look-ahead for ASCII text, and Python's regex avoids building offset tuples per word."""
+
+
+def _words_of(
+    pre_tokenizer: Any, chunks: list[str], ascii_words: re.Pattern[str] | None = None
+) -> tuple[list[str], np.ndarray]:
     """The pre-tokens of each chunk: (all words in order, the number of words of each chunk).
 
     A chunk of ASCII letters and digits only is one word for every pre-tokenizer used here (``WORD_SPLIT_PATTERN``,
-    ``BertPreTokenizer``: no space, no punctuation), so only the other chunks go through the pre-tokenizer.
+    ``BertPreTokenizer``: no space, no punctuation); other ASCII chunks are split by ``ascii_words`` (the
+    pre-tokenizer's own rule as a Python regex, see :data:`ASCII_WORDS`); the rest go through the pre-tokenizer.
     """
-    hard = [i for i, c in enumerate(chunks) if not (c.isascii() and c.isalnum())]
     counts = np.ones(len(chunks), dtype=np.int64)
+    words: list[str] = []
+    hard: list[int] = []
+    positions: list[int] = []  # where each hard chunk's words go in ``words``
+    for i, chunk in enumerate(chunks):
+        if chunk.isascii():
+            if chunk.isalnum():
+                words.append(chunk)
+                continue
+            if ascii_words is not None:
+                found = ascii_words.findall(chunk)
+                words.extend(found)
+                counts[i] = len(found)
+                continue
+        hard.append(i)
+        positions.append(len(words))
     if not hard:
-        return list(chunks), counts
+        return words, counts
     pieces = pre_tokenizer.pre_tokenize_str("\n".join(chunks[i] for i in hard))
     starts = np.cumsum([0] + [len(chunks[i]) + 1 for i in hard[:-1]])
     begins = np.fromiter((b for _, (b, _) in pieces), dtype=np.int64, count=len(pieces))
@@ -434,16 +494,9 @@ def _words_of(pre_tokenizer: Any, chunks: list[str]) -> tuple[list[str], np.ndar
     per_hard = np.bincount(owner, minlength=len(hard))
     counts[hard] = per_hard
     split_words = [w for w, _ in pieces]
-    words: list[str] = []
-    cursor = 0
-    hard_set = dict(zip(hard, per_hard.tolist(), strict=True))
-    for i, chunk in enumerate(chunks):
-        n = hard_set.get(i)
-        if n is None:
-            words.append(chunk)
-        else:
-            words.extend(split_words[cursor : cursor + n])
-            cursor += n
+    ends = np.cumsum(per_hard).tolist()
+    for k in range(len(hard) - 1, -1, -1):  # insert from the back so earlier positions stay valid
+        words[positions[k] : positions[k]] = split_words[ends[k] - int(per_hard[k]) : ends[k]]
     return words, counts
 
 

@@ -46,10 +46,9 @@ def _fuzz(n: int, seed: int = 0) -> list[str]:
     return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 25))) for _ in range(n)]
 
 
-def wordpiece_encoder() -> ParaNMTEncoder:
-    """A BERT-style WordPiece tokenizer (BertNormalizer, BertPreTokenizer, ## pieces) and an averaging model."""
+def wordpiece_backend():
+    """A BERT-style WordPiece tokenizer (BertNormalizer, BertPreTokenizer, ## pieces)."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
 
     pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "man", "play", "##s", "##ing", "the", "gui", "##tar",
               ".", ",", "'", "!", "t", "##he", "d", "##o", "##g", "caf", "##e", "é", "σ", "##ο", "1", "##2", "3", "x"]
@@ -59,18 +58,29 @@ def wordpiece_encoder() -> ParaNMTEncoder:
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2),
                                                                                                      ("[SEP]", 3)])
+    return backend
+
+
+def wordpiece_encoder() -> ParaNMTEncoder:
+    """The WordPiece tokenizer of :func:`wordpiece_backend` with an averaging model."""
+    from transformers import PreTrainedTokenizerFast
+
+    backend = wordpiece_backend()
+    pieces = backend.get_vocab_size()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
-    model = ParaNMTModel(ParaNMTConfig(encoder="sp", vocab_size=len(pieces), embedding_dim=8))
+    model = ParaNMTModel(ParaNMTConfig(encoder="sp", vocab_size=pieces, embedding_dim=8))
     return ParaNMTEncoder(model, tokenizer)
 
 
-KINDS = ["word", "sp", "trigram", "subword", "trigram+word", "sp+trigram"]
+KINDS = ["word", "sp", "trigram", "subword", "trigram+word", "sp+trigram", "trigram+subword"]
 
 
 @pytest.fixture(scope="module", params=KINDS)
 def encoder(request):
     if request.param == "subword":
         return wordpiece_encoder()
+    if request.param == "trigram+subword":  # BertNormalizer (accents stripped) next to plain lower-casing
+        return build_encoder("trigram+subword", CORPUS, embedding_dim=8, seed=3, subword_tokenizer=wordpiece_backend())
     extra = {"vocab_size": 60} if "sp" in request.param else {}
     return build_encoder(request.param, CORPUS, embedding_dim=8, seed=3, **extra)
 
