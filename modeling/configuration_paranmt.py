@@ -23,7 +23,7 @@ BILSTM_MERGES = ("mean", "concat", "sum", "max")
 
 # Per-component fields and their defaults. A component missing a field takes the top-level value of the config.
 COMPONENT_FIELDS = (
-    "encoder",
+    "kind",
     "vocab_size",
     "embedding_dim",
     "rnn_hidden_size",
@@ -35,17 +35,27 @@ COMPONENT_FIELDS = (
 )
 
 
+def _renamed(component: dict[str, Any]) -> dict[str, Any]:
+    """A component dict with the field names of this release (``encoder`` is now ``kind``)."""
+    out = dict(component)
+    if "encoder" in out and "kind" not in out:
+        out["kind"] = out.pop("encoder")
+    return out
+
+
 class ParaNMTConfig(PretrainedConfig):
     r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined.
 
-    A model has one or more *components* (encoders). Each component owns an embedding table over its own vocabulary;
+    A model has one or more *components* (an encoder of some kind each). Each component owns an embedding table over
+    its own vocabulary;
     the tokenizer of a multi-component model emits the tokens of component ``k`` shifted by the sizes of the
     vocabularies before it, so one ``input_ids`` row carries the tokens of every component and the model routes each
     id to its component by range. Single-component models use ids as they are.
 
     Args:
-        encoder (`str`, *optional*, defaults to `"sp"`):
-            Encoder kind of a single-component model: `"word"` (word averaging), `"trigram"` (character-trigram
+        kind (`str`, *optional*, defaults to `"sp"`):
+            Encoder kind of a single-component model (`encoder` in configs of earlier releases, still read):
+            `"word"` (word averaging), `"trigram"` (character-trigram
             averaging), `"sp"` (sentencepiece/unigram averaging), `"subword"` (averaging over the pieces of any
             `tokenizers` tokenizer: WordPiece, BPE, Unigram, e.g. a teacher transformer's), `"lstm"` (mean of LSTM
             states), `"bilstm"` (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging
@@ -64,7 +74,7 @@ class ParaNMTConfig(PretrainedConfig):
             Recurrent encoders use the peephole LSTM of Lasagne's `LSTMLayer(peepholes=True)` (ParaNMT-50M's LSTM
             models: cell-to-gate weights, initial states; see `peephole_lstm.py`) instead of `torch.nn.LSTM`.
         components (`list[dict]`, *optional*):
-            Several encoders trained jointly. Each dict holds `encoder` and may override any of `vocab_size`,
+            Several encoders trained jointly. Each dict holds `kind` and may override any of `vocab_size`,
             `embedding_dim`, `rnn_hidden_size`, `bilstm_merge`, `lstm_peepholes`, `unk_token_id`,
             `unknown_token_ids`, `drop_unknown_tokens`. `None` means one component built from the top-level fields.
         combination (`str`, *optional*, defaults to `"concat"`):
@@ -109,7 +119,7 @@ class ParaNMTConfig(PretrainedConfig):
     Example:
     ```python
     >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
-    >>> config = ParaNMTConfig(encoder="sp", vocab_size=1000, embedding_dim=64)
+    >>> config = ParaNMTConfig(kind="sp", vocab_size=1000, embedding_dim=64)
     >>> model = ParaNMTModel(config)
     >>> config.hidden_size
     64
@@ -117,10 +127,11 @@ class ParaNMTConfig(PretrainedConfig):
     """
 
     model_type = "paranmt"
+    attribute_map = {"encoder": "kind"}  # the field's name in earlier releases
 
     def __init__(
         self,
-        encoder: str = "sp",
+        kind: str = "sp",
         vocab_size: int = 50002,
         embedding_dim: int = 300,
         rnn_hidden_size: int | None = None,
@@ -141,13 +152,14 @@ class ParaNMTConfig(PretrainedConfig):
         **kwargs: Any,
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
-        self.encoder = encoder
+        kind = kwargs.pop("encoder", kind)  # the field's name in earlier releases
+        self.kind = kind
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.rnn_hidden_size = rnn_hidden_size
         self.bilstm_merge = bilstm_merge
         self.lstm_peepholes = lstm_peepholes
-        self.components = [dict(c) for c in components] if components is not None else None
+        self.components = [_renamed(c) for c in components] if components is not None else None
         self.combination = combination
         self.pooling = pooling
         self.scramble_rate = scramble_rate
@@ -165,7 +177,7 @@ class ParaNMTConfig(PretrainedConfig):
 
     def resolved_components(self) -> list[dict[str, Any]]:
         """Every component with all of its fields filled in (top-level values as defaults)."""
-        specs = self.components if self.components is not None else [{"encoder": self.encoder}]
+        specs = self.components if self.components is not None else [{"kind": self.kind}]
         resolved = []
         for spec in specs:
             unknown = set(spec) - set(COMPONENT_FIELDS)
@@ -182,9 +194,9 @@ class ParaNMTConfig(PretrainedConfig):
         """Size of the sentence embedding that each component produces."""
         sizes = []
         for c in self.resolved_components():
-            if c["encoder"] in ("lstm",):
+            if c["kind"] in ("lstm",):
                 sizes.append(c["rnn_hidden_size"])
-            elif c["encoder"] == "bilstm":
+            elif c["kind"] == "bilstm":
                 sizes.append(c["rnn_hidden_size"] * (2 if c["bilstm_merge"] == "concat" else 1))
             else:  # averaging encoders and GRAN (whose gated outputs have the size of the token embeddings)
                 sizes.append(c["embedding_dim"])
@@ -221,8 +233,8 @@ class ParaNMTConfig(PretrainedConfig):
             raise ValueError(f"combination='add' needs components of equal output size, got {sizes}")
 
     def _validate_component(self, c: dict[str, Any]) -> None:
-        if c["encoder"] not in ENCODER_KINDS:
-            raise ValueError(f"encoder={c['encoder']!r} is not one of {ENCODER_KINDS}")
+        if c["kind"] not in ENCODER_KINDS:
+            raise ValueError(f"kind={c['kind']!r} is not one of {ENCODER_KINDS}")
         if c["bilstm_merge"] not in BILSTM_MERGES:
             raise ValueError(f"bilstm_merge={c['bilstm_merge']!r} is not one of {BILSTM_MERGES}")
         if not isinstance(c["lstm_peepholes"], bool):

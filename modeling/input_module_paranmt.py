@@ -206,7 +206,7 @@ class ParaNMTInputModule(_ModuleBase):
         return features
 
     def __repr__(self) -> str:
-        kinds = "+".join(c["encoder"] for c in self.model.config.resolved_components())
+        kinds = "+".join(c["kind"] for c in self.model.config.resolved_components())
         return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
 
 

@@ -45,7 +45,7 @@ class ParaNMTComponent(nn.Module):
 
     def __init__(self, spec: dict[str, Any], config: ParaNMTConfig) -> None:
         super().__init__()
-        self.kind = spec["encoder"]
+        self.kind = spec["kind"]
         self.vocab_size = int(spec["vocab_size"])
         self.unk_token_id = int(spec["unk_token_id"])
         self.pad_token_id = int(config.pad_token_id)
@@ -199,6 +199,14 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
     base_model_prefix = "paranmt"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = False
+    legacy_key_mapping = {r"^encoders\.": "components."}
+    """Weight names of earlier releases (the components were called ``encoders``), renamed on load."""
+
+    @classmethod
+    def from_pretrained(cls, *args: Any, **kwargs: Any) -> ParaNMTPreTrainedModel:
+        """``PreTrainedModel.from_pretrained``, also reading checkpoints saved by earlier releases."""
+        kwargs.setdefault("key_mapping", cls.legacy_key_mapping)
+        return super().from_pretrained(*args, **kwargs)
 
     def _init_weights(self, module: nn.Module) -> None:
         if isinstance(module, nn.Embedding):
@@ -233,7 +241,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     ```python
     >>> import torch
     >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
-    >>> model = ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=10, embedding_dim=4)).eval()
+    >>> model = ParaNMTModel(ParaNMTConfig(kind="word", vocab_size=10, embedding_dim=4)).eval()
     >>> model(input_ids=torch.tensor([[2, 3, 4]])).pooler_output.shape
     torch.Size([1, 4])
     ```
@@ -241,16 +249,16 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
     def __init__(self, config: ParaNMTConfig) -> None:
         super().__init__(config)
-        self.encoders = nn.ModuleList(ParaNMTComponent(spec, config) for spec in config.resolved_components())
+        self.components = nn.ModuleList(ParaNMTComponent(spec, config) for spec in config.resolved_components())
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Module:
         """The embedding table of the first component."""
-        return self.encoders[0].embedding
+        return self.components[0].embedding
 
     def set_input_embeddings(self, value: nn.Module) -> None:
         """Replace the embedding table of the first component."""
-        self.encoders[0].embedding = value
+        self.components[0].embedding = value
 
     @property
     def accepts_flat_input(self) -> bool:
@@ -258,7 +266,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
         Combinations split the flat ids by component range and pool one embedding bag per component.
         """
-        return all(encoder.is_averaging for encoder in self.encoders)
+        return all(encoder.is_averaging for encoder in self.components)
 
     @property
     def embedding_dim(self) -> int:
@@ -297,8 +305,8 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         if not self.accepts_flat_input:
             raise ValueError("the flat (input_ids + offsets) layout is only for averaging encoders")
         max_len = self.config.max_seq_length
-        if len(self.encoders) == 1:
-            return self.encoders[0].forward_flat(input_ids, offsets, max_len)
+        if len(self.components) == 1:
+            return self.components[0].forward_flat(input_ids, offsets, max_len)
         if component_lengths is not None:
             return self._combine(self._sliced_components(input_ids, offsets, component_lengths, max_len))
         # a combination: each component averages its own id range, as in the padded path
@@ -318,12 +326,12 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     ) -> list[torch.Tensor]:
         """Each component's pooled embedding, its ids sliced by ``component_lengths`` (see :meth:`forward`)."""
         lengths = component_lengths.to(offsets.dtype)
-        if lengths.shape != (offsets.shape[0], len(self.encoders)) or int(lengths.sum()) != input_ids.shape[0]:
+        if lengths.shape != (offsets.shape[0], len(self.components)) or int(lengths.sum()) != input_ids.shape[0]:
             raise ValueError(f"component_lengths {tuple(lengths.shape)} do not match {offsets.shape[0]} sentences of "
-                             f"{len(self.encoders)} components and {input_ids.shape[0]} ids")
+                             f"{len(self.components)} components and {input_ids.shape[0]} ids")
         block_starts = offsets.unsqueeze(1) + torch.cumsum(lengths, 1) - lengths  # [B, K]
         parts = []
-        for k, (encoder, offset) in enumerate(zip(self.encoders, self.config.component_offsets(), strict=True)):
+        for k, (encoder, offset) in enumerate(zip(self.components, self.config.component_offsets(), strict=True)):
             count = lengths[:, k]
             total = int(count.sum())
             starts = torch.cumsum(count, 0) - count
@@ -341,12 +349,12 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         """
         parts = []
         covered = torch.zeros_like(valid)
-        for encoder, offset in zip(self.encoders, self.config.component_offsets(), strict=True):
+        for encoder, offset in zip(self.components, self.config.component_offsets(), strict=True):
             mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
             covered |= mine
             parts.append((encoder, offset, mine))
         if bool((valid & ~covered).any()):
-            total = sum(e.vocab_size for e in self.encoders)
+            total = sum(e.vocab_size for e in self.components)
             raise ValueError(f"token ids outside every component's range (total vocabulary {total})")
         return parts
 
@@ -363,8 +371,8 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
             raise ValueError(f"input_ids must be [batch, length], got shape {tuple(input_ids.shape)}")
         valid = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
         max_len = self.config.max_seq_length
-        if len(self.encoders) == 1:
-            states, pooled = self.encoders[0](input_ids, valid, max_len)
+        if len(self.components) == 1:
+            states, pooled = self.components[0](input_ids, valid, max_len)
             return pooled, states
         pooled_parts = [
             encoder(torch.where(mine, input_ids - offset, torch.zeros_like(input_ids)), mine, max_len)[1]

@@ -128,7 +128,7 @@ def build_encoder(
         tokenizers.append(tok)
         dim = vectors[1].shape[1] if words is not None else kind_dim
         components.append(
-            {"encoder": k, "vocab_size": len(tok) if len(kinds) == 1 else _size(tok), "embedding_dim": dim}
+            {"kind": k, "vocab_size": len(tok) if len(kinds) == 1 else _size(tok), "embedding_dim": dim}
         )
     tokenizer = tokenizers[0] if len(kinds) == 1 else combine_tokenizers(tokenizers)
     if len(kinds) == 1:
@@ -154,7 +154,7 @@ def _init_from_vectors(
     vectors: tuple[list[str], np.ndarray],
 ) -> None:
     index = {w: i for i, w in enumerate(vectors[0])}
-    for encoder, tok, k in zip(model.encoders, tokenizers, kinds, strict=True):
+    for encoder, tok, k in zip(model.components, tokenizers, kinds, strict=True):
         if (k if k in AVERAGING_KINDS else token_type) != "word":
             continue
         vocab = tok.get_vocab()
@@ -188,14 +188,14 @@ def combine_encoders(
     specs = []
     for enc in encoders:
         parts = enc.config.resolved_components()
-        if len(parts) != 1 or parts[0]["encoder"] not in AVERAGING_KINDS:
+        if len(parts) != 1 or parts[0]["kind"] not in AVERAGING_KINDS:
             raise ValueError(f"only single averaging encoders can be combined, got {enc!r}")
-        specs.append({k: parts[0][k] for k in ("encoder", "vocab_size", "embedding_dim", "unk_token_id",
+        specs.append({k: parts[0][k] for k in ("kind", "vocab_size", "embedding_dim", "unk_token_id",
                                                "unknown_token_ids", "drop_unknown_tokens")})
     if len(poolings) != 1:
         raise ValueError(f"encoders pool differently: {sorted(poolings)}")
     config = ParaNMTConfig(components=specs, combination=combination, pooling=poolings.pop())
     model = ParaNMTModel(config)
-    for target, enc, scale in zip(model.encoders, encoders, scales, strict=True):
-        target.embedding.weight.copy_(enc.model.encoders[0].embedding.weight * scale)
+    for target, enc, scale in zip(model.components, encoders, scales, strict=True):
+        target.embedding.weight.copy_(enc.model.components[0].embedding.weight * scale)
     return ParaNMTEncoder(model, combine_tokenizers([e.tokenizer for e in encoders]))

@@ -188,7 +188,7 @@ def build_teacher_encoder(
 def load_subword_table(encoder: ParaNMTEncoder, table: np.ndarray) -> None:
     """Copy ``table`` into every ``subword`` component of ``encoder`` (shapes must match)."""
     found = False
-    for component in encoder.model.encoders:
+    for component in encoder.model.components:
         if component.kind != "subword":
             continue
         weight = component.embedding.weight
@@ -210,9 +210,9 @@ def balance_subword(encoder: ParaNMTEncoder, sentences: Sequence[str], weight: f
     few times larger than the distilled table's, which then hardly counts). Returns the factor applied.
     """
     config = encoder.config
-    if config.combination != "concat" or len(encoder.model.encoders) < 2:
+    if config.combination != "concat" or len(encoder.model.components) < 2:
         raise ValueError("balance_subword needs a concatenation of a subword component and other components")
-    kinds = [c.kind for c in encoder.model.encoders]
+    kinds = [c.kind for c in encoder.model.components]
     if "subword" not in kinds or all(k == "subword" for k in kinds):
         raise ValueError(f"balance_subword needs subword and other components, got {'+'.join(kinds)}")
     emb = encoder.encode(list(sentences), num_processes=1)
@@ -225,7 +225,7 @@ def balance_subword(encoder: ParaNMTEncoder, sentences: Sequence[str], weight: f
     if sub_norm == 0:
         raise ValueError("the subword part of every embedding is zero")
     factor = weight * rest_norm / sub_norm
-    for component in encoder.model.encoders:
+    for component in encoder.model.components:
         if component.kind == "subword":
             component.embedding.weight.mul_(factor)
     return factor

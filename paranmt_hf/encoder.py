@@ -300,5 +300,5 @@ class ParaNMTEncoder:
         return (ea * eb).sum(axis=1)
 
     def __repr__(self) -> str:
-        kinds = "+".join(c["encoder"] for c in self.config.resolved_components())
+        kinds = "+".join(c["kind"] for c in self.config.resolved_components())
         return f"ParaNMTEncoder({kinds}, dim={self.embedding_dim}, vocab={self.component_vocab_sizes(self.tokenizer)})"

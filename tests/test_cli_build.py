@@ -44,7 +44,7 @@ def test_build_writes_a_model_of_the_requested_kind(tmp_path):
         == 0
     )
     enc = ParaNMTEncoder.from_pretrained(out)
-    assert (enc.config.encoder, enc.config.rnn_hidden_size, enc.config.pooling, enc.embedding_dim) == (
+    assert (enc.config.kind, enc.config.rnn_hidden_size, enc.config.pooling, enc.embedding_dim) == (
         "bilstm",
         6,
         "max",

@@ -52,7 +52,7 @@ def test_a_failed_check_exits_non_zero_and_writes_nothing(model_dir, tmp_path, m
     real = quantize.save_quantized
 
     def broken(encoder, directory, dtype="float16"):  # an export bug: the embedding table comes out scrambled
-        weight = encoder.model.encoders[0].embedding.weight
+        weight = encoder.model.components[0].embedding.weight
         saved = weight.detach().clone()
         weight.data = weight.data[np.random.default_rng(0).permutation(len(weight))]
         try:

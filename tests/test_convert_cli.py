@@ -29,7 +29,7 @@ def test_convert_paranmt50m_cli(tmp_path, capsys):
                  "--no-sentence-transformers"]) == 0
     assert "wrote" in capsys.readouterr().out
     report = json.loads((tmp_path / "out" / "conversion_report.json").read_text())
-    assert report["encoder"] == "word" and report["checkpoint_rows"] == len(vocab)
+    assert report["kind"] == "word" and report["checkpoint_rows"] == len(vocab)
     enc = ParaNMTEncoder.from_pretrained(tmp_path / "out")
     np.testing.assert_allclose(enc.encode(["a dog"])[0], we[[vocab["a"], vocab["UUUNKKK"]]].mean(0), atol=1e-6)
 
@@ -53,7 +53,7 @@ def test_convert_paranmt50m_bilstm_cli_and_overwrite(tmp_path, capsys):
     want = orig.embed_single(texts, "bilstmavg", we.astype(np.float64), orig.as_loaded(vocab),
                              [orig.named(layer) for layer in layers])
     np.testing.assert_allclose(enc.encode(texts), want, atol=1e-5)
-    assert json.loads((out / "conversion_report.json").read_text())["encoder"] == "bilstm"
+    assert json.loads((out / "conversion_report.json").read_text())["kind"] == "bilstm"
     with pytest.raises(FileExistsError, match="--overwrite"):
         main(args)
     assert main([*args[:-2], "--axis", "1", "--output", str(out), "--overwrite"]) == 0
@@ -82,7 +82,7 @@ def test_convert_pras_cli(tmp_path):
     assert main(["convert", "pras", str(tmp_path / "model.pt"), "--sp-model", str(tmp_path / "sp.model"),
                  "--output", str(out), "--no-sentence-transformers"]) == 0
     enc = ParaNMTEncoder.from_pretrained(out)
-    component = enc.model.encoders[0]
+    component = enc.model.components[0]
     assert component.unknown_ids == sorted({1, *enc.config.resolved_components()[0]["unknown_token_ids"]})
     ids = [vocab[p] for p in sp.EncodeAsPieces("a man rides a horse .") if p in vocab]
     np.testing.assert_allclose(enc.encode("A man rides a horse ."), emb.weight[ids].mean(0).detach(), atol=1e-6)

@@ -248,9 +248,9 @@ def test_split_lookup_keeps_the_exact_match_tokenizer(tmp_path, corpus):
 def test_conversion_report_and_config(converted):
     directory = converted["bilstmavg"][0]
     config = json.load(open(os.path.join(directory, "config.json")))
-    assert config["encoder"] == "bilstm" and config["lstm_peepholes"] is True and config["bilstm_merge"] == "concat"
+    assert config["kind"] == "bilstm" and config["lstm_peepholes"] is True and config["bilstm_merge"] == "concat"
     assert config["hidden_size"] == 14 and config["pooling"] == "mean"
     config = json.load(open(os.path.join(converted["bilstmmax:1"][0], "config.json")))
     assert config["bilstm_merge"] == "max" and config["pooling"] == "max" and config["hidden_size"] == 7
     report = converted["ngram-word-lstm:concat"][3]
-    assert report.encoder == "trigram+word+lstm"
+    assert report.kind == "trigram+word+lstm"

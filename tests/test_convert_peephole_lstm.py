@@ -65,7 +65,7 @@ def test_empty_batch_and_all_empty_rows():
 def test_config_field_builds_trains_and_round_trips(kind, tmp_path):
     """lstm_peepholes=True: gradients reach every trained weight; the initial states stay fixed; save/load exact."""
     encoder = build_encoder(kind, CORPUS, embedding_dim=6, rnn_hidden_size=5, lstm_peepholes=True, seed=0)
-    rnn = encoder.model.encoders[0].rnn
+    rnn = encoder.model.components[0].rnn
     assert isinstance(rnn, PeepholeLSTM) and encoder.config.lstm_peepholes is True
     model = encoder.model.train()
     features = encoder.features(["a man is playing .", "the cat sleeps", "dogs"])
@@ -77,19 +77,19 @@ def test_config_field_builds_trains_and_round_trips(kind, tmp_path):
     model.eval()
     encoder.save_pretrained(tmp_path, sentence_transformers=False)
     reloaded = ParaNMTEncoder.from_pretrained(tmp_path)
-    assert isinstance(reloaded.model.encoders[0].rnn, PeepholeLSTM)
+    assert isinstance(reloaded.model.components[0].rnn, PeepholeLSTM)
     texts = ["A man plays.", "", "unseen words here"]
     np.testing.assert_allclose(reloaded.encode(texts), encoder.encode(texts), atol=1e-6)
 
 
 def test_default_is_torch_lstm_and_merges():
-    config = ParaNMTConfig(encoder="bilstm", vocab_size=10, embedding_dim=4, rnn_hidden_size=3)
+    config = ParaNMTConfig(kind="bilstm", vocab_size=10, embedding_dim=4, rnn_hidden_size=3)
     assert config.lstm_peepholes is False
-    assert isinstance(ParaNMTModel(config).encoders[0].rnn, torch.nn.LSTM)
+    assert isinstance(ParaNMTModel(config).components[0].rnn, torch.nn.LSTM)
     for merge, size in (("sum", 3), ("max", 3), ("concat", 6), ("mean", 3)):
-        config = ParaNMTConfig(encoder="bilstm", vocab_size=10, embedding_dim=4, rnn_hidden_size=3,
+        config = ParaNMTConfig(kind="bilstm", vocab_size=10, embedding_dim=4, rnn_hidden_size=3,
                                bilstm_merge=merge, lstm_peepholes=True)
         model = ParaNMTModel(config).eval()
         assert model(input_ids=torch.tensor([[2, 3, 4]])).pooler_output.shape == (1, size)
     with pytest.raises(ValueError, match="lstm_peepholes"):
-        ParaNMTConfig(encoder="lstm", lstm_peepholes="yes")
+        ParaNMTConfig(kind="lstm", lstm_peepholes="yes")

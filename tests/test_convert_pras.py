@@ -169,7 +169,7 @@ def test_golden_embeddings(tmp_path, sp_model, sentences, kind, zero_unk, pool, 
 
 def assert_reload_keeps_unknown_mask(encoder, reloaded) -> None:
     """ParaNMTModel.from_pretrained must rebuild each component's (non-persistent) unknown-token mask."""
-    for before, after in zip(encoder.model.encoders, reloaded.model.encoders, strict=True):
+    for before, after in zip(encoder.model.components, reloaded.model.components, strict=True):
         assert before.unknown_ids == after.unknown_ids
         ids = torch.arange(before.vocab_size)
         assert torch.equal(before.is_unknown(ids), after.is_unknown(ids))

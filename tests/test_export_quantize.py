@@ -70,8 +70,8 @@ def test_float16_directory_loads_in_automodel_as_float32(tmp_path):
     save_quantized(encoder, tmp_path, "float16")
     model = AutoModel.from_pretrained(tmp_path)
     assert model.dtype == torch.float32
-    expected = encoder.model.encoders[0].embedding.weight.half().float()
-    torch.testing.assert_close(model.encoders[0].embedding.weight, expected)
+    expected = encoder.model.components[0].embedding.weight.half().float()
+    torch.testing.assert_close(model.components[0].embedding.weight, expected)
 
 
 def test_bad_dtype(tmp_path):

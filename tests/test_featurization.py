@@ -68,7 +68,7 @@ def wordpiece_encoder() -> ParaNMTEncoder:
     backend = wordpiece_backend()
     pieces = backend.get_vocab_size()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
-    model = ParaNMTModel(ParaNMTConfig(encoder="sp", vocab_size=pieces, embedding_dim=8))
+    model = ParaNMTModel(ParaNMTConfig(kind="sp", vocab_size=pieces, embedding_dim=8))
     return ParaNMTEncoder(model, tokenizer)
 
 
@@ -160,7 +160,7 @@ def test_other_tokenizers_take_the_reference_path():
     backend = Tokenizer(models.WordLevel({"[PAD]": 0, "[UNK]": 1, "a": 2, "man": 3}, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()  # not a configuration the fast path reproduces
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]")
-    encoder = ParaNMTEncoder(ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=4, embedding_dim=4)), tokenizer)
+    encoder = ParaNMTEncoder(ParaNMTModel(ParaNMTConfig(kind="word", vocab_size=4, embedding_dim=4)), tokenizer)
     assert encoder.featurizer.fast_ids is None
     assert encoder.token_ids(["a man", "A MAN x", ""]) == [[2, 3], [1, 1, 1], []]
 

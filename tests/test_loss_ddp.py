@@ -81,17 +81,17 @@ WORKER = textwrap.dedent(
             value = loss([model.preprocess(anchors), model.preprocess(positives)])
         model.zero_grad()
         value.backward()
-        grad = encoder.model.encoders[0].embedding.weight.grad.clone()
+        grad = encoder.model.components[0].embedding.weight.grad.clone()
         expected, chosen = reference(model, rank)
         model.zero_grad()
         expected.backward()
-        grad_ref = encoder.model.encoders[0].embedding.weight.grad
+        grad_ref = encoder.model.components[0].embedding.weight.grad
         other = [s for a, b in (STEPS[0][1 - rank], STEPS[1][1 - rank]) for s in a + b]
         result = {
             "value": value.item(), "expected": expected.item(),
             "grad_diff": float((grad - grad_ref).abs().max()), "grad_norm": float(grad.norm()),
             "from_other_rank": sum(n in other for n in chosen[0] + chosen[1]),
-            "pool_pairs": len(loss.pool[0]), "weights": float(encoder.model.encoders[0].embedding.weight.sum()),
+            "pool_pairs": len(loss.pool[0]), "weights": float(encoder.model.components[0].embedding.weight.sum()),
         }
         with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
             json.dump(result, f)

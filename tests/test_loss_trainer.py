@@ -47,7 +47,7 @@ def test_trainer_run_changes_weights(tmp_path, kind):
 def test_stock_static_embedding_features_give_the_same_loss():
     encoder = build_encoder("word", corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=1)
     ours = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").train()
-    weight = encoder.model.encoders[0].embedding.weight.detach().clone()
+    weight = encoder.model.components[0].embedding.weight.detach().clone()
     static = StaticEmbedding(encoder.tokenizer, embedding_weights=weight)
     stock = SentenceTransformer(modules=[static], device="cpu").train()
     losses = [MegaBatchMarginLoss(m, megabatch_size=3, sampling="MAX") for m in (ours, stock)]
@@ -60,7 +60,7 @@ def test_stock_static_embedding_features_give_the_same_loss():
         value.backward()
         values.append(value.item())
     assert values[0] == pytest.approx(values[1], abs=1e-6)
-    ours_grad = encoder.model.encoders[0].embedding.weight.grad
+    ours_grad = encoder.model.components[0].embedding.weight.grad
     torch.testing.assert_close(ours_grad, static.embedding.weight.grad, atol=1e-6, rtol=1e-5)
 
 

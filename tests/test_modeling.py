@@ -22,8 +22,8 @@ def pooled(model, ids, mask=None):
 
 @pytest.mark.parametrize("kind", ["word", "trigram", "sp"])
 def test_averaging_is_mean_of_embeddings_and_ignores_padding(kind):
-    m = make(encoder=kind)
-    w = m.encoders[0].embedding.weight
+    m = make(kind=kind)
+    w = m.components[0].embedding.weight
     out = pooled(m, [[2, 3, 4, 0], [5, 0, 0, 0]], [[1, 1, 1, 0], [1, 0, 0, 0]])
     torch.testing.assert_close(out[0], w[[2, 3, 4]].mean(0))
     torch.testing.assert_close(out[1], w[5])
@@ -31,39 +31,39 @@ def test_averaging_is_mean_of_embeddings_and_ignores_padding(kind):
 
 
 def test_max_pooling():
-    m = make(encoder="word", pooling="max")
-    w = m.encoders[0].embedding.weight
+    m = make(kind="word", pooling="max")
+    w = m.components[0].embedding.weight
     torch.testing.assert_close(pooled(m, [[2, 3, 0]], [[1, 1, 0]])[0], w[[2, 3]].max(0).values)
 
 
 def test_unknown_tokens_embedded_or_dropped():
-    keep = make(encoder="sp")
-    drop = make(encoder="sp", drop_unknown_tokens=True, unknown_token_ids=[7])
-    w = keep.encoders[0].embedding.weight
+    keep = make(kind="sp")
+    drop = make(kind="sp", drop_unknown_tokens=True, unknown_token_ids=[7])
+    w = keep.components[0].embedding.weight
     torch.testing.assert_close(pooled(keep, [[2, 1, 3]])[0], w[[2, 1, 3]].mean(0))
-    wd = drop.encoders[0].embedding.weight
+    wd = drop.components[0].embedding.weight
     torch.testing.assert_close(pooled(drop, [[2, 1, 7, 3]])[0], wd[[2, 3]].mean(0))
     # nothing left after dropping -> the unknown token's embedding
     torch.testing.assert_close(pooled(drop, [[1, 7]])[0], wd[1])
 
 
 def test_empty_sentence_is_unknown_token():
-    m = make(encoder="word")
+    m = make(kind="word")
     out = pooled(m, [[0, 0], [2, 3]], [[0, 0], [1, 1]])
-    torch.testing.assert_close(out[0], m.encoders[0].embedding.weight[1])
+    torch.testing.assert_close(out[0], m.components[0].embedding.weight[1])
     assert torch.isfinite(out).all()
 
 
 @pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
 def test_new_models_start_with_zero_unknown_and_padding_rows(kind):
-    m = make(encoder=kind)
-    weight = m.encoders[0].embedding.weight
+    m = make(kind=kind)
+    weight = m.components[0].embedding.weight
     assert weight[m.config.unk_token_id].eq(0).all() and weight[m.config.pad_token_id].eq(0).all()
     assert weight[2:].abs().sum(dim=1).gt(0).all()  # every other row is initialised
 
 
 def test_flat_layout_equals_padded_layout():
-    m = make(encoder="sp", drop_unknown_tokens=True, unknown_token_ids=[9])
+    m = make(kind="sp", drop_unknown_tokens=True, unknown_token_ids=[9])
     padded = pooled(
         m,
         [[2, 3, 9, 0], [1, 0, 0, 0], [0, 0, 0, 0], [4, 5, 6, 7]],
@@ -74,9 +74,9 @@ def test_flat_layout_equals_padded_layout():
 
 
 def test_lstm_is_mean_of_hidden_states_and_padding_free():
-    m = make(encoder="lstm", rnn_hidden_size=5)
-    emb = m.encoders[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
-    states, _ = m.encoders[0].rnn(emb)
+    m = make(kind="lstm", rnn_hidden_size=5)
+    emb = m.components[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
+    states, _ = m.components[0].rnn(emb)
     torch.testing.assert_close(pooled(m, [[2, 3, 4]])[0], states[0].mean(0))
     # left padding / holes in the mask do not change the result
     torch.testing.assert_close(pooled(m, [[0, 2, 3, 0, 4]], [[0, 1, 1, 0, 1]])[0], states[0].mean(0))
@@ -85,9 +85,9 @@ def test_lstm_is_mean_of_hidden_states_and_padding_free():
 
 @pytest.mark.parametrize("merge,size", [("mean", 5), ("concat", 10)])
 def test_bilstm_merges_forward_and_backward(merge, size):
-    m = make(encoder="bilstm", rnn_hidden_size=5, bilstm_merge=merge)
-    emb = m.encoders[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
-    states, _ = m.encoders[0].rnn(emb)
+    m = make(kind="bilstm", rnn_hidden_size=5, bilstm_merge=merge)
+    emb = m.components[0].embedding.weight[[2, 3, 4]].unsqueeze(0)
+    states, _ = m.components[0].rnn(emb)
     f, b = states[0, :, :5].mean(0), states[0, :, 5:].mean(0)
     expected = (f + b) / 2 if merge == "mean" else torch.cat([f, b])
     out = pooled(m, [[2, 3, 4, 0]], [[1, 1, 1, 0]])[0]
@@ -96,8 +96,8 @@ def test_bilstm_merges_forward_and_backward(merge, size):
 
 
 def test_gran_formula():
-    m = make(encoder="gran", rnn_hidden_size=4)
-    enc = m.encoders[0]
+    m = make(kind="gran", rnn_hidden_size=4)
+    enc = m.components[0]
     x = enc.embedding.weight[[2, 3, 4]].unsqueeze(0)
     h, _ = enc.rnn(x)
     a = x * torch.sigmoid(x @ enc.gate_x.weight.T + enc.gate_x.bias + h @ enc.gate_h.weight.T)
@@ -106,30 +106,30 @@ def test_gran_formula():
 
 
 def test_scrambling_only_in_training_and_only_for_recurrent():
-    lstm = make(encoder="lstm", scramble_rate=1.0)
+    lstm = make(kind="lstm", scramble_rate=1.0)
     ids = [[2, 3, 4, 5, 6, 7, 8, 9, 10, 11]]
     eval_out = pooled(lstm, ids)
     torch.testing.assert_close(pooled(lstm, ids), eval_out)
     lstm.train()
     torch.manual_seed(1)
     assert not torch.allclose(pooled(lstm, ids), eval_out)
-    avg = make(encoder="word", scramble_rate=1.0)
+    avg = make(kind="word", scramble_rate=1.0)
     ref = pooled(avg, ids)
     avg.train()
     torch.testing.assert_close(pooled(avg, ids), ref)
 
 
 def test_scrambling_permutes_tokens_of_a_sentence():
-    lstm = make(encoder="lstm", scramble_rate=1.0).train()
+    lstm = make(kind="lstm", scramble_rate=1.0).train()
     ids = torch.tensor([[2, 3, 4, 5, 0, 0]])
     valid = torch.tensor([[1, 1, 1, 1, 0, 0]]).bool()
     torch.manual_seed(3)
-    packed, packed_valid = lstm.encoders[0]._pack_front(ids, valid)
+    packed, packed_valid = lstm.components[0]._pack_front(ids, valid)
     assert sorted(packed[0, :4].tolist()) == [2, 3, 4, 5] and packed_valid[0].tolist() == [True] * 4 + [False] * 2
 
 
 def test_embedding_dropout_only_in_training():
-    m = make(encoder="word", embedding_dropout=0.5)
+    m = make(kind="word", embedding_dropout=0.5)
     ref = pooled(m, [[2, 3, 4]])
     torch.testing.assert_close(pooled(m, [[2, 3, 4]]), ref)
     m.train()
@@ -141,16 +141,16 @@ def test_combination_routes_ids_by_range(combination):
     torch.manual_seed(0)
     cfg = ParaNMTConfig(
         components=[
-            {"encoder": "trigram", "vocab_size": 10, "embedding_dim": 4},
-            {"encoder": "lstm", "vocab_size": 8, "embedding_dim": 3, "rnn_hidden_size": 4},
+            {"kind": "trigram", "vocab_size": 10, "embedding_dim": 4},
+            {"kind": "lstm", "vocab_size": 8, "embedding_dim": 3, "rnn_hidden_size": 4},
         ],
         combination=combination,
     )
     m = ParaNMTModel(cfg).eval()
     assert cfg.component_offsets() == [0, 10]
     out = pooled(m, [[2, 3, 12, 13, 0]], [[1, 1, 1, 1, 0]])[0]
-    tri = m.encoders[0].embedding.weight[[2, 3]].mean(0)
-    lstm_states, _ = m.encoders[1].rnn(m.encoders[1].embedding.weight[[2, 3]].unsqueeze(0))
+    tri = m.components[0].embedding.weight[[2, 3]].mean(0)
+    lstm_states, _ = m.components[1].rnn(m.components[1].embedding.weight[[2, 3]].unsqueeze(0))
     lstm = lstm_states[0].mean(0)
     expected = torch.cat([tri, lstm]) if combination == "concat" else tri + lstm
     torch.testing.assert_close(out, expected)
@@ -158,17 +158,17 @@ def test_combination_routes_ids_by_range(combination):
 
 
 def test_bad_inputs_raise_clear_errors():
-    m = make(encoder="word")
+    m = make(kind="word")
     with pytest.raises(ValueError, match="outside its vocabulary"):
         pooled(m, [[2, 99]])
     with pytest.raises(ValueError, match="offsets"):
         m(input_ids=torch.tensor([1, 2]))
-    lstm = make(encoder="lstm")
+    lstm = make(kind="lstm")
     with pytest.raises(ValueError, match="flat"):
         lstm(input_ids=torch.tensor([1, 2]), offsets=torch.tensor([0]))
     combo = ParaNMTModel(
         ParaNMTConfig(
-            components=[{"encoder": "word", "vocab_size": 5}, {"encoder": "word", "vocab_size": 5}], embedding_dim=2
+            components=[{"kind": "word", "vocab_size": 5}, {"kind": "word", "vocab_size": 5}], embedding_dim=2
         )
     )
     with pytest.raises(ValueError, match="outside every component"):
@@ -176,7 +176,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="outside every component"):
         combo(input_ids=torch.tensor([2, 11]), offsets=torch.tensor([0]))
     combo_lstm = ParaNMTModel(
-        ParaNMTConfig(components=[{"encoder": "word"}, {"encoder": "lstm"}], vocab_size=5, embedding_dim=2)
+        ParaNMTConfig(components=[{"kind": "word"}, {"kind": "lstm"}], vocab_size=5, embedding_dim=2)
     )
     with pytest.raises(ValueError, match="flat"):
         combo_lstm(input_ids=torch.tensor([1, 2]), offsets=torch.tensor([0]))
@@ -188,8 +188,8 @@ def test_combinations_take_the_flat_layout_with_the_padded_result(combination, p
     torch.manual_seed(0)
     config = ParaNMTConfig(
         components=[
-            {"encoder": "word", "vocab_size": 6},
-            {"encoder": "trigram", "vocab_size": 8, "drop_unknown_tokens": True},
+            {"kind": "word", "vocab_size": 6},
+            {"kind": "trigram", "vocab_size": 8, "drop_unknown_tokens": True},
         ],
         combination=combination,
         pooling=pooling,
@@ -212,14 +212,14 @@ def test_combinations_take_the_flat_layout_with_the_padded_result(combination, p
 @pytest.mark.parametrize(
     "kw,match",
     [
-        ({"encoder": "cnn"}, "encoder"),
+        ({"kind": "cnn"}, "kind"),
         ({"pooling": "sum"}, "pooling"),
         ({"scramble_rate": 1.5}, "scramble_rate"),
         (
-            {"components": [{"encoder": "word", "embedding_dim": 3}, {"encoder": "word"}], "combination": "add"},
+            {"components": [{"kind": "word", "embedding_dim": 3}, {"kind": "word"}], "combination": "add"},
             "equal",
         ),
-        ({"components": [{"encoder": "word", "colour": 1}]}, "Unknown component field"),
+        ({"components": [{"kind": "word", "colour": 1}]}, "Unknown component field"),
         ({"unknown_token_ids": [50]}, "token ids"),
     ],
 )
@@ -229,24 +229,24 @@ def test_config_validation(kw, match):
 
 
 def test_hidden_size_is_derived_not_taken():
-    cfg = ParaNMTConfig(encoder="word", embedding_dim=7, hidden_size=999)
+    cfg = ParaNMTConfig(kind="word", embedding_dim=7, hidden_size=999)
     assert cfg.hidden_size == 7
     again = ParaNMTConfig.from_dict(cfg.to_dict())
     assert again.hidden_size == 7 and again.resolved_components() == cfg.resolved_components()
 
 
 def test_padding_row_initialised_to_zero_and_embeddings_use_initializer_range():
-    m = ParaNMTModel(ParaNMTConfig(encoder="word", vocab_size=2000, embedding_dim=50, initializer_range=0.5))
-    w = m.encoders[0].embedding.weight
+    m = ParaNMTModel(ParaNMTConfig(kind="word", vocab_size=2000, embedding_dim=50, initializer_range=0.5))
+    w = m.components[0].embedding.weight
     assert torch.count_nonzero(w[0]) == 0
     assert abs(w[1:].std().item() - 0.5) < 0.02
 
 
 def test_flat_layout_with_dropout_in_training_matches_padded_statistics():
-    m = make(encoder="word", embedding_dropout=0.5).train()
+    m = make(kind="word", embedding_dropout=0.5).train()
     torch.manual_seed(0)
     flat = m(input_ids=torch.tensor([2, 3, 4, 5]), offsets=torch.tensor([0, 3])).pooler_output
-    w = m.encoders[0].embedding.weight
+    w = m.components[0].embedding.weight
     # each bag is the mean of its (dropped-out) token embeddings: zero or doubled coordinates
     torch.manual_seed(0)
     dropped = torch.nn.functional.dropout(w[[2, 3, 4, 5]], 0.5)
@@ -255,13 +255,13 @@ def test_flat_layout_with_dropout_in_training_matches_padded_statistics():
 
 @pytest.mark.parametrize("kind", ["word", "lstm"])
 def test_sparse_embeddings_give_sparse_gradients_and_same_outputs(kind):
-    dense, sparse = make(encoder=kind), make(encoder=kind, sparse_embeddings=True)
+    dense, sparse = make(kind=kind), make(kind=kind, sparse_embeddings=True)
     sparse.load_state_dict(dense.state_dict())
     ids, mask = [[2, 3, 4], [5, 6, 0]], [[1, 1, 1], [1, 1, 0]]
     torch.testing.assert_close(pooled(sparse, ids, mask), pooled(dense, ids, mask))
     pooled(sparse, ids, mask).sum().backward()
-    assert sparse.encoders[0].embedding.weight.grad.is_sparse
+    assert sparse.components[0].embedding.weight.grad.is_sparse
     if kind == "word":
         sparse.zero_grad()
         sparse(input_ids=torch.tensor([2, 3, 4]), offsets=torch.tensor([0, 2])).pooler_output.sum().backward()
-        assert sparse.encoders[0].embedding.weight.grad.is_sparse
+        assert sparse.components[0].embedding.weight.grad.is_sparse

@@ -95,7 +95,7 @@ def test_trained_wordpiece_and_build(tmp_path):
     assert fast.convert_ids_to_tokens([0, 1]) == ["[PAD]", "[UNK]"]
     assert fast("A man", add_special_tokens=True)["input_ids"] == fast("A man")["input_ids"]
     encoder = build_encoder("subword", CORPUS, vocab_size=60, embedding_dim=8, seed=0)
-    assert encoder.config.encoder == "subword" and len(encoder.tokenizer) <= 60
+    assert encoder.config.kind == "subword" and len(encoder.tokenizer) <= 60
     # a given tokenizer keeps its own vocabulary (vocab_size is for the components built from the corpus)
     given = build_encoder("subword", CORPUS, vocab_size=60, subword_tokenizer=bert_like_tokenizer())
     assert len(given.tokenizer) == bert_like_tokenizer().get_vocab_size() - 3
@@ -142,12 +142,12 @@ def test_distilled_table_embeds_like_model2vec(tiny_teacher, tmp_path):
     theirs = static.encode(texts)
     theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
-    weight = encoder.model.encoders[0].embedding.weight.detach().numpy()
+    weight = encoder.model.components[0].embedding.weight.detach().numpy()
     assert not weight[:2].any()  # [PAD] and [UNK] rows are zero
 
     combined = build_teacher_encoder("trigram+subword", CORPUS, static_model=static, embedding_dim=12, seed=1)
     assert combined.config.component_output_sizes() == [12, 8]
-    np.testing.assert_array_equal(combined.model.encoders[1].embedding.weight.detach().numpy(), weight)
+    np.testing.assert_array_equal(combined.model.components[1].embedding.weight.detach().numpy(), weight)
     with pytest.raises(ValueError, match="subword"):
         build_teacher_encoder("trigram", CORPUS, static_model=static)
 
@@ -186,7 +186,7 @@ def test_cli_build_tokenizer_and_build_with_a_teacher(tiny_teacher, tmp_path, ca
     assert main(args) == 0
     encoder = ParaNMTEncoder.from_pretrained(out)
     assert encoder.config.component_output_sizes() == [8, 4]
-    table = encoder.model.encoders[1].embedding.weight.detach().numpy()
+    table = encoder.model.components[1].embedding.weight.detach().numpy()
     assert np.abs(table[2:]).sum() > 0 and not table[:2].any()  # distilled rows, zero [PAD]/[UNK]
 
 
@@ -201,14 +201,14 @@ def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_tea
     recipe = Recipe(kind="trigram+subword", teacher=tiny_teacher, teacher_pca_dims=4, embedding_dim=6,
                     learning_rate=0.1, teacher_learning_rate=0.0)
     encoder = build_initial_encoder(recipe, CORPUS, seed=0)
-    table = encoder.model.encoders[1].embedding.weight
+    table = encoder.model.components[1].embedding.weight
     before = table.detach().clone()
     optimizer = teacher_optimizer(recipe, encoder.model)
     assert not table.requires_grad and [g["lr"] for g in optimizer.param_groups] == [0.1]
 
     recipe = recipe.override(teacher_learning_rate=0.01, keep_norms=True)
     encoder = build_initial_encoder(recipe, CORPUS, seed=0)
-    table = encoder.model.encoders[1].embedding.weight
+    table = encoder.model.components[1].embedding.weight
     optimizer = teacher_optimizer(recipe, encoder.model)
     assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.01]
     ids = torch.tensor(encoder.token_ids(["a man is playing"])[0])
@@ -255,7 +255,7 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     trained, initial = ParaNMTEncoder.from_pretrained(out), ParaNMTEncoder.from_pretrained(out / "initial-model")
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["recipe"]["teacher"] == tiny_teacher and summary["recipe"]["teacher_learning_rate"] == 0
-    tables = [[c.embedding.weight.detach().numpy() for c in e.model.encoders] for e in (trained, initial)]
+    tables = [[c.embedding.weight.detach().numpy() for c in e.model.components] for e in (trained, initial)]
     assert not np.allclose(tables[0][0], tables[1][0])  # the trigram table trained
     np.testing.assert_array_equal(tables[0][1], tables[1][1])  # the distilled table frozen
     assert np.abs(tables[1][1][2:]).sum() > 0
@@ -280,12 +280,12 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
             "--no-progress"]
     assert main(args) == 0
     encoder = ParaNMTEncoder.from_pretrained(out)
-    assert [c["encoder"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]
-    assert ParaNMTEncoder.from_pretrained(out / "initial-model").config.encoder == "trigram"  # trained alone
+    assert [c["kind"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]
+    assert ParaNMTEncoder.from_pretrained(out / "initial-model").config.kind == "trigram"  # trained alone
     emb = encoder.encode(CORPUS[:4])
     ratio = np.median(np.linalg.norm(emb[:, 8:], axis=1)) / np.median(np.linalg.norm(emb[:, :8], axis=1))
     assert abs(ratio - preset.teacher_weight) < 0.05  # balanced on training sentences (here: the same sentences)
-    table = encoder.model.encoders[1].embedding.weight.detach().numpy()
+    table = encoder.model.components[1].embedding.weight.detach().numpy()
     distilled = np.asarray(distill_teacher(tiny_teacher, pca_dims=4).embedding)
     cos = (table[2] @ distilled[2]) / np.linalg.norm(table[2]) / np.linalg.norm(distilled[2])
     assert cos > 0.999  # the teacher's row, scaled

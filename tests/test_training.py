@@ -96,7 +96,7 @@ def test_recipes_build_the_models_the_readme_describes():
     corpus = ["a man plays a guitar .", "two dogs run in the snow ."] * 5
     for name, (components, dim) in BUILT.items():
         encoder = build_initial_encoder(get_recipe(name), corpus, seed=0)
-        built = [(c["encoder"], c["embedding_dim"]) for c in encoder.config.resolved_components()]
+        built = [(c["kind"], c["embedding_dim"]) for c in encoder.config.resolved_components()]
         assert (built, encoder.embedding_dim) == (components, dim), name
         assert encoder.encode(["a man plays"]).shape == (1, dim)
         assert f"→ {dim}-d" in readme[name], f"README recipe table: {name} builds a {dim}-d model"
@@ -264,7 +264,7 @@ def test_build_takes_a_recipe_and_writes_its_initial_model(tmp_path):
     assert cli(["build", "--recipe", "acl2018-trigram", "--embedding-dim", "12", "--input", corpus,
                 "--output", str(out)]) == 0
     enc = ParaNMTEncoder.from_pretrained(out)
-    assert (enc.config.encoder, enc.embedding_dim) == ("trigram", 12)
+    assert (enc.config.kind, enc.embedding_dim) == ("trigram", 12)
 
 
 @pytest.mark.timeout(300)

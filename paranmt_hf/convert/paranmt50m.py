@@ -237,7 +237,7 @@ def _build_part(part: _Part, lookup: str, merge: str, source: str) -> _Built:
         raise ValueError(f"{source}: embedding matrices must be 2-D, got shape {part.we.shape}")
     tokens = _ordered_tokens(part.vocab, part.we.shape[0], part.token_type)
     component: dict[str, Any] = {
-        "encoder": part.encoder, "vocab_size": len(tokens) + 2, "embedding_dim": int(part.we.shape[1])
+        "kind": part.encoder, "vocab_size": len(tokens) + 2, "embedding_dim": int(part.we.shape[1])
     }
     directions = ("forward", "backward")
     layers = [read_lstm(layer, part.we.shape[1], f"{source}: {directions[k]} {part.encoder} layer")
@@ -321,7 +321,7 @@ def convert_paranmt50m(
         config = ParaNMTConfig(components=components, combination=combination, **common)
     converted = ParaNMTModel(config)
     with torch.no_grad():
-        for encoder, b in zip(converted.encoders, built, strict=True):
+        for encoder, b in zip(converted.components, built, strict=True):
             encoder.embedding.weight.copy_(b.weight)
             for direction, layer in enumerate(b.lstms):
                 copy_lstm(encoder.rnn, direction, layer)
@@ -334,7 +334,7 @@ def convert_paranmt50m(
     kinds = [p.encoder for p in parts]
     report = ConversionReport(
         source=source,
-        encoder="+".join(kinds),
+        kind="+".join(kinds),
         vocab_size=sum(c["vocab_size"] for c in components),
         embedding_dim=int(config.hidden_size),
         checkpoint_rows=sum(p.we.shape[0] for p in parts),

@@ -51,7 +51,7 @@ class ConversionReport:
     """What a conversion kept, mapped and left out (saved as ``conversion_report.json``)."""
 
     source: str
-    encoder: str
+    kind: str
     vocab_size: int
     embedding_dim: int
     checkpoint_rows: int
@@ -154,7 +154,7 @@ def convert_pras(
     unreachable = [k for k, r in vocab.items() if r not in used]
     report = ConversionReport(
         source=os.fspath(checkpoint),
-        encoder="sp" if kind == "avg" else "bilstm",
+        kind="sp" if kind == "avg" else "bilstm",
         vocab_size=len(tokens),
         embedding_dim=int(weight.shape[1]),
         checkpoint_rows=len(vocab),
@@ -173,7 +173,7 @@ def convert_pras(
     if inexact:
         report.notes.append(f"{len(inexact)} pieces contain whitespace for Python's str.split (not exact)")
     config_kwargs: dict[str, Any] = {
-        "encoder": report.encoder,
+        "kind": report.kind,
         "vocab_size": len(tokens),
         "embedding_dim": int(weight.shape[1]),
         "pooling": pool,
@@ -185,9 +185,9 @@ def convert_pras(
         config_kwargs.update(rnn_hidden_size=int(_arg(args, "hidden_dim", 150)), bilstm_merge="concat")
     model = ParaNMTModel(ParaNMTConfig(**config_kwargs))
     with torch.no_grad():
-        model.encoders[0].embedding.weight.copy_(new_weight)
+        model.components[0].embedding.weight.copy_(new_weight)
         if kind == "lstm":
-            _copy_lstm(model.encoders[0].rnn, state)
+            _copy_lstm(model.components[0].rnn, state)
     tokenizer = to_transformers(backend)
     logger.info("converted %s: %s", checkpoint, report)
     return ParaNMTEncoder(model, tokenizer), report

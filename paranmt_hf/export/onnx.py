@@ -84,7 +84,7 @@ def build_graph(encoder: ParaNMTEncoder) -> Any:
     g.const("axis0_scalar", np.array(0, dtype=np.int64))
     g.node("Shape", ["input_ids"], "n")
     g.node("Shape", ["offsets"], "b")
-    components = list(zip(model.encoders, model.config.component_offsets(), strict=True))
+    components = list(zip(model.components, model.config.component_offsets(), strict=True))
     outputs = []
     for k, (comp, offset) in enumerate(components):
         prefix = "" if len(components) == 1 else f"c{k}_"

@@ -43,7 +43,7 @@ def dequantize_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
 
 
 def _embedding_keys(encoder: ParaNMTEncoder) -> list[str]:
-    return [f"encoders.{i}.embedding.weight" for i in range(len(encoder.model.encoders))]
+    return [f"components.{i}.embedding.weight" for i in range(len(encoder.model.components))]
 
 
 def save_quantized(encoder: ParaNMTEncoder, directory: str | os.PathLike[str], dtype: str = "float16") -> Path:
@@ -102,7 +102,8 @@ def load_int8_model(directory: str | os.PathLike[str]) -> ParaNMTModel:
         if key.endswith(SCALE_SUFFIX):
             continue
         scale = tensors.get(key + SCALE_SUFFIX)
-        state[key] = dequantize_rows(value, scale) if scale is not None else value
+        name = key.replace("encoders.", "components.", 1) if key.startswith("encoders.") else key  # earlier releases
+        state[name] = dequantize_rows(value, scale) if scale is not None else value
     model = ParaNMTModel(ParaNMTConfig.from_pretrained(d))
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:

@@ -40,7 +40,7 @@ def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> 
     config = encoder.config
     components = config.resolved_components()
     vocab = encoder.component_vocab_sizes(encoder.tokenizer)
-    kinds = [c["encoder"] for c in components]
+    kinds = [c["kind"] for c in components]
     custom_tokenizer = isinstance(encoder.tokenizer, ParaNMTTokenizer)
     if custom_tokenizer:
         specs = encoder.tokenizer.component_specs()
@@ -48,7 +48,7 @@ def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> 
     else:
         lowercase = _lowercases(encoder.tokenizer.backend_tokenizer.to_str())
     rows = [
-        {"kind": c["encoder"], "text": KIND_TEXT.get(c["encoder"], c["encoder"]), "vocab_size": v,
+        {"kind": c["kind"], "text": KIND_TEXT.get(c["kind"], c["kind"]), "vocab_size": v,
          "embedding_dim": c["embedding_dim"], "output_size": size, "drop_unknown": bool(c["drop_unknown_tokens"])}
         for c, v, size in zip(components, vocab, config.component_output_sizes(), strict=True)
     ]

@@ -95,7 +95,7 @@ def write_static_embedding(model: ParaNMTModel, tokenizer: Any, directory: str |
     os.makedirs(directory, exist_ok=True)
     backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
     backend.no_truncation()
-    weight = model.encoders[0].embedding.weight.detach().to("cpu", copy=True).float()
+    weight = model.components[0].embedding.weight.detach().to("cpu", copy=True).float()
     module = StaticEmbedding(backend, embedding_weights=weight)
     module.save(str(directory))
     cls = type(module)

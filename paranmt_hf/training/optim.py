@@ -81,7 +81,7 @@ def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    largest = max(encoder.embedding.weight.numel() for encoder in model.encoders)
+    largest = max(encoder.embedding.weight.numel() for encoder in model.components)
     lazy = optimizer == "lazy_adam" or (optimizer == "auto" and largest >= SPARSE_AUTO_MIN_PARAMETERS)
     if lazy and max_grad_norm > 0:
         raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
@@ -91,5 +91,5 @@ def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
 def set_sparse_embeddings(model: Any, sparse: bool) -> None:
     """Switch the embedding tables of a ParaNMTModel to sparse (or dense) gradients, config included."""
     model.config.sparse_embeddings = sparse
-    for encoder in model.encoders:
+    for encoder in model.components:
         encoder.embedding.sparse = sparse

@@ -65,7 +65,7 @@ def teacher_builder(recipe: Recipe) -> tuple[Callable[..., Any], dict[str, Any]]
 
 def teacher_tables(model: Any) -> list[torch.nn.Parameter]:
     """The embedding tables of the ``subword`` components of a ParaNMTModel."""
-    return [c.embedding.weight for c in model.encoders if c.kind == "subword"]
+    return [c.embedding.weight for c in model.components if c.kind == "subword"]
 
 
 def teacher_optimizer(recipe: Recipe, model: Any, parameters: Any = None) -> torch.optim.Optimizer:

@@ -57,7 +57,7 @@ def main() -> None:
     set_sparse_embeddings(encoder.model, True)
     # models built since the unknown-token row starts at zero (earlier runs: a random, never-trained row)
     unk_zero = all(
-        bool(component.embedding.weight[component.unk_token_id].eq(0).all()) for component in encoder.model.encoders
+        bool(component.embedding.weight[component.unk_token_id].eq(0).all()) for component in encoder.model.components
     )
     model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
     bitext = any("bitext" in f for f in files)

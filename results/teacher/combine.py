@@ -67,7 +67,7 @@ def main() -> None:
     trained = ParaNMTEncoder.from_pretrained(args.model)
     sample = training_sample()
     teacher = None
-    if len(trained.model.encoders) == 1:
+    if len(trained.model.components) == 1:
         vocabulary = None
         if args.vocab_min_count:  # model2vec also embeds these whole words with the teacher
             from paranmt_hf.tokenization.word import count_words

@@ -129,7 +129,7 @@ def cache_token_ids(encoder: Any) -> None:
 def parameter_groups(encoder: Any, lr: float, sub_lr: float) -> tuple[list[dict], list[torch.Tensor]]:
     """One optimizer group per component (subword tables at ``sub_lr``, frozen at 0) and the subword tables."""
     groups, sub_params = [], []
-    for component in encoder.model.encoders:
+    for component in encoder.model.components:
         if component.kind == "subword":
             sub_params.append(component.embedding.weight)
             if sub_lr == 0:

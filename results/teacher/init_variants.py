@@ -65,7 +65,7 @@ def main() -> None:
         static = distill_teacher(cache_dir=RUNS / "distilled", **options)
         encoder = build_teacher_encoder("subword", corpus[:10], static_model=static)
         if corpus_a is not None:
-            weight = encoder.model.encoders[0].embedding.weight
+            weight = encoder.model.components[0].embedding.weight
             weight.data.mul_(torch.from_numpy(corpus_sif(encoder, corpus, corpus_a))[:, None])
         dev = evaluate(encoder, DEV)
         test = evaluate(encoder, [*TEST, "STSBenchmark"])
