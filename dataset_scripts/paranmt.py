@@ -39,8 +39,10 @@ PARANMT_HOMEPAGE = "http://www.cs.cmu.edu/~jwieting"
 
 @dataclass
 class ParaNMTBuilderConfig(datasets.BuilderConfig, ConfigOptions):
-    """A builder config: a name in :data:`paranmt_hf.data.configs.CONFIGS` plus the parameters of
-    :class:`paranmt_hf.data.configs.ConfigOptions` (all optional; see the module docstring for the configs).
+    """A builder config: a name in :data:`paranmt_hf.data.configs.CONFIGS` plus its parameters.
+
+    The parameters are those of :class:`paranmt_hf.data.configs.ConfigOptions` (all optional; see the module
+    docstring for the configs).
     """
 
 

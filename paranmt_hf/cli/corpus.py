@@ -42,12 +42,16 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, shards: b
                                  "OUT-0000I-of-0000N, joined by `corpus merge -o OUT`")
     if output:
         parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    parser.add_argument("--block-bytes", type=int, default=1 << 20,
+                        help="input bytes per block handed to a worker (default 1 MiB)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Report an input/output problem as one line on stderr with exit status 1 (not a traceback); SIGTERM unwinds
-    like Ctrl-C, so temporary outputs are removed."""
+    """Report an input/output problem as one line on stderr with exit status 1 (not a traceback).
+
+    SIGTERM unwinds like Ctrl-C, so temporary outputs are removed.
+    """
 
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
@@ -100,23 +104,30 @@ def _filter_options(args: argparse.Namespace) -> Any:
     return ConfigOptions(**kwargs)
 
 
-def _shard(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> Any:
+    """The run's :class:`~paranmt_hf.corpus.pipeline.RunSettings` from the command line."""
     from ..corpus.output import shard_from_args
+    from ..corpus.pipeline import RunSettings
 
-    return shard_from_args(getattr(args, "num_shards", None), getattr(args, "shard_index", None))
+    shard = shard_from_args(getattr(args, "num_shards", None), getattr(args, "shard_index", None))
+    return RunSettings(args.processes, shard, args.block_bytes, not args.quiet)
 
 
 def _write_run(args: argparse.Namespace, command: str, options: dict[str, Any],
                run: Callable[[Callable[[bytes], Any], Any, bool], Any], empty_is_error: bool = True) -> int:
-    """Run a block-writing command into its (shard) output, atomically; print the summary; write the manifest."""
+    """Run a block-writing command into its (shard) output, atomically; print the summary; write the manifest.
+
+    ``run(write, settings, compress)`` does the work and returns its summary.
+    """
     from ..corpus.output import block_output, check_output, is_gzip_name, shard_path, write_manifest
     from ..corpus.pipeline import CorpusError
 
-    shard = _shard(args)
+    settings = _settings(args)
+    shard = settings.shard
     output = shard_path(args.output, shard)
     check_output(output, args.inputs, args.overwrite)  # fail before any work
     with block_output(output, args.inputs, args.overwrite) as handle:
-        summary = run(handle.write, shard, is_gzip_name(output))
+        summary = run(handle.write, settings, is_gzip_name(output))
         print(summary.line("lines"), file=sys.stderr)
         if empty_is_error and summary.report.good == 0:
             raise CorpusError(f"no valid line in {', '.join(map(str, args.inputs))}"
@@ -133,11 +144,11 @@ def _annotate(args: argparse.Namespace) -> int:
     from ..corpus.pipeline import run_blocks
     from ..corpus.score import AnnotateTask
 
-    def run(write: Callable[[bytes], Any], shard: Any, compress: bool) -> Any:
+    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
         task = AnnotateTask(args.model, args.format, args.strict, not args.no_overlap, args.tokenizer,
                             args.batch_size, compress)
-        return run_blocks(args.inputs, task, lambda r: write(r.payload), member_pattern=args.member, shard=shard,
-                          processes=args.processes, desc="annotate", progress=not args.quiet)
+        return run_blocks(args.inputs, task, lambda r: write(r.payload), settings, member_pattern=args.member,
+                          desc="annotate")
 
     options = {k: getattr(args, k) for k in ("model", "format", "member", "no_overlap", "tokenizer")}
     return _write_run(args, "annotate", options, run)
@@ -149,10 +160,9 @@ def _filter(args: argparse.Namespace) -> int:
 
     options = _filter_options(args)
 
-    def run(write: Callable[[bytes], Any], shard: Any, compress: bool) -> Any:
-        return filter_corpus(args.inputs, write, options, fmt=args.format, with_overlap=args.with_overlap,
-                             compress=compress, member_pattern=args.member, shard=shard, processes=args.processes,
-                             progress=not args.quiet)
+    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
+        return filter_corpus(args.inputs, write, options, settings, fmt=args.format, with_overlap=args.with_overlap,
+                             compress=compress, member_pattern=args.member)
 
     return _write_run(args, "filter", {**vars(options), "format": args.format, "with_overlap": args.with_overlap},
                       run)
@@ -162,10 +172,9 @@ def _filter(args: argparse.Namespace) -> int:
 def _dedup(args: argparse.Namespace) -> int:
     from ..corpus.dedup import dedup_files
 
-    def run(write: Callable[[bytes], Any], shard: Any, compress: bool) -> Any:
-        return dedup_files(args.inputs, write, fmt=args.format, keep=args.keep, key=args.key, strict=args.strict,
-                           compress=compress, member_pattern=args.member, shard=shard, processes=args.processes,
-                           temp_dir=args.temp_dir, progress=not args.quiet)
+    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
+        return dedup_files(args.inputs, write, settings, fmt=args.format, keep=args.keep, key=args.key,
+                           strict=args.strict, compress=compress, member_pattern=args.member, temp_dir=args.temp_dir)
 
     options = {k: getattr(args, k) for k in ("format", "member", "keep", "key")}
     return _write_run(args, "dedup", options, run)
@@ -190,8 +199,8 @@ def _histogram(args: argparse.Namespace) -> int:
     else:
         counts = HistogramCounts()
         summary = run_blocks(args.inputs, HistogramTask(args.format, args.strict, args.tokenizer),
-                             lambda r: counts.merge(r.payload), member_pattern=args.member, processes=args.processes,
-                             desc="histogram", progress=not args.quiet)
+                             lambda r: counts.merge(r.payload), _settings(args), member_pattern=args.member,
+                             desc="histogram")
         print(summary.line("lines"), file=sys.stderr)
         result = counts.result()
     result["paper_table3"] = TABLE3_PAPER
@@ -229,13 +238,13 @@ def _export(args: argparse.Namespace) -> int:
         description = "`" + json.dumps(given) + "`"
     card = {"sources": [str(p) for p in args.inputs] or ["the public ParaNMT-50M zip"],
             "filter_description": description, "repo_id": args.repo_id}
-    shard = _shard(args)
+    settings = _settings(args)
+    shard = settings.shard
     output = shard_path(args.output, shard)
     check_output(output, inputs, args.overwrite)
     with atomic_output(output, inputs, args.overwrite, directory=True) as tmp:
-        exported, summaries = export_files(inputs, tmp, configs, shard_rows=args.shard_rows,
-                                           member_pattern=args.member, shard=shard, processes=args.processes,
-                                           progress=not args.quiet)
+        exported, summaries = export_files(inputs, tmp, configs, settings, shard_rows=args.shard_rows,
+                                           member_pattern=args.member)
         for c in exported:
             print(f"{c.name}: {c.rows:,} rows in {len(c.files)} file(s); " + summaries[c.name].line("lines"),
                   file=sys.stderr)

@@ -26,7 +26,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ import numpy as np
 from ..data.reader import Block, Shard, iter_blocks
 from ..data.records import parse_block
 from .output import compress_block
-from .pipeline import BlockResult, BlockTask, Summary, run_blocks
+from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
 
 KEYS = ("pair", "line")
 KEEP = ("first", "none")
@@ -175,6 +175,7 @@ class HashTask(BlockTask):
     strict: bool = False
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt, self.strict)
         blake = hashlib.blake2b
         hashes = np.fromiter(
@@ -197,6 +198,7 @@ class WriteTask(BlockTask):
     compress: bool = False
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt)
         mask = block.extra[np.asarray(parsed.numbers, dtype=np.int64) - block.first_line]
         lines = [parsed.lines[i] for i in np.flatnonzero(mask == KEPT).tolist()]
@@ -264,6 +266,7 @@ def _mark_duplicates(pairs: np.ndarray, keep: str, mask: np.ndarray) -> None:
 def dedup_files(
     inputs: Sequence[str | os.PathLike[str]],
     write: Callable[[bytes], Any],
+    settings: RunSettings | None = None,
     *,
     fmt: str = "pairs",
     keep: str = "first",
@@ -271,10 +274,7 @@ def dedup_files(
     strict: bool = False,
     compress: bool = False,
     member_pattern: str | None = None,
-    shard: Shard | None = None,
-    processes: int | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
-    progress: bool = True,
 ) -> Summary:
     """De-duplicate the valid lines of ``inputs`` at bounded memory (see the module docstring), in input order.
 
@@ -285,12 +285,10 @@ def dedup_files(
         keep: ``"first"`` or ``"none"``.
         key: ``"pair"`` (both texts) or ``"line"`` (texts and score).
         strict: fail on the first bad line.
+        settings: processes, block size, progress; its shard keeps the lines whose hash falls in that shard's part.
         compress: the bytes given to ``write`` are gzip members.
         member_pattern: zip member glob.
-        shard: keep only the lines whose hash falls in this shard's part.
-        processes: worker processes (None: all cores).
         temp_dir: where the bucket files go (default: the system's temporary folder).
-        progress: show progress bars.
 
     Returns:
         the second pass's summary (``kept`` / ``duplicate`` counts; bad lines from the first pass).
@@ -298,7 +296,8 @@ def dedup_files(
     if keep not in KEEP:
         raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
     _key_text("", "", None, key)
-    shard = shard or Shard()
+    settings = settings or RunSettings()
+    shard, every = settings.shard, replace(settings, shard=Shard())  # every shard hashes every line
     sizes: list[int] = []
     mask = np.zeros(1 << 20, dtype=np.uint8)  # per input line: KEPT, DUPLICATE or OTHER_SHARD (grows by doubling)
     with tempfile.TemporaryDirectory(prefix="paranmt-dedup-", dir=temp_dir) as tmp:
@@ -319,20 +318,22 @@ def dedup_files(
             sizes.append(result.lines)
             offset += result.lines
 
-        first = run_blocks(inputs, HashTask(fmt, key, strict), spill, member_pattern=member_pattern,
-                           processes=processes, desc="dedup: hashing", progress=progress)
+        first = run_blocks(inputs, HashTask(fmt, key, strict), spill, every, member_pattern=member_pattern,
+                           desc="dedup: hashing")
         for bucket in range(BUCKETS):
             _mark_duplicates(buckets.load(bucket), keep, mask)
 
     def masked() -> Iterator[Block]:
         start = 0
-        for block, lines in zip(iter_blocks(list(inputs), member_pattern), sizes, strict=True):
+        for block, lines in zip(iter_blocks(list(inputs), member_pattern, block_bytes=every.block_bytes), sizes,
+                                strict=True):
             block.extra = mask[start : start + lines]
             start += lines
             yield block
 
-    second = run_blocks(inputs, WriteTask(fmt, compress), lambda r: write(r.payload), processes=processes,
-                        desc="dedup: writing", progress=progress, blocks=masked())
+    second = run_blocks(inputs, WriteTask(fmt, compress), lambda r: write(r.payload), every, desc="dedup: writing",
+                        blocks=masked())
+    second.shard = shard
     second.report = first.report
     second.seconds += first.seconds
     return second

@@ -22,12 +22,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ..data.configs import CONFIGS, ConfigOptions
-from ..data.reader import Block, Shard
+from ..data.reader import Block
 from ..data.records import parse_block
 from ..data.rows import RowMaker
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
-from .pipeline import BlockResult, BlockTask, Summary, run_blocks
+from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
 
 
 @dataclass
@@ -117,9 +117,11 @@ class RowsTask(BlockTask):
     row_filter: Any = None
 
     def setup(self) -> None:
+        """Load what the blocks need (once per process)."""
         self._rows = RowMaker(self.config, self.options, self.paths, row_filter=self.row_filter)
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         pa = require("pyarrow", "data")
         parsed = parse_block(block, CONFIGS[self.config].line_format, self.options.strict)
         before = dict(self._rows.counts)
@@ -137,12 +139,10 @@ def export_files(
     inputs: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str],
     configs: Mapping[str, ConfigOptions],
+    settings: RunSettings | None = None,
     *,
     shard_rows: int = 1_000_000,
     member_pattern: str | None = None,
-    shard: Shard | None = None,
-    processes: int | None = None,
-    progress: bool = True,
 ) -> tuple[list[ExportedConfig], dict[str, Summary]]:
     """Write ``out_dir/data/<config>/train-*.parquet`` for each config from local ``inputs`` (no card).
 
@@ -150,11 +150,9 @@ def export_files(
         inputs: local pair files.
         out_dir: the folder to write into (it must exist; use :func:`paranmt_hf.utils.atomic.atomic_output`).
         configs: ``{config name: its options}``.
+        settings: processes, shard (export only its lines), block size, progress.
         shard_rows: rows per Parquet file.
         member_pattern: zip member glob (default per config).
-        shard: export only this shard of the input lines.
-        processes: worker processes (None: every core).
-        progress: show progress bars.
     """
     from .filtering import build_filter
 
@@ -163,7 +161,7 @@ def export_files(
     for name, options in configs.items():
         spec = CONFIGS[name]
         member = member_pattern or options.member_pattern or spec.default_member
-        row_filter = build_filter(options, inputs, spec.line_format, member, processes, progress) \
+        row_filter = build_filter(options, inputs, spec.line_format, member, settings) \
             if name == "filtered" else None
         files = ParquetShards(Path(out_dir) / "data" / name, spec.features().arrow_schema, shard_rows)
         task = RowsTask(name, options, tuple(os.fspath(p) for p in inputs), row_filter)
@@ -171,8 +169,7 @@ def export_files(
         def write(result: BlockResult, files: ParquetShards = files) -> None:
             files.write(pa.ipc.open_stream(result.payload).read_all())
 
-        summaries[name] = run_blocks(inputs, task, write, member_pattern=member, shard=shard, processes=processes,
-                                     desc=f"export {name}", progress=progress)
+        summaries[name] = run_blocks(inputs, task, write, settings, member_pattern=member, desc=f"export {name}")
         exported.append(ExportedConfig(name, files.close(), files.rows, spec.column_names))
     return exported, summaries
 
@@ -265,8 +262,10 @@ def write_card(
 
 def merge_exports(output: str | os.PathLike[str], shards: Sequence[tuple[Path, dict[str, Any]]],
                   overwrite: bool = False) -> dict[str, Any]:
-    """Join the export folders of a sharded run into ``output``: each config's Parquet files in shard order
-    (hard links where possible, renumbered), and a card with the total row counts (the shards' own card options).
+    """Join the export folders of a sharded run into ``output``.
+
+    Each config's Parquet files are taken in shard order (hard links where possible, renumbered), and the card is
+    written again with the total row counts (and the shards' own card options).
     """
     from .output import sum_counts
 
@@ -279,6 +278,8 @@ def merge_exports(output: str | os.PathLike[str], shards: Sequence[tuple[Path, d
                 done = exported.setdefault(name, ExportedConfig(name, columns=config["columns"]))
                 target = Path(tmp) / "data" / name
                 target.mkdir(parents=True, exist_ok=True)
+                if not config["rows"] and (done.files or folder != shards[-1][0]):
+                    continue  # a shard's schema-only file: kept only when no shard has rows of this config
                 for file in config["files"]:
                     dest = target / f"train-{len(done.files):05d}.parquet"
                     try:

@@ -1,4 +1,4 @@
-"""``corpus filter``: the ``filtered`` config's filter over whole files, on every core, written as TSV.
+r"""``corpus filter``: the ``filtered`` config's filter over whole files, on every core, written as TSV.
 
 The kept lines are written unchanged (their line endings normalised to ``\\n``), optionally with the trigram
 overlap appended, so the output holds exactly the rows that ``load_paranmt("filtered", ...)`` yields for the same
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from ..data.reader import Block, Shard
 from ..data.records import parse_block
 from ..data.rows import make_filter
 from .output import compress_block
-from .pipeline import BlockResult, BlockTask, Summary, run_blocks
+from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
 
 
 @dataclass
@@ -30,6 +30,7 @@ class ScoresTask(BlockTask):
     fmt: str = "paranmt"
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt)
         if any(s is None for s in parsed.score):
             raise ValueError(f"{block.source}: the ACL-2018 recipe needs a score on every line")
@@ -47,6 +48,7 @@ class FilterTask(BlockTask):
     compress: bool = False
 
     def setup(self) -> None:
+        """Load what the blocks need (once per process)."""
         from .tokens import shared_tokenizer
 
         shared_tokenizer()
@@ -54,6 +56,7 @@ class FilterTask(BlockTask):
             self.row_filter.langid.is_english_many(["warm up"])
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt, self.strict)
         selection = self.row_filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap)
         keep = np.flatnonzero(selection.keep).tolist()
@@ -76,16 +79,19 @@ class FilterTask(BlockTask):
 
 
 def build_filter(options: ConfigOptions, inputs: Sequence[str | os.PathLike[str]], fmt: str = "paranmt",
-                 member_pattern: str | None = None, processes: int | None = None, progress: bool = True) -> Any:
-    """The filter of ``options``; for the ACL-2018 recipe without ``min_score``, its fold bounds come from a first,
-    parallel pass over every score of the inputs (8 bytes per line in memory).
+                 member_pattern: str | None = None, settings: RunSettings | None = None) -> Any:
+    """The filter of ``options``.
+
+    For the ACL-2018 recipe without ``min_score`` the fold bounds come from a first, parallel pass over every score
+    of the inputs (all shards: the bounds are global; 8 bytes per line in memory).
     """
     from .filters import fold_bounds
 
     if options.recipe == "acl2018" and options.min_score is None:
         chunks: list[np.ndarray] = []
-        run_blocks(inputs, ScoresTask(fmt), lambda r: chunks.append(r.payload), member_pattern=member_pattern,
-                   processes=processes, desc="scores", progress=progress)
+        every = replace(settings or RunSettings(), shard=Shard())
+        run_blocks(inputs, ScoresTask(fmt), lambda r: chunks.append(r.payload), every, member_pattern=member_pattern,
+                   desc="scores")
         scores = np.concatenate(chunks) if chunks else np.zeros(0)
         low, high = fold_bounds(scores, options.folds, options.num_folds)
         del chunks, scores
@@ -94,12 +100,11 @@ def build_filter(options: ConfigOptions, inputs: Sequence[str | os.PathLike[str]
     return make_filter(options)
 
 
-def filter_corpus(inputs: Sequence[str | os.PathLike[str]], write: Any, options: ConfigOptions, *,
-                  fmt: str = "paranmt", with_overlap: bool = False, compress: bool = False,
-                  member_pattern: str | None = None, shard: Shard | None = None, processes: int | None = None,
-                  progress: bool = True) -> Summary:
+def filter_corpus(inputs: Sequence[str | os.PathLike[str]], write: Any, options: ConfigOptions,
+                  settings: RunSettings | None = None, *, fmt: str = "paranmt", with_overlap: bool = False,
+                  compress: bool = False, member_pattern: str | None = None) -> Summary:
     """Filter ``inputs`` block by block, calling ``write(bytes)`` with the kept lines in input order."""
-    row_filter = build_filter(options, inputs, fmt, member_pattern, processes, progress)
+    row_filter = build_filter(options, inputs, fmt, member_pattern, settings)
     task = FilterTask(row_filter, fmt, options.strict, with_overlap, compress)
-    return run_blocks(inputs, task, lambda r: write(r.payload), member_pattern=member_pattern, shard=shard,
-                      processes=processes, desc="filter", progress=progress)
+    return run_blocks(inputs, task, lambda r: write(r.payload), settings, member_pattern=member_pattern,
+                      desc="filter")

@@ -33,8 +33,10 @@ KEPT, SCORE, LENGTH, OVERLAP, LANGUAGE, SAMPLED = range(len(REASONS))
 
 @dataclass
 class Selection:
-    """The outcome of a filter on a batch: ``keep`` (bool), ``reason`` (index into :data:`REASONS`) and ``overlap``
-    (the trigram overlap of each pair where it was computed or given, else None).
+    """The outcome of a filter on a batch.
+
+    ``keep`` (bool per pair), ``reason`` (index into :data:`REASONS`) and ``overlap`` (the trigram overlap of each
+    pair where it was computed or given, else None).
     """
 
     keep: np.ndarray

@@ -130,6 +130,7 @@ class HistogramTask(BlockTask):
     edges: tuple[float, ...] = TABLE3_EDGES
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt, self.strict)
         counts = HistogramCounts(self.edges)
         counts.add(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap, self.tokenizer)

@@ -141,7 +141,8 @@ def merge_shards(output: str | os.PathLike[str], overwrite: bool = False) -> dic
     """Join the shard files of ``output`` (in shard order) into ``output``; returns the summed counts.
 
     TSV outputs are concatenated byte for byte (gzip members concatenate into one gzip file), so the merged file
-    equals the output of a one-machine run. Export folders are merged by :func:`paranmt_hf.corpus.export.merge_exports`.
+    equals the output of a one-machine run. Export folders are merged by
+    :func:`paranmt_hf.corpus.export.merge_exports`.
     """
     shards = find_shards(output)
     check_output(output, inputs=[p for p, _ in shards], overwrite=overwrite)

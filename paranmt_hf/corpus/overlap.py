@@ -18,8 +18,8 @@ from .tokens import get_tokenizer, token_ids_many
 def ngram_overlap(tokens_a: Sequence[str], tokens_b: Sequence[str], n: int = 3) -> float:
     """Share of the shorter side's word n-grams (counted with repetition) that occur in the other side."""
     if n == 3:
-        grams_a = list(zip(tokens_a, tokens_a[1:], tokens_a[2:]))
-        grams_b = list(zip(tokens_b, tokens_b[1:], tokens_b[2:]))
+        grams_a = list(zip(tokens_a, tokens_a[1:], tokens_a[2:]))  # noqa: B905 (shorter slices end it)
+        grams_b = list(zip(tokens_b, tokens_b[1:], tokens_b[2:]))  # noqa: B905
     elif n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     else:

@@ -19,6 +19,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,8 +36,10 @@ class CorpusError(ValueError):
 
 @dataclass
 class BlockResult:
-    """What a task made of one block: ``payload`` for the main process, the block's input line count, counts of
-    outcomes (e.g. ``kept``, ``score``), and its bad lines.
+    """What a task made of one block.
+
+    ``payload`` for the main process, the block's input line count, counts of outcomes (e.g. ``kept``,
+    ``score``), and its bad lines.
     """
 
     payload: Any
@@ -52,7 +55,22 @@ class BlockTask:
         """Load models, caches... (runs once per worker process, and in the main process with one process)."""
 
     def __call__(self, block: Block) -> BlockResult:  # pragma: no cover - abstract
+        """The result of one block."""
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a corpus tool runs.
+
+    Worker ``processes`` (None: every core; 1: all in this process), the ``shard`` of the input to process, about
+    how many input bytes one block holds, and whether to show progress bars.
+    """
+
+    processes: int | None = None
+    shard: Shard = field(default_factory=Shard)
+    block_bytes: int = BLOCK_BYTES
+    progress: bool = True
 
 
 @dataclass
@@ -113,7 +131,7 @@ def resolve_processes(processes: int | None) -> int:
 
 def _init_worker(task: BlockTask | None) -> None:
     if task is not None:  # spawn: the task comes pickled
-        _TASK["task"] = task
+        _TASK.update(task=task, ready=False)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool stops its workers with SIGTERM
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     if "torch" in sys.modules:  # one intra-op thread per worker: the processes are the parallelism
@@ -135,37 +153,43 @@ class Progress:
     """A tqdm bar over input lines with lines/s and an ETA estimated from the bytes read (when sizes are known)."""
 
     def __init__(self, total_bytes: int | None, desc: str, enabled: bool = True) -> None:
-        from tqdm.auto import tqdm
+        self.total_bytes, self.desc, self.enabled = total_bytes, desc, enabled
+        self._bar: Any = None  # made on the first update: after the workers are forked (tqdm starts a thread)
 
-        self.total_bytes = total_bytes
-        self.bar = tqdm(desc=desc, unit=" lines", unit_scale=True, dynamic_ncols=True, disable=not enabled,
-                        smoothing=0.1)
+    @property
+    def bar(self) -> Any:
+        """The tqdm bar."""
+        if self._bar is None:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(desc=self.desc, unit=" lines", unit_scale=True, dynamic_ncols=True,
+                             disable=not self.enabled, smoothing=0.1)
+        return self._bar
 
     def update(self, lines: int, position: int) -> None:
         """``lines`` more lines done; ``position`` bytes of the inputs read so far."""
+        bar = self.bar
         if self.total_bytes and position:
-            estimate = int((self.bar.n + lines) * self.total_bytes / min(position, self.total_bytes))
-            self.bar.total = max(estimate, self.bar.n + lines)
-        self.bar.update(lines)
+            estimate = int((bar.n + lines) * self.total_bytes / min(position, self.total_bytes))
+            bar.total = max(estimate, bar.n + lines)
+        bar.update(lines)
 
     def close(self) -> None:
         """Finish the bar (its total becomes the true line count)."""
-        self.bar.total = self.bar.n
-        self.bar.refresh()
-        self.bar.close()
+        bar = self.bar
+        bar.total = bar.n
+        bar.refresh()
+        bar.close()
 
 
 def run_blocks(
     paths: Sequence[str | os.PathLike[str]],
     task: BlockTask,
     consume: Callable[[BlockResult], None],
+    settings: RunSettings | None = None,
     *,
     member_pattern: str | None = None,
-    shard: Shard | None = None,
-    processes: int | None = None,
-    block_bytes: int = BLOCK_BYTES,
     desc: str = "lines",
-    progress: bool = True,
     opener: Opener = open,
     blocks: Iterable[Block] | None = None,
 ) -> Summary:
@@ -175,23 +199,21 @@ def run_blocks(
         paths: input files (plain, .gz, .zip).
         task: the tool's work per block.
         consume: called in the main process with each block's result, in input order.
+        settings: processes, shard, block size, progress (:class:`RunSettings`; default: every core, all lines).
         member_pattern: glob of the zip members to read.
-        shard: process only this shard of the input lines.
-        processes: worker processes (None: every available core; 1: no worker, all in this process).
-        block_bytes: about how many input bytes a block holds.
         desc: progress-bar label.
-        progress: show the progress bar.
         opener: binary ``open``.
         blocks: blocks to process instead of reading ``paths`` (e.g. a second pass that adds data to each block).
 
     Returns:
         the run's :class:`Summary` (``consume`` sees the per-block counts as well).
     """
-    shard = shard or Shard()
-    processes = resolve_processes(processes)
+    settings = settings or RunSettings()
+    shard = settings.shard
+    processes = resolve_processes(settings.processes)
     summary = Summary(processes=processes, shard=shard)
-    source = blocks if blocks is not None else iter_blocks(paths, member_pattern, opener, block_bytes, shard)
-    bar = Progress(input_bytes(paths) if shard.whole else None, desc, progress)
+    source = blocks if blocks is not None else iter_blocks(paths, member_pattern, opener, settings.block_bytes, shard)
+    bar = Progress(input_bytes(paths) if shard.whole else None, desc, settings.progress)
     start = time.perf_counter()
 
     def take(result: BlockResult, position: int) -> None:
@@ -209,18 +231,23 @@ def run_blocks(
             if method == "fork":  # set up once here: the workers share the loaded modules and models copy-on-write
                 task.setup()
                 _TASK.update(task=task, ready=True)
-            ctx = mp.get_context(method)
             limit = IN_FLIGHT_PER_PROCESS * processes
-            with ctx.Pool(processes, initializer=_init_worker, initargs=(None if method == "fork" else task,)) as pool:
-                pending: collections.deque[tuple[Any, int]] = collections.deque()
+            # a ProcessPoolExecutor, not a Pool: a worker that dies (killed, out of memory) raises BrokenProcessPool
+            # here instead of leaving the run waiting forever
+            pool = ProcessPoolExecutor(processes, mp_context=mp.get_context(method), initializer=_init_worker,
+                                       initargs=(None if method == "fork" else task,))
+            pending: collections.deque[tuple[Any, int]] = collections.deque()
+            try:
                 for block in source:
-                    pending.append((pool.apply_async(_run, (block,)), block.position))
+                    pending.append((pool.submit(_run, block), block.position))
                     while len(pending) >= limit:
-                        result, position = pending.popleft()
-                        take(result.get(), position)
+                        future, position = pending.popleft()
+                        take(future.result(), position)
                 while pending:
-                    result, position = pending.popleft()
-                    take(result.get(), position)
+                    future, position = pending.popleft()
+                    take(future.result(), position)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
     finally:
         _TASK.clear()
         bar.close()
@@ -237,8 +264,9 @@ def iter_records_progress(
     desc: str = "lines",
     progress: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """The valid records of ``paths`` (as :func:`paranmt_hf.data.records.iter_records`) with a progress bar, for
-    tools that consume records one by one in this process.
+    """The valid records of ``paths`` (as :func:`paranmt_hf.data.records.iter_records`) with a progress bar.
+
+    For tools that consume records one by one in this process.
     """
     bar = Progress(input_bytes(paths), desc, progress)
     report = BadLineReport()

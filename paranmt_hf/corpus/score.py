@@ -87,6 +87,7 @@ class AnnotateTask(BlockTask):
     _encoder: Any = field(default=None, init=False, repr=False)
 
     def setup(self) -> None:
+        """Load what the blocks need (once per process)."""
         if self.model is not None and self._encoder is None:
             from ..encoder import ParaNMTEncoder
 
@@ -97,6 +98,7 @@ class AnnotateTask(BlockTask):
             shared_tokenizer()
 
     def __call__(self, block: Block) -> BlockResult:
+        """The result of one block."""
         parsed = parse_block(block, self.fmt, self.strict)
         a, b = parsed.text_a, parsed.text_b
         if self._encoder is not None:

@@ -274,8 +274,10 @@ class ChunkCachedTokenizer:
 
     # ---- tokens ----------------------------------------------------------------------------------------------
     def token_ids_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``nltk.word_tokenize`` of each text as token ids (:attr:`tokens` names them): all ids back to back and
-        the number of tokens of each text (ids are stable within one call)."""
+        """``nltk.word_tokenize`` of each text as token ids (:attr:`tokens` names them).
+
+        Returns all ids back to back and the number of tokens of each text (ids are stable within one call).
+        """
         if not self.enabled:
             return self._ids_of([nltk_word_tokenize_reference(t) for t in texts])
         if len(self._keys) > self.max_entries or len(self.tokens) > 2 * self.max_entries:
@@ -392,8 +394,10 @@ def tokenize_many(texts: Sequence[str], name: str = "nltk") -> list[list[str]]:
 
 
 def token_ids_many(texts: Sequence[str], name: str = "nltk") -> tuple[np.ndarray, np.ndarray]:
-    """Overlap tokens of many texts as integer ids (equal ids = equal tokens within the call): all ids back to back
-    and the number of tokens of each text."""
+    """Overlap tokens of many texts as integer ids (equal ids = equal tokens within the call).
+
+    Returns all ids back to back and the number of tokens of each text.
+    """
     if name == "nltk":
         return shared_tokenizer().token_ids_many(texts)
     if name != "whitespace":

@@ -25,6 +25,20 @@ def file_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def _our_error(err: BaseException) -> BaseException | None:
+    """The reader's own error (naming file and line) inside a ``datasets`` wrapper, if there is one."""
+    from .reader import InputError
+    from .records import BadLineError
+
+    seen = 0
+    while err is not None and seen < 10:
+        if isinstance(err, (InputError, BadLineError, FileNotFoundError)):
+            return err
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return None
+
+
 def load_paranmt(
     config: str = "full",
     data_files: str | os.PathLike[str] | list[str | os.PathLike[str]] | None = None,
@@ -74,7 +88,13 @@ def load_paranmt(
                       **config_kwargs)
     if streaming:
         return builder.as_streaming_dataset(split=split)
-    builder.download_and_prepare()
+    try:
+        builder.download_and_prepare()
+    except Exception as err:  # datasets wraps errors in "An error occurred while generating the dataset"
+        cause = _our_error(err)
+        if cause is None:
+            raise
+        raise cause from None
     splits = builder.info.splits
     if splits is None or not any(s.num_examples for s in splits.values()):
         where = ", ".join(files) if files else "the ParaNMT-50M download"

@@ -65,7 +65,7 @@ class Shard:
 
 @dataclass
 class Block:
-    """Whole lines of one file: ``data`` ends with ``\\n``; ``first_line`` is the 1-based number of its first line.
+    r"""Whole lines of one file: ``data`` ends with ``\\n``; ``first_line`` is the 1-based number of its first line.
 
     ``offset`` is the position of ``data`` in the uncompressed text of all inputs; ``position`` the bytes of the
     input files read so far (compressed bytes for compressed files), for progress bars; ``extra`` whatever a tool
@@ -257,7 +257,7 @@ def _stream_blocks(stream: _Stream, offset: int, disk_before: int, block_bytes: 
 
 
 def _owned(source: str, line: int, body: bytes, offset: int, size: int, start: int, end: int | None) -> Block | None:
-    """The lines of ``body`` (at global ``offset``, ``size`` bytes of input) whose first byte is in ``[start, end)``."""
+    """The lines of ``body`` (at global ``offset``, ``size`` input bytes) whose first byte is in ``[start, end)``."""
 
     def first_line_at(rel: int) -> int:  # index of the first line start at or after rel (len(body): none)
         return 0 if rel <= 0 else (body.find(b"\n", rel - 1) + 1 or len(body))
