@@ -44,9 +44,9 @@ class PairSource:
     def parse(cls, spec: str) -> PairSource:
         """Parse ``"CONFIG:PATH[,PATH...][@N]"`` or just ``PATH[@N]``.
 
-        Without a config, ``bitext`` is guessed for ``en-xx`` / ``xx-en`` file names
-        (:func:`paranmt_hf.data.configs.bitext_sides`) and ``pairs`` otherwise. ``@N`` repeats the source N times
-        per epoch.
+        Without a config, ``bitext`` is guessed for ``en-xx`` / ``xx-en`` file names (the one rule of
+        :func:`paranmt_hf.data.configs.bitext_sides`, ``-`` or ``_``) and ``pairs`` otherwise. ``@N`` repeats the
+        source N times per epoch.
         """
         spec, repeat = split_repeat(spec)
         config, sep, rest = spec.partition(":")
@@ -55,7 +55,7 @@ class PairSource:
         else:
             paths = spec
             name = os.path.basename(spec.split(",")[0])
-            config = "bitext" if "bitext" in spec or bitext_sides(name) is not None else "pairs"
+            config = "bitext" if bitext_sides(name) is not None else "pairs"
         files = tuple(p for p in paths.split(",") if p)
         for path in files:
             if "://" not in path and not os.path.exists(path):
