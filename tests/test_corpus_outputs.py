@@ -45,7 +45,7 @@ def test_lexicon_json(pairs: Path, tmp_path: Path) -> None:
 
 def test_pivot_output(tmp_path: Path) -> None:
     bitext = tmp_path / "tatoeba-en-es.tsv.gz"
-    bitext.write_bytes(gzip.compress("Go.\tVete.\nGo away.\tVete.\n".encode()))
+    bitext.write_bytes(gzip.compress(b"Go.\tVete.\nGo away.\tVete.\n"))
     before = bitext.read_bytes()
     out = tmp_path / "pivots.tsv.gz"
     assert main(["corpus", "pivot", str(bitext), "-o", str(bitext), "--overwrite"]) == 1

@@ -22,7 +22,7 @@ def test_every_layer_uses_the_registry() -> None:
     export = parser._subparsers._group_actions[0].choices["corpus"]._subparsers._group_actions[0].choices["export"]
     config_action = next(a for a in export._actions if a.dest == "config")
     assert tuple(config_action.choices) == CONFIG_NAMES
-    for name, spec in CONFIGS.items():
+    for spec in CONFIGS.values():
         assert list(spec.features()) == spec.column_names
         assert spec.anchor in spec.column_names and spec.positive in spec.column_names
     # the builder's parameters are ConfigOptions (one list of options)
