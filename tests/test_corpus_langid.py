@@ -38,7 +38,7 @@ def test_same_answers_as_fasttext(lid: LanguageIdentifier, data_dir: Path) -> No
     expected = np.array([label == "en" for label in lid.labels_many(texts)])
     batch = BatchTopLabel(lid.model_file, lid.labels_many)
     assert (batch(texts) == expected).all()
-    assert 0 < batch.fallbacks < len(texts)  # NumPy decides rows, fastText the unsure ones (other languages...)
+    assert batch.fallbacks < len(texts) / 100  # NumPy decides nearly every row, fastText the near-ties
     assert (batch(texts) == expected).all()  # from the warm word cache
     assert (lid.is_english_many(texts) == expected).all()
     assert [lid.is_english(t) for t in texts[:300]] == expected[:300].tolist()

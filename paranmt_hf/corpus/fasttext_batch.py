@@ -10,9 +10,11 @@ the model file (``.bin`` or quantised ``.ftz``) and computes the same model in N
 * with hierarchical softmax (``lid.176``) the probability of the asked label is the product of the sigmoids on its
   tree path (two nodes for English). When it exceeds ``0.5 + margin`` no other label can outrank it (leaf
   probabilities sum to one, and fastText's ``log(p + 1e-5)`` search scores cannot close that gap), so the answer is
-  *yes*; with a softmax loss the answer is taken when the label's logit and the best other one differ by more
-  than ``margin``;
-* every other row (other languages, near-ties) is asked of fastText itself, in one batched call.
+  *yes*; so it is when the label's path score beats the score of leaving the path at any step (every other label
+  hangs off it). For the other rows every label's search score is computed as fastText's tree search does (the sum of
+  ``log(p + 1e-5)`` along its path) and the answer is taken when the label and the best other one differ by more
+  than ``margin``; with a softmax loss likewise from the logits;
+* the remaining near-ties (where float rounding could decide) are asked of fastText itself, in one batched call.
 
 So the answers are fastText's answers; ``tests/test_corpus_langid.py`` checks that on real multilingual text.
 """
@@ -233,8 +235,20 @@ class BatchTopLabel:
         self._input = model.input.astype(np.float64)
         if model.loss == LOSS_HS:
             paths, codes = hs_tree(model.label_counts)
-            self._project = model.output[paths[self.target]].astype(np.float64)  # [depth, dim]
+            depth = len(paths[self.target])
+            # the label's path rows, then the identity: each word also keeps its full row sum (the hidden vector of
+            # the rows NumPy cannot decide from the path alone)
+            self._project = np.concatenate([model.output[paths[self.target]].astype(np.float64),
+                                            np.eye(model.dim)])
             self._sign = np.where(codes[self.target], 1.0, -1.0)
+            self._depth = depth
+            self._internal = model.output[: len(model.labels) - 1].astype(np.float64)
+            # leaf score = right-step logs @ _rights + left-step logs @ _lefts (0/1 path matrices, internal x leaf)
+            self._rights = np.zeros((len(self._internal), len(paths)))
+            self._lefts = np.zeros((len(self._internal), len(paths)))
+            for leaf, (path, code) in enumerate(zip(paths, codes, strict=True)):
+                for node, right in zip(path, code, strict=True):
+                    (self._rights if right else self._lefts)[node, leaf] = 1.0
         else:
             self._project = model.output.astype(np.float64)  # [labels, dim]
         width = 1 + len(self._project)
@@ -386,6 +400,14 @@ class BatchTopLabel:
         return sums[:, 1:] / sums[:, :1]
 
     # ---- the answer ------------------------------------------------------------------------------------------
+    def hs_scores(self, hidden: np.ndarray, chunk: int = 2048) -> np.ndarray:
+        """Every label's score under hierarchical softmax: ``sum(log(p + 1e-5))`` over its tree path (fastText's)."""
+        out = np.empty((len(hidden), self._rights.shape[1]))
+        for start in range(0, len(hidden), chunk):
+            f = 1.0 / (1.0 + np.exp(-(hidden[start : start + chunk] @ self._internal.T)))
+            out[start : start + chunk] = np.log(f + 1e-5) @ self._rights + np.log(1.0 - f + 1e-5) @ self._lefts
+        return out
+
     def __call__(self, texts: Sequence[str], words: Sequence[list[str]] | None = None) -> np.ndarray:
         """Boolean array: whether fastText's top-1 label of each text is the asked label.
 
@@ -396,9 +418,24 @@ class BatchTopLabel:
         logits = self.logits(texts, words)
         if self.model.loss == LOSS_HS:
             # leaf probabilities sum to one: above one half (plus margin) the label is the top one for sure
-            prob = np.prod(1.0 / (1.0 + np.exp(-logits * self._sign)), axis=1)
-            answer = prob > 0.5 + self.margin
+            # probability of each step towards the label, from the root down (paths are stored leaf first)
+            step = 1.0 / (1.0 + np.exp(-logits[:, self._depth - 1 :: -1] * self._sign[::-1]))
+            answer = np.prod(step, axis=1) > 0.5 + self.margin
+            # every other leaf hangs off the label's path: its score is at most the score of leaving the path
+            # there (fastText's log(p + 1e-5) steps can add at most 1e-5 per further level)
+            logs = np.log(step + 1e-5)
+            before = np.concatenate([np.zeros((len(step), 1)), np.cumsum(logs, axis=1)[:, :-1]], axis=1)
+            leave = before + np.log(1.0 - step + 1e-5)
+            answer |= logs.sum(axis=1) - leave.max(axis=1) > self.margin + 1e-5 * len(self._internal)
             certain = answer.copy()
+            rest = np.flatnonzero(~certain)
+            if len(rest):  # every leaf's search score, as fastText's tree search computes it
+                scores = self.hs_scores(logits[rest, self._depth :])
+                mine = scores[:, self.target].copy()
+                scores[:, self.target] = -np.inf
+                best_other = scores.max(axis=1)
+                answer[rest] = mine > best_other
+                certain[rest] = np.abs(mine - best_other) > self.margin
         else:
             best_other = np.max(np.delete(logits, self.target, axis=1), axis=1)
             mine = logits[:, self.target]
