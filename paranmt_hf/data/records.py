@@ -13,7 +13,6 @@ uses); :func:`iter_records` yields one record dict per valid line.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 from collections import Counter
@@ -138,6 +137,23 @@ class ParsedBlock:
             yield {"text_a": a, "text_b": b, "score": s, "overlap": o}
 
 
+def _encoding_problem(line: str) -> tuple[str, str] | None:
+    """``(reason, detail)`` when the line is not valid UTF-8 or holds a NUL byte."""
+    if _SURROGATE.search(line):
+        return "invalid UTF-8", _bad_utf8_detail(line)
+    if "\x00" in line:
+        return "NUL byte", f"column {line[: line.index(chr(0))].count(chr(9)) + 1}"
+    return None
+
+
+def _column_problem(line: str, n: int, lo: int, hi: int) -> tuple[str, str]:
+    """``(reason, detail)`` of a line with the wrong number of columns."""
+    if not line.strip():
+        return "empty line", ""
+    expected = f"{lo}" + (f"-{hi}" if hi != lo else "")
+    return ("missing column" if n < lo else "extra column"), f"{n} column(s), expected {expected}"
+
+
 def _bad_utf8_detail(line: str) -> str:
     raw = line.encode("utf-8", "surrogateescape")
     try:
@@ -168,58 +184,50 @@ def parse_block(block: Block, fmt: LineFormat | str, strict: bool = False) -> Pa
             raise BadLineError(f"{location}: {reason}" + (f" ({detail})" if detail else ""))
         report.record(location, reason, detail)
 
+    strip_cr = "\r" in text
+    first = block.first_line
     for index, line in enumerate(lines):
-        if line and line[-1] == "\r":
+        if strip_cr and line and line[-1] == "\r":
             line = line[:-1]
-        if check_utf8 and _SURROGATE.search(line):
-            bad(index, "invalid UTF-8", _bad_utf8_detail(line))
-            continue
-        if check_nul and "\x00" in line:
-            bad(index, "NUL byte", f"column {line[: line.index(chr(0))].count(chr(9)) + 1}")
+        if (check_utf8 or check_nul) and (problem := _encoding_problem(line)):
+            bad(index, *problem)
             continue
         fields = line.split("\t")
         n = len(fields)
         if n < lo or n > hi:
-            if not line.strip():
-                bad(index, "empty line")
-            else:
-                expected = f"{lo}" + (f"-{hi}" if hi != lo else "")
-                bad(index, "missing column" if n < lo else "extra column", f"{n} column(s), expected {expected}")
+            bad(index, *_column_problem(line, n, lo, hi))
             continue
         a, b = fields[0], fields[1]
-        if not a.strip() or not b.strip():
+        if a.isspace() or b.isspace() or not a or not b:
             bad(index, "empty side", "column 1" if not a.strip() else "column 2")
             continue
         score = overlap = None
         if score_col is not None and score_col < n:
-            score = _number(fields[score_col])
-            if score.__class__ is not float:
-                bad(index, f"{score} score", repr(fields[score_col][:40]))
+            try:
+                score = float(fields[score_col])
+            except ValueError:
+                bad(index, "non-numeric score", repr(fields[score_col][:40]))
+                continue
+            if score - score != 0.0:  # NaN or infinite
+                bad(index, "NaN or infinite score", repr(fields[score_col][:40]))
                 continue
         if overlap_col is not None and overlap_col < n:
-            overlap = _number(fields[overlap_col])
-            if overlap.__class__ is not float:
-                bad(index, f"{overlap} overlap", repr(fields[overlap_col][:40]))
+            try:
+                overlap = float(fields[overlap_col])
+            except ValueError:
+                bad(index, "non-numeric overlap", repr(fields[overlap_col][:40]))
+                continue
+            if overlap - overlap != 0.0:
+                bad(index, "NaN or infinite overlap", repr(fields[overlap_col][:40]))
                 continue
         text_a.append(a)
         text_b.append(b)
         scores.append(score)
         overlaps.append(overlap)
         kept.append(line)
-        numbers.append(block.first_line + index)
+        numbers.append(first + index)
     report.good += len(text_a)
     return out
-
-
-def _number(text: str) -> float | str:
-    """The finite float in ``text``, or the kind of problem (``"non-numeric"``, ``"NaN or infinite"``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        return "non-numeric"
-    if not math.isfinite(value):
-        return "NaN or infinite"
-    return value
 
 
 def iter_parsed(

@@ -91,6 +91,71 @@ def run(args: list[str], lines: int) -> dict:
             "load_before": load_before, "load_after": load(), "summary": summary}
 
 
+def python_speed() -> float:
+    """ns per iteration of a fixed pure-Python loop: how fast (or how shared) this machine is right now."""
+    start = time.process_time()
+    x = 0
+    for i in range(3_000_000):
+        x += i
+    return round((time.process_time() - start) / 3_000_000 * 1e9, 1)
+
+
+def profile_filter(corpus: Path) -> dict:
+    """CPU µs per input line of each stage of `corpus filter` (one process, in this process): what bounds it."""
+    import numpy as np
+
+    from paranmt_hf.corpus.filtering import build_filter
+    from paranmt_hf.corpus.overlap import trigram_overlaps
+    from paranmt_hf.corpus.tokens import shared_tokenizer
+    from paranmt_hf.data.configs import ConfigOptions
+    from paranmt_hf.data.reader import iter_blocks
+    from paranmt_hf.data.records import parse_block
+
+    row_filter = build_filter(ConfigOptions(), [])
+    tokenizer = shared_tokenizer()
+    row_filter.langid.is_english_many(["warm up"])
+    clock, spent, lines = time.process_time, dict.fromkeys(
+        ["parse", "score and length", "overlap: Punkt + chunk keys", "overlap: token ids (NLTK for new chunks)",
+         "overlap: trigrams", "language id", "output"], 0.0), 0
+    for block in iter_blocks([corpus]):
+        t = clock()
+        parsed = parse_block(block, "paranmt")
+        spent["parse"] += clock() - t
+        t = clock()
+        words_a, words_b = [x.split() for x in parsed.text_a], [x.split() for x in parsed.text_b]
+        score = np.asarray(parsed.score)
+        mean = (np.fromiter(map(len, words_a), int, len(words_a)) + np.fromiter(map(len, words_b), int,
+                                                                                 len(words_b))) / 2
+        rows = np.flatnonzero((score >= 0.4) & (score <= 1.0) & (mean >= 5) & (mean <= 40))
+        texts = [parsed.text_a[i].strip().lower() for i in rows] + [parsed.text_b[i].strip().lower() for i in rows]
+        spent["score and length"] += clock() - t
+        t = clock()
+        tokenizer.keys_many(texts)
+        keys = clock() - t
+        spent["overlap: Punkt + chunk keys"] += keys
+        t = clock()
+        flat, lengths = tokenizer.token_ids_many(texts)  # (computes the keys again: subtracted below)
+        spent["overlap: token ids (NLTK for new chunks)"] += clock() - t - keys
+        t = clock()
+        overlap = trigram_overlaps(flat, lengths)
+        spent["overlap: trigrams"] += clock() - t
+        t = clock()
+        rows = rows[overlap <= 0.7]
+        english = row_filter.langid.is_english_many(
+            [parsed.text_a[i] for i in rows] + [parsed.text_b[i] for i in rows],
+            [words_a[i] for i in rows] + [words_b[i] for i in rows])
+        spent["language id"] += clock() - t
+        t = clock()
+        keep = rows[english[: len(rows)] & english[len(rows) :]]
+        ("\n".join(parsed.lines[i] for i in keep) + "\n").encode()
+        spent["output"] += clock() - t
+        lines += block.lines
+    total = sum(spent.values())
+    return {"lines": lines, "cpu_us_per_line": {k: round(v / lines * 1e6, 2) for k, v in spent.items()},
+            "total_cpu_us_per_line": round(total / lines * 1e6, 2), "lines_per_cpu_s": round(lines / total),
+            "python_loop_ns": python_speed()}
+
+
 def agreement(data_dir: Path, workdir: Path, pairs: int = 20000) -> dict:
     """How often the whitespace overlap equals the exact NLTK overlap, on real pairs (tokenised and raw)."""
     from paranmt_hf.corpus.overlap import overlaps_many
@@ -209,6 +274,7 @@ def main() -> None:
     if args.quick:
         jobs = jobs[:3]
     rows = []
+    speed_before = python_speed()
     for name, mode, command, compared in jobs:
         outputs = []
         for processes in (1, 2):
@@ -221,7 +287,7 @@ def main() -> None:
                 outputs.append((work / compared).read_bytes())
         if compared:
             rows[-1]["identical_to_1_process"] = outputs[0] == outputs[1]
-    checks = {"whitespace_overlap_agreement": agreement(data, work)}
+    checks = {"whitespace_overlap_agreement": agreement(data, work), "filter_profile": profile_filter(corpus)}
     if args.reference_lines:
         reference = reference_rows(corpus, args.reference_lines)
         head = work / "reference-head.txt"
@@ -240,7 +306,10 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "environment": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                         "python": platform.python_version(), "paranmt_hf": paranmt_hf.__version__,
-                        "numpy": numpy.__version__},
+                        "numpy": numpy.__version__,
+                        "python_loop_ns_before_after": [speed_before, python_speed()],
+                        "note": "python_loop_ns: ns per iteration of a fixed pure-Python loop (lower = faster or "
+                                "less shared machine); compare rows only within one run"},
         "corpus": {"path": str(corpus), "lines": args.lines, "bytes": corpus.stat().st_size},
         "rows": rows, "checks": checks,
     }
@@ -260,7 +329,9 @@ def write_readme(result: dict, path: Path) -> None:
         "(`paranmt_hf.corpus.synthetic`). Raw numbers: `scale.json`; chart: `throughput.png`.", "",
         "Modes: *exact* = the papers' `nltk.word_tokenize` overlap (the default; identical tokens through the chunk "
         "cache); *fast* = `--tokenizer whitespace` (exact only for already tokenised text); `-` = no tokenisation.",
-        "Peak RSS is the whole process tree (main process + workers). Extrapolation: linear in lines.", "",
+        "Peak RSS is the whole process tree (main process + workers). Extrapolation: linear in lines. "
+        f"Machine speed (ns per pure-Python loop iteration, before / after): "
+        f"{' / '.join(map(str, result['environment']['python_loop_ns_before_after']))}.", "",
         "| command | mode | processes | lines/s | lines/CPU-s | peak RSS (MB) | 51.4M lines (min) |"
         " load before / after | identical to 1 process |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
