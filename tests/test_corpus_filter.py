@@ -173,13 +173,15 @@ def test_all_bad_input_fails_and_writes_nothing(tmp_path: Path, capsys: pytest.C
 
 
 def _run_and_kill(args: list[str], tmp_path: Path, sig: int, after_bytes: int = 1) -> subprocess.Popen:
-    """Start `paranmt-hf corpus ...` and send ``sig`` once its temporary output holds ``after_bytes``."""
+    """Start `paranmt-hf corpus ...` and send ``sig`` once its temporary output (a file, or the files of a folder)
+    holds ``after_bytes``."""
     proc = subprocess.Popen([sys.executable, "-m", "paranmt_hf.cli.main", "corpus", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        temps = [p for p in tmp_path.rglob(".paranmt-tmp-*") if p.is_file()]
-        if temps and max(p.stat().st_size for p in temps) >= after_bytes:
+        temps = [p for t in tmp_path.glob(".paranmt-tmp-*") for p in ([t] if t.is_file() else t.rglob("*"))
+                 if p.is_file()]
+        if temps and sum(p.stat().st_size for p in temps) >= after_bytes:
             proc.send_signal(sig)
             break
         time.sleep(0.05)

@@ -64,3 +64,10 @@ def test_export_folder_that_holds_an_input_is_refused(tmp_path: Path) -> None:
     assert main(["corpus", "export", str(src), "--config", "pairs", "-o", str(folder), "--overwrite",
                  "--quiet"]) == 1
     assert src.read_text() == PAIRS
+
+
+def test_export_of_nothing_valid_fails_and_writes_nothing(tmp_path: Path) -> None:
+    src = tmp_path / "bad.tsv"
+    src.write_text("no tabs here\nnor here\n")
+    assert main(["corpus", "export", str(src), "--config", "pairs", "-o", str(tmp_path / "hub"), "--quiet"]) == 1
+    assert not (tmp_path / "hub").exists()

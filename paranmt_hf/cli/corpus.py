@@ -248,6 +248,10 @@ def _export(args: argparse.Namespace) -> int:
         for c in exported:
             print(f"{c.name}: {c.rows:,} rows in {len(c.files)} file(s); " + summaries[c.name].line("lines"),
                   file=sys.stderr)
+        if all(s.report.good == 0 for s in summaries.values()):
+            from ..corpus.pipeline import CorpusError
+
+            raise CorpusError(f"no valid line in {', '.join(map(str, inputs))}; {output} was not written")
         write_export_record(tmp, exported, card)
         write_card(tmp, exported, **card)
     if not shard.whole:

@@ -123,9 +123,12 @@ class PRASFilter:
         score = _scores(scores)
         reason = np.zeros(n, dtype=np.int8)
         reason[~((self.sim_low <= score) & (score <= self.sim_high))] = SCORE
-        words_a, words_b = [t.split() for t in text_a], [t.split() for t in text_b]  # reused by the language test
+        rows = np.flatnonzero(reason == 0)
+        words_a, words_b = [text_a[i].split() for i in rows], [text_b[i].split() for i in rows]  # (language test too)
         mean = (_counts(words_a) + _counts(words_b)) / 2
-        reason[(reason == 0) & ((mean < self.min_mean_tokens) | (mean > self.max_mean_tokens))] = LENGTH
+        reason[rows[(mean < self.min_mean_tokens) | (mean > self.max_mean_tokens)]] = LENGTH
+        position = np.full(n, -1, dtype=np.int64)  # row -> its index in words_a / words_b
+        position[rows] = np.arange(len(rows))
         rows = np.flatnonzero(reason == 0)
         overlap = _fill_overlaps(text_a, text_b, overlaps, rows, self.tokenizer)
         values = np.array([overlap[i] for i in rows], dtype=np.float64)
@@ -133,8 +136,9 @@ class PRASFilter:
         if self.require_english:
             rows = np.flatnonzero(reason == 0)
             if len(rows):
-                english = self.langid.is_english_many([text_a[i] for i in rows] + [text_b[i] for i in rows],
-                                                      [words_a[i] for i in rows] + [words_b[i] for i in rows])
+                english = self.langid.is_english_many(
+                    [text_a[i] for i in rows] + [text_b[i] for i in rows],
+                    [words_a[j] for j in position[rows]] + [words_b[j] for j in position[rows]])
                 reason[rows[~(english[: len(rows)] & english[len(rows) :])]] = LANGUAGE
         return Selection(reason == 0, reason, overlap)
 

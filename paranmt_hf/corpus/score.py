@@ -21,7 +21,7 @@ from ..data.reader import Block
 from ..data.records import parse_block
 from ..data.writer import format_number
 from .output import compress_block
-from .overlap import overlaps_many, trigram_overlap
+from .overlap import overlaps_many
 from .pipeline import BlockResult, BlockTask
 
 
@@ -63,10 +63,12 @@ def annotate_pairs(
             scores = cosine_scores(encoder, [r["text_a"] for r in chunk], [r["text_b"] for r in chunk], batch_size)
             for record, score in zip(chunk, scores, strict=True):
                 record["score"] = float(score)
-        for record in chunk:
-            if overlap and record.get("overlap") is None:
-                record["overlap"] = trigram_overlap(record["text_a"], record["text_b"], tokenizer)
-            yield record
+        if overlap:
+            todo = [r for r in chunk if r.get("overlap") is None]
+            values = overlaps_many([r["text_a"] for r in todo], [r["text_b"] for r in todo], tokenizer)
+            for record, value in zip(todo, values, strict=True):
+                record["overlap"] = value
+        yield from chunk
 
 
 @dataclass

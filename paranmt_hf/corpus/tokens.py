@@ -50,6 +50,11 @@ _END_SENSITIVE = re.compile(r"[.:,]")
 _PERIOD_TAIL = re.compile(r"([^ .]*)\.")  # a tail that is a word and a final period
 # a last chunk that is a middle chunk: no [.:,], not ending with a closer or quote (so it is the whole tail)
 _SIMPLE_TAIL = re.compile(r"[^.:,]*[^.:,\]})>\"'»”’\s]")
+# Punkt's sentence breaks change no token unless the text holds one of these: an internal period; '?'/'!' followed
+# by another character of its chunk, or by a chunk that starts with a quote; a ':' or ',' in the chunk of a '?'/'!'.
+# (A break after a '?'/'!' that ends a plain chunk leaves that chunk a middle-compatible tail and the next chunk a
+# middle-compatible first chunk.) Texts without them skip Punkt.
+_SPLIT_MATTERS = re.compile(r"\.(?=.)|[?!]\S|[?!]\s+[\"'`«“‘„]|[:,]\S*[?!]")
 _CONTEXT = "x"  # neutral word around a chunk: one token, matches no pattern with its neighbours
 _MARK = "§"  # separates the cache misses tokenised in one call
 PERIOD_KEY = " ."  # the key of a final period split off a ``word.`` tail
@@ -223,9 +228,10 @@ class ChunkCachedTokenizer:
         counts: list[int] = []
         split, candidate = _punkt_split()
         simple_tail, period_tail, openers, plan = _SIMPLE_TAIL.fullmatch, _PERIOD_TAIL.fullmatch, _OPENERS, self.plan
+        needs_punkt = _SPLIT_MATTERS.search
         for text in texts:
             before = len(keys)
-            sentences = (text,) if candidate is not None and text == text.rstrip() and not candidate(text) \
+            sentences = (text,) if candidate is not None and text == text.rstrip() and not needs_punkt(text) \
                 else _split_sentences(text)
             for sentence in sentences:
                 if not sentence or sentence[0] in openers or sentence[0].isspace():
