@@ -70,3 +70,31 @@ def test_export_processed_and_pairs(tmp_path: Path) -> None:
     assert list(ds)[1] == {"reference": "absolutely perfect .", "paraphrase": "absolutely gorgeous ."}
     pairs = load_dataset(str(out), "pairs", split="train", cache_dir=str(tmp_path / "cache"))
     assert pairs["trigram_overlap"] == pytest.approx([0.0, 0.0, 0.5]) and pairs[1]["score"] is None
+
+
+def test_two_export_shards_merge_into_the_one_machine_export(tmp_path: Path, paranmt_zip: Path) -> None:
+    from datasets import load_dataset
+
+    whole, sharded = tmp_path / "whole", tmp_path / "sharded"
+    args = ["--config", "full", "--config", "filtered", "--shard-rows", "2", "--quiet"]
+    assert main(["corpus", "export", str(paranmt_zip), "-o", str(whole), *args]) == 0
+    for index in ("0", "1"):
+        assert main(["corpus", "export", str(paranmt_zip), "-o", str(sharded), "--num-shards", "2", "--shard-index",
+                     index, *args]) == 0
+    assert (tmp_path / "sharded-00001-of-00002" / "README.md").exists()
+    assert main(["corpus", "merge", "-o", str(sharded)]) == 0
+    for config in ("full", "filtered"):
+        ours = load_dataset(str(sharded), config, split="train", cache_dir=str(tmp_path / "c1")).to_list()
+        one = load_dataset(str(whole), config, split="train", cache_dir=str(tmp_path / "c2")).to_list()
+        assert ours == one and ours
+    card = yaml.safe_load((sharded / "README.md").read_text().split("---")[1])
+    assert {c["config_name"] for c in card["configs"]} == {"full", "filtered"}
+    assert "5 |" in (sharded / "README.md").read_text().replace(",", "")  # the card counts all 5 full rows
+
+
+def test_export_refuses_to_replace_an_existing_folder(tmp_path: Path, paranmt_zip: Path) -> None:
+    out = tmp_path / "hub"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    assert main(["corpus", "export", str(paranmt_zip), "--config", "full", "-o", str(out), "--quiet"]) == 1
+    assert (out / "mine.txt").read_text() == "keep me"

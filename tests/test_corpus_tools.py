@@ -13,7 +13,7 @@ from paranmt_hf.cli.main import main
 from paranmt_hf.corpus.dedup import DedupStats, dedup_records
 from paranmt_hf.corpus.histogram import score_histogram
 from paranmt_hf.corpus.overlap import trigram_overlap
-from paranmt_hf.corpus.records import iter_records
+from paranmt_hf.data.records import iter_records
 
 PAIRS = [
     ("i am very happy today", "i am so glad today"),
@@ -89,8 +89,8 @@ def test_filter_cli_writes_full_format(tmp_path: Path) -> None:
     out = tmp_path / "kept.tsv"
     args = ["corpus", "filter", str(src), "-o", str(out), "--no-language-filter", "--tokenizer", "whitespace"]
     assert main(args) == 0
-    assert _read_tsv(out) == [["w1 w2 w3 w4 w5 w6", "v1 v2 v3 v4 v5 v6", repr(float(np.float32(0.9)))]]
-    assert main([*args, "--sim-low", "0.1", "--with-overlap"]) == 0
+    assert _read_tsv(out) == [["w1 w2 w3 w4 w5 w6", "v1 v2 v3 v4 v5 v6", "0.9"]]  # the kept line, unchanged
+    assert main([*args, "--sim-low", "0.1", "--with-overlap", "--overwrite"]) == 0
     assert [len(r) for r in _read_tsv(out)] == [4, 4]
 
 
@@ -124,8 +124,8 @@ def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path) ->
     assert _read_tsv(out) == [["a b c d", "a b c e", "0.5", "0.5"]]
     unscored = tmp_path / "unscored.tsv"
     unscored.write_text("a b c d\ta b c e\n")
-    with pytest.raises(ValueError, match="score"):
-        main(["corpus", "annotate", str(unscored), "-o", str(out)])
+    with pytest.raises(ValueError, match=r"unscored\.tsv:1: no score"):
+        main(["corpus", "annotate", str(unscored), "-o", str(out), "--overwrite"])
 
 
 def test_language_identifier() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf import load_paranmt
-from paranmt_hf.corpus.records import BadLineError
+from paranmt_hf.data.records import BadLineError
 
 GOOD = b"a good reference .\ta good paraphrase .\t0.75\n"
 
@@ -50,7 +50,7 @@ def _write(path: Path, lines: list[bytes]) -> Path:
 def test_bad_line_is_skipped_counted_and_summarised(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                     bad: bytes, reason: str) -> None:
     path = _write(tmp_path / "para-nmt-50m.txt", [GOOD, bad, GOOD])
-    with caplog.at_level(logging.WARNING, logger="paranmt_hf.corpus"):
+    with caplog.at_level(logging.WARNING, logger="paranmt_hf.data"):
         rows = list(load_paranmt("full", str(path)))
     assert len(rows) == 2
     assert "skipped 1 bad line(s) of 3" in caplog.text
@@ -93,7 +93,7 @@ def test_no_valid_line_is_ever_dropped(tmp_path: Path, caplog: pytest.LogCapture
         mixed += [line, BAD_FULL[i % len(BAD_FULL)][0]]
     mixed.append(lines[-1])
     path = _write(tmp_path / "para-nmt-50m.txt", mixed)
-    with caplog.at_level(logging.WARNING, logger="paranmt_hf.corpus"):
+    with caplog.at_level(logging.WARNING, logger="paranmt_hf.data"):
         rows = list(load_paranmt("full", str(path)))
     assert len(rows) == len(VALID_FULL)
     expected = [v.rstrip("\n").rstrip("\r").split("\t") for v in VALID_FULL]

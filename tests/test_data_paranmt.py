@@ -150,7 +150,7 @@ def test_multiple_files_in_order(tmp_path: Path, caplog: pytest.LogCaptureFixtur
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text(FULL_LINES[0])
     b.write_text(FULL_LINES[1])
-    with caplog.at_level(logging.WARNING, logger="paranmt_hf.corpus"):
+    with caplog.at_level(logging.WARNING, logger="paranmt_hf.data"):
         rows = list(load_paranmt("full", [str(a), str(b)]))
     assert [r["reference"] for r in rows] == [FULL_LINES[0].split("\t")[0], FULL_LINES[1].split("\t")[0]]
     assert "bad line" not in caplog.text

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from ..data.records import FORMATS, BadLineError, BadLineReport, LineFormat, iter_records
+from ..data.writer import write_pairs
 from .dedup import DedupStats, dedup_records
 from .export import export_hub_folder, write_parquet_shards
 from .filters import ACL2018Filter, PRASFilter, corpus_fold_bounds, fold_bounds
 from .histogram import TABLE3_EDGES, plot_histogram, score_histogram
-from .io import write_pairs
 from .langid import LanguageIdentifier
 from .lexicon import ParaphraseLexicon, evaluate_simlex, read_simlex
 from .overlap import ngram_overlap, trigram_overlap
-from .records import FORMATS, BadLineError, BadLineReport, LineFormat, iter_records
 from .score import annotate_pairs, cosine_scores
 from .tokens import nltk_word_tokenize
 

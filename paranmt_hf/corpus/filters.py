@@ -1,42 +1,100 @@
-"""The papers' training-data filters, as parameterised predicates over ``full``-style examples.
+"""The papers' training-data filters, applied to whole batches of pairs (and, for reference, to one example).
 
-An example is a dict with ``reference``, ``paraphrase``, ``paraphrase_score``, ``reference_length`` and
-``paraphrase_length`` (whitespace tokens, as ``extract_data.py`` counts them) and an optional ``trigram_overlap``
-that a filter fills in when it needs it and it is missing (cheap tests run first; the result does not depend on the
-order because every filter is a conjunction).
+:meth:`PRASFilter.select` / :meth:`ACL2018Filter.select` take the columns of a batch (first sides, second sides,
+scores, optional precomputed overlaps) and return a :class:`Selection`: which pairs pass, the first test each other
+pair fails (score, length, overlap, language, sampling) and the trigram overlaps computed on the way. Cheap tests
+run first and the expensive ones only on the pairs still in (every filter is a conjunction, so the order changes
+no answer). Token lengths are whitespace tokens, as ``extract_data.py`` counts them.
+
+Calling a filter on one ``full``-style example dict (``reference``, ``paraphrase``, ``paraphrase_score``,
+``reference_length``, ``paraphrase_length``, optional ``trigram_overlap``) answers for that example and fills in
+its overlap, as the original per-line scripts did.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..data.reader import Opener
+from ..data.records import FORMATS, iter_parsed
 from .langid import LanguageIdentifier
-from .overlap import trigram_overlap
-from .reader import Opener
-from .records import FORMATS, iter_records
+from .overlap import overlaps_many
+
+# why a pair was dropped (index = Selection.reason code; 0 = kept)
+REASONS = ("kept", "score", "length", "overlap", "language", "sampled out")
+KEPT, SCORE, LENGTH, OVERLAP, LANGUAGE, SAMPLED = range(len(REASONS))
+
+
+@dataclass
+class Selection:
+    """The outcome of a filter on a batch.
+
+    ``keep`` (bool per pair), ``reason`` (index into :data:`REASONS`) and ``overlap`` (the trigram overlap of each
+    pair where it was computed or given, else None).
+    """
+
+    keep: np.ndarray
+    reason: np.ndarray
+    overlap: list[float | None]
+
+    def counts(self) -> dict[str, int]:
+        """Pairs per reason (``kept`` included), reasons with no pair left out."""
+        found = np.bincount(self.reason, minlength=len(REASONS))
+        return {REASONS[i]: int(n) for i, n in enumerate(found) if n}
+
+
+def _lengths(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter((len(t.split()) for t in texts), dtype=np.int64, count=len(texts))
+
+
+def _counts(words: Sequence[list[str]]) -> np.ndarray:
+    return np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+
+
+def _scores(scores: Sequence[float | None]) -> np.ndarray:
+    if any(s is None for s in scores):
+        raise ValueError("the filter needs a paraphrase score on every pair (add them with `corpus annotate`)")
+    return np.asarray(scores, dtype=np.float64)
+
+
+def _fill_overlaps(text_a: Sequence[str], text_b: Sequence[str], given: Sequence[float | None] | None,
+                   rows: np.ndarray, tokenizer: str) -> list[float | None]:
+    """Overlaps of ``rows`` (given ones kept, missing ones computed); None elsewhere."""
+    out: list[float | None] = [None] * len(text_a) if given is None else list(given)
+    todo = [int(i) for i in rows if out[i] is None]
+    if todo:
+        for i, value in zip(todo, overlaps_many([text_a[i] for i in todo], [text_b[i] for i in todo], tokenizer),
+                            strict=True):
+            out[i] = value
+    return out
 
 
 def ensure_overlap(example: dict[str, Any], tokenizer: str = "nltk") -> float:
     """The example's ``trigram_overlap``, computed (and stored) when missing."""
     value = example.get("trigram_overlap")
     if value is None:
-        value = trigram_overlap(example["reference"], example["paraphrase"], tokenizer)
+        value = overlaps_many([example["reference"]], [example["paraphrase"]], tokenizer)[0]
         example["trigram_overlap"] = value
     return value
+
+
+def _example_columns(example: dict[str, Any]) -> tuple[list[str], list[str], list[float], list[float | None]]:
+    return ([example["reference"]], [example["paraphrase"]], [example["paraphrase_score"]],
+            [example.get("trigram_overlap")])
 
 
 @dataclass
 class PRASFilter:
     """"Paraphrastic Representations at Scale" training filter (``extract_data.py`` of the PRAS code).
 
-    Keeps a pair when ``sim_low <= paraphrase_score <= sim_high``, ``trigram_overlap <= max_overlap``,
-    ``min_mean_tokens <= (len(ref.split()) + len(para.split())) / 2 <= max_mean_tokens`` and (``require_english``) the
+    Keeps a pair when ``sim_low <= paraphrase_score <= sim_high``, ``min_mean_tokens <= (len(ref.split()) +
+    len(para.split())) / 2 <= max_mean_tokens``, ``trigram_overlap <= max_overlap`` and (``require_english``) the
     top fastText lid.176 label of both sides is English. Defaults: the released English model's data (0.4, 1.0, 0.7,
     5, 40). The PRAS README's script example uses ``sim_low=0.7, max_overlap=0.5``.
     """
@@ -51,22 +109,52 @@ class PRASFilter:
     tokenizer: str = "nltk"
     _langid: LanguageIdentifier | None = field(default=None, init=False, repr=False)
 
+    @property
+    def langid(self) -> LanguageIdentifier:
+        """The language identifier (loaded on first use)."""
+        if self._langid is None:
+            self._langid = LanguageIdentifier(self.langid_model)
+        return self._langid
+
+    def select(self, text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
+               overlaps: Sequence[float | None] | None = None) -> Selection:
+        """The filter on a batch (``overlaps``: precomputed values, None entries are computed)."""
+        n = len(text_a)
+        score = _scores(scores)
+        reason = np.zeros(n, dtype=np.int8)
+        reason[~((self.sim_low <= score) & (score <= self.sim_high))] = SCORE
+        rows = np.flatnonzero(reason == 0)
+        words_a, words_b = [text_a[i].split() for i in rows], [text_b[i].split() for i in rows]  # (language test too)
+        mean = (_counts(words_a) + _counts(words_b)) / 2
+        reason[rows[(mean < self.min_mean_tokens) | (mean > self.max_mean_tokens)]] = LENGTH
+        position = np.full(n, -1, dtype=np.int64)  # row -> its index in words_a / words_b
+        position[rows] = np.arange(len(rows))
+        rows = np.flatnonzero(reason == 0)
+        overlap = _fill_overlaps(text_a, text_b, overlaps, rows, self.tokenizer)
+        values = np.array([overlap[i] for i in rows], dtype=np.float64)
+        reason[rows[values > self.max_overlap]] = OVERLAP
+        if self.require_english:
+            rows = np.flatnonzero(reason == 0)
+            if len(rows):
+                english = self.langid.is_english_many(
+                    [text_a[i] for i in rows] + [text_b[i] for i in rows],
+                    [words_a[j] for j in position[rows]] + [words_b[j] for j in position[rows]])
+                reason[rows[~(english[: len(rows)] & english[len(rows) :])]] = LANGUAGE
+        return Selection(reason == 0, reason, overlap)
+
     def __call__(self, example: dict[str, Any]) -> bool:
         """Whether ``example`` passes (fills in ``trigram_overlap`` when it was needed)."""
-        score = example["paraphrase_score"]
-        if not self.sim_low <= score <= self.sim_high:
-            return False
-        mean_tokens = (example["reference_length"] + example["paraphrase_length"]) / 2
-        if mean_tokens < self.min_mean_tokens or mean_tokens > self.max_mean_tokens:
-            return False
-        if ensure_overlap(example, self.tokenizer) > self.max_overlap:
-            return False
-        if self.require_english:
-            if self._langid is None:
-                self._langid = LanguageIdentifier(self.langid_model)
-            if not (self._langid.is_english(example["reference"]) and self._langid.is_english(example["paraphrase"])):
-                return False
-        return True
+        selection = self.select(*_example_columns(example))
+        if selection.overlap[0] is not None:
+            example["trigram_overlap"] = selection.overlap[0]
+        return bool(selection.keep[0])
+
+
+def sample_unit(seed: int, text_a: str, text_b: str, score: float | None = None) -> float:
+    """A uniform number in [0, 1) fixed by the seed and the line's content (the same line always draws the same)."""
+    key = f"{seed}\t{text_a}\t{text_b}\t{score!r}"
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=8)
+    return int.from_bytes(digest.digest(), "little") / 2.0**64
 
 
 @dataclass
@@ -76,8 +164,9 @@ class ACL2018Filter:
     The paper ranks all pairs by paraphrase score, splits them into ``num_folds`` tenths (fold 1 = lowest), and
     samples 5M pairs from the top two folds whose sentences both have at most 30 tokens. ``min_score`` /
     ``max_score`` are the score bounds of the selected folds: give them, or let :func:`fold_bounds` compute them
-    from the corpus (a first pass over the scores). ``sample_rate`` keeps each selected pair with that probability
-    (seeded), e.g. ``5e6 / selected`` to draw the paper's 5M.
+    from the corpus (a first pass over the scores). ``sample_rate`` keeps each selected pair with that probability,
+    e.g. ``5e6 / selected`` to draw the paper's 5M; the draw is a hash of ``seed`` and the line (texts and score),
+    so it does not depend on the order, the batching or the sharding of the corpus.
     """
 
     min_score: float | None = None
@@ -87,22 +176,32 @@ class ACL2018Filter:
     max_tokens: int = 30
     sample_rate: float = 1.0
     seed: int = 1
-    _rng: random.Random | None = field(default=None, init=False, repr=False)
+
+    def select(self, text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
+               overlaps: Sequence[float | None] | None = None) -> Selection:
+        """The recipe on a batch (needs ``min_score``; ``overlaps`` are passed through)."""
+        if self.min_score is None:
+            raise ValueError("ACL2018Filter needs min_score (compute it with fold_bounds())")
+        score = _scores(scores)
+        reason = np.zeros(len(text_a), dtype=np.int8)
+        out = score < self.min_score
+        if self.max_score is not None:
+            out |= score > self.max_score
+        reason[out] = SCORE
+        long = (_lengths(text_a) > self.max_tokens) | (_lengths(text_b) > self.max_tokens)
+        reason[(reason == 0) & long] = LENGTH
+        if self.sample_rate < 1.0:
+            for i in np.flatnonzero(reason == 0):
+                if sample_unit(self.seed, text_a[i], text_b[i], float(score[i])) >= self.sample_rate:
+                    reason[i] = SAMPLED
+        given = [None] * len(text_a) if overlaps is None else list(overlaps)
+        return Selection(reason == 0, reason, given)
 
     def __call__(self, example: dict[str, Any]) -> bool:
         """Whether ``example`` passes; needs ``min_score`` (see :func:`fold_bounds`)."""
         if self.min_score is None:
             raise ValueError("ACL2018Filter needs min_score (compute it with fold_bounds())")
-        score = example["paraphrase_score"]
-        if score < self.min_score or (self.max_score is not None and score > self.max_score):
-            return False
-        if example["reference_length"] > self.max_tokens or example["paraphrase_length"] > self.max_tokens:
-            return False
-        if self.sample_rate < 1.0:
-            if self._rng is None:
-                self._rng = random.Random(self.seed)
-            return self._rng.random() < self.sample_rate
-        return True
+        return bool(self.select(*_example_columns(example)).keep[0])
 
 
 def fold_bounds(scores: np.ndarray, folds: Iterable[int] = (9, 10), num_folds: int = 10) -> tuple[float, float]:
@@ -133,17 +232,10 @@ def corpus_fold_bounds(
 ) -> tuple[float, float]:
     """:func:`fold_bounds` over the scores of ``para-nmt-50m.txt``-format files.
 
-    Holds every score as float64: 8 bytes per line, about 0.8 GB at peak for the 51.4M lines of ParaNMT-50M.
+    Holds every score as float64: 8 bytes per line, about 0.4 GB for the 51.4M lines of ParaNMT-50M.
     """
-    chunks: list[np.ndarray] = []
-    buffer: list[float] = []
-    for _, _, record in iter_records(paths, FORMATS["paranmt"], member_pattern=member_pattern, opener=opener):
-        buffer.append(record["score"])
-        if len(buffer) >= 1 << 20:
-            chunks.append(np.asarray(buffer, dtype=np.float64))
-            buffer = []
-    chunks.append(np.asarray(buffer, dtype=np.float64))
-    scores = np.concatenate(chunks)
+    chunks = [np.asarray(parsed.score, dtype=np.float64)
+              for parsed in iter_parsed(paths, FORMATS["paranmt"], member_pattern=member_pattern, opener=opener)]
+    scores = np.concatenate(chunks) if chunks else np.zeros(0)
     del chunks
-    scores.sort()
     return fold_bounds(scores, folds, num_folds)

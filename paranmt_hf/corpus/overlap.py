@@ -10,15 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .tokens import get_tokenizer
+import numpy as np
+
+from .tokens import get_tokenizer, token_ids_many
 
 
 def ngram_overlap(tokens_a: Sequence[str], tokens_b: Sequence[str], n: int = 3) -> float:
     """Share of the shorter side's word n-grams (counted with repetition) that occur in the other side."""
-    if n < 1:
+    if n == 3:
+        grams_a = list(zip(tokens_a, tokens_a[1:], tokens_a[2:]))  # noqa: B905 (shorter slices end it)
+        grams_b = list(zip(tokens_b, tokens_b[1:], tokens_b[2:]))  # noqa: B905
+    elif n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    grams_a = [tuple(tokens_a[i : i + n]) for i in range(len(tokens_a) - n + 1)]
-    grams_b = [tuple(tokens_b[i : i + n]) for i in range(len(tokens_b) - n + 1)]
+    else:
+        grams_a = [tuple(tokens_a[i : i + n]) for i in range(len(tokens_a) - n + 1)]
+        grams_b = [tuple(tokens_b[i : i + n]) for i in range(len(tokens_b) - n + 1)]
     if len(grams_b) < len(grams_a):
         start, end = grams_b, set(grams_a)
     else:
@@ -38,3 +44,58 @@ def trigram_overlap(reference: str, paraphrase: str, tokenizer: str = "nltk") ->
     """
     tokenize = get_tokenizer(tokenizer)
     return ngram_overlap(tokenize(reference.strip().lower()), tokenize(paraphrase.strip().lower()), 3)
+
+
+def overlaps_many(references: Sequence[str], paraphrases: Sequence[str], tokenizer: str = "nltk") -> list[float]:
+    """:func:`trigram_overlap` of many pairs at once: batched tokenisation and vectorised trigram matching."""
+    if len(references) != len(paraphrases):
+        raise ValueError(f"need as many references as paraphrases ({len(references)} vs {len(paraphrases)})")
+    if not references:
+        return []
+    flat, lengths = token_ids_many([t.strip().lower() for t in (*references, *paraphrases)], tokenizer)
+    return trigram_overlaps(flat, lengths).tolist()
+
+
+def trigram_overlaps(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Trigram overlap of pairs of token-id sequences, vectorised (same values as :func:`ngram_overlap`).
+
+    Args:
+        flat: the token ids of ``2 n`` texts back to back: the n references, then the n paraphrases.
+        lengths: the number of tokens of each text.
+
+    Returns:
+        ``n`` overlaps: occurrences of the shorter side's trigrams (the reference on a tie) found in the other
+        side, divided by the shorter side's trigram count (0.0 when it has none).
+    """
+    n = len(lengths) // 2
+    if 2 * n != len(lengths):
+        raise ValueError("need the token lengths of as many references as paraphrases")
+    grams = np.maximum(lengths - 2, 0)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    text = np.repeat(np.arange(2 * n), grams)  # the text of each trigram
+    first = np.concatenate(([0], np.cumsum(grams)[:-1]))
+    pos = starts[text] + (np.arange(len(text)) - first[text])  # position of each trigram's first token
+    if len(pos):
+        vocab = np.int64(int(flat.max()) + 1)
+        keys = (flat[pos] * vocab + flat[pos + 1]) * vocab + flat[pos + 2] if vocab < 2**21 else None
+        if keys is None:  # too many distinct tokens for one int64: number the trigrams instead
+            _, keys = np.unique(np.stack([flat[pos], flat[pos + 1], flat[pos + 2]], axis=1), axis=0,
+                                return_inverse=True)
+            keys = keys.reshape(-1)
+    else:
+        keys = np.zeros(0, dtype=np.int64)
+    pair = text % n if n else text
+    is_ref = text < n
+    ref_grams, para_grams = grams[:n], grams[n:]
+    start_is_ref = ~(para_grams < ref_grams)  # the side walked: the one with fewer trigrams, the reference on a tie
+    walked = is_ref == start_is_ref[pair]
+    # membership of (pair, trigram) of the walked side in the other side: number the trigrams, then compare pairs
+    _, dense = np.unique(keys, return_inverse=True)
+    combined = pair.astype(np.int64) * (int(dense.max(initial=0)) + 1) + dense.reshape(-1)
+    hit = np.isin(combined[walked], combined[~walked])
+    hits = np.bincount(pair[walked], weights=hit, minlength=n)
+    total = np.where(start_is_ref, ref_grams, para_grams).astype(np.float64)
+    out = np.zeros(n, dtype=np.float64)
+    nonzero = total > 0
+    out[nonzero] = hits[nonzero] / total[nonzero]
+    return out

@@ -15,6 +15,7 @@ import itertools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 
 def _key(text: str) -> str:
@@ -76,18 +77,32 @@ def pivot_files(
     paths: Iterable[str | os.PathLike[str]],
     max_group: int = 10,
     stats: PivotStats | None = None,
-    **bitext_options: object,
+    progress: bool = False,
+    **bitext_options: Any,
 ) -> Iterator[tuple[str, str]]:
-    """:func:`pivot_groups` over X-English bitext files read by the ``bitext`` builder config.
+    """:func:`pivot_groups` over X-English bitext files read as the ``bitext`` builder config reads them.
 
     One language per file; which side is English comes from the ``en-xx`` / ``xx-en`` file name or
-    ``english_first=``.
+    ``english_first=``. ``progress`` shows a bar per file.
     """
-    from ..data import load_paranmt
+    from ..data.configs import ConfigOptions
+    from ..data.reader import input_bytes
+    from ..data.records import iter_parsed
+    from ..data.rows import RowMaker
+    from .pipeline import Progress
 
     def triples() -> Iterator[tuple[str, str, str]]:
         for index, path in enumerate(paths):
-            for row in load_paranmt("bitext", os.fspath(path), streaming=True, **bitext_options):
-                yield f"{index}:{row['lang']}", row["english"], row["foreign"]
+            rows = RowMaker("bitext", ConfigOptions(**bitext_options), [os.fspath(path)])
+            bar = Progress(input_bytes([path]), f"pivot {os.path.basename(os.fspath(path))}", progress)
+            try:
+                for parsed in iter_parsed([path], "bitext"):
+                    columns = rows.columns(parsed)
+                    lang = f"{index}:{rows.lang}"
+                    for english, foreign in zip(columns["english"], columns["foreign"], strict=True):
+                        yield lang, english, foreign
+                    bar.update(len(parsed) + parsed.report.total_bad, parsed.position)
+            finally:
+                bar.close()
 
     return pivot_groups(triples(), max_group=max_group, stats=stats)

@@ -6,8 +6,37 @@ import os
 from typing import Any
 
 from ..utils.imports import require
+from .configs import get_config
 
-CONFIGS = ("full", "filtered", "processed-5m", "pairs", "bitext")
+
+def file_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
+    """``(resolved path, size, modification time in ns)`` of each local file (URLs are left to datasets' cache).
+
+    Part of the non-streaming cache key: the same file name in another folder, or a file edited in place, is a
+    different corpus and is prepared again.
+    """
+    out = []
+    for path in paths:
+        if "://" in path:
+            continue
+        real = os.path.realpath(path)
+        stat = os.stat(real)
+        out.append((real, stat.st_size, stat.st_mtime_ns))
+    return tuple(out)
+
+
+def _our_error(err: BaseException) -> BaseException | None:
+    """The reader's own error (naming file and line) inside a ``datasets`` wrapper, if there is one."""
+    from .reader import InputError
+    from .records import BadLineError
+
+    seen = 0
+    while err is not None and seen < 10:
+        if isinstance(err, (InputError, BadLineError, FileNotFoundError)):
+            return err
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return None
 
 
 def load_paranmt(
@@ -22,34 +51,53 @@ def load_paranmt(
     """Load ParaNMT-50M (or your own pair corpus) as a ``datasets`` ``IterableDataset`` / ``Dataset``.
 
     Args:
-        config: ``"full"``, ``"filtered"``, ``"processed-5m"``, ``"pairs"`` or ``"bitext"``.
+        config: ``"full"``, ``"filtered"``, ``"processed-5m"``, ``"pairs"`` or ``"bitext"``
+            (:data:`paranmt_hf.data.configs.CONFIGS`).
         data_files: local path(s) (plain, .gz or .zip; no ``file://`` URIs) or http(s) URL(s). Default for
             ``full``/``filtered``: the public ParaNMT-50M zip (``PARANMT_50M_URL``).
         streaming: return an ``IterableDataset`` read lazily at constant memory (default) instead of preparing an
-            Arrow cache and returning a ``Dataset``.
+            Arrow cache and returning a ``Dataset``. The cache is keyed on the files' resolved paths, sizes and
+            modification times, so another file of the same name, or an edited file, is read afresh.
         split: ``"train"`` (the only split), or None for the ``{split: dataset}`` dict.
         cache_dir: datasets cache directory (non-streaming).
-        **config_kwargs: config parameters of :class:`paranmt_hf.dataset_scripts.paranmt.ParaNMTConfig`, e.g.
-            ``strict=True``, ``recipe="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
+        **config_kwargs: parameters of :class:`paranmt_hf.data.configs.ConfigOptions`, e.g. ``strict=True``,
+            ``recipe="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
+
+    Raises:
+        ValueError: (non-streaming) the files hold no valid line; the message names them.
 
     Examples:
         >>> ds = load_paranmt("filtered", "para-nmt-50m.zip")                   # doctest: +SKIP
         >>> next(iter(ds))                                                       # doctest: +SKIP
         {'reference': ..., 'paraphrase': ..., 'paraphrase_score': 0.83, 'trigram_overlap': 0.2, ...}
     """
-    if config not in CONFIGS:
-        raise ValueError(f"unknown config {config!r}; choose one of {CONFIGS}")
+    get_config(config)
     require("datasets", "data")
     from ..dataset_scripts.paranmt import ParaNMT
 
+    files: list[str] = []
     if data_files is not None:
-        files = data_files if isinstance(data_files, (list, tuple)) else [data_files]
-        config_kwargs["paths"] = tuple(os.fspath(f) for f in files)
+        given = data_files if isinstance(data_files, (list, tuple)) else [data_files]
+        files = [os.fspath(f) for f in given]
+        config_kwargs["paths"] = tuple(files)
     if "folds" in config_kwargs:
         config_kwargs["folds"] = tuple(config_kwargs["folds"])
+    if not streaming:
+        config_kwargs["signature"] = file_signature(files)
     builder = ParaNMT(config_name=config, cache_dir=None if cache_dir is None else os.fspath(cache_dir),
                       **config_kwargs)
     if streaming:
         return builder.as_streaming_dataset(split=split)
-    builder.download_and_prepare()
+    try:
+        builder.download_and_prepare()
+    except Exception as err:  # datasets wraps errors in "An error occurred while generating the dataset"
+        cause = _our_error(err)
+        if cause is None:
+            raise
+        raise cause from None
+    splits = builder.info.splits
+    if splits is None or not any(s.num_examples for s in splits.values()):
+        where = ", ".join(files) if files else "the ParaNMT-50M download"
+        raise ValueError(f"{where}: no valid pair to load for config {config!r} (the file is empty, or every line "
+                         "is bad or filtered out; see the warning above for the bad lines)")
     return builder.as_dataset(split=split)

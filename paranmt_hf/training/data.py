@@ -8,17 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..data.configs import CONFIGS, bitext_sides
 from ..utils.imports import require
 
-# builder config -> (anchor column, positive column)
-COLUMNS = {
-    "full": ("reference", "paraphrase"),
-    "filtered": ("reference", "paraphrase"),
-    "processed-5m": ("reference", "paraphrase"),
-    "pairs": ("text_a", "text_b"),
-    "bitext": ("english", "foreign"),
-}
-_BITEXT_NAME = re.compile(r"(?:^|[-_.])(?:en-[a-z]{2,3}|[a-z]{2,3}-en)(?:[-_.]|$)")
 _REPEAT = re.compile(r"@(\d+)$")
 
 
@@ -52,17 +44,18 @@ class PairSource:
     def parse(cls, spec: str) -> PairSource:
         """Parse ``"CONFIG:PATH[,PATH...][@N]"`` or just ``PATH[@N]``.
 
-        Without a config, ``bitext`` is guessed for ``en-xx`` file names and ``pairs`` otherwise. ``@N`` repeats the
+        Without a config, ``bitext`` is guessed for ``en-xx`` / ``xx-en`` file names (the one rule of
+        :func:`paranmt_hf.data.configs.bitext_sides`, ``-`` or ``_``) and ``pairs`` otherwise. ``@N`` repeats the
         source N times per epoch.
         """
         spec, repeat = split_repeat(spec)
         config, sep, rest = spec.partition(":")
-        if sep and config in COLUMNS:
+        if sep and config in CONFIGS:
             paths = rest
         else:
             paths = spec
             name = os.path.basename(spec.split(",")[0])
-            config = "bitext" if "bitext" in spec or _BITEXT_NAME.search(name) else "pairs"
+            config = "bitext" if bitext_sides(name) is not None else "pairs"
         files = tuple(p for p in paths.split(",") if p)
         for path in files:
             if "://" not in path and not os.path.exists(path):
@@ -85,7 +78,7 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
     for source in sources:
         src = PairSource.parse(source) if isinstance(source, str) else source
         ds = load_paranmt(src.config, list(src.files), streaming=False, **dict(src.options))
-        anchor, positive = COLUMNS[src.config]
+        anchor, positive = CONFIGS[src.config].anchor, CONFIGS[src.config].positive
         ds = ds.select_columns([anchor, positive]).rename_columns({anchor: "anchor", positive: "positive"})
         parts.extend([ds] * src.repeat)
     if not parts:

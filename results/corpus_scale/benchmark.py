@@ -1,0 +1,355 @@
+"""Throughput of the `paranmt-hf corpus` commands on a corpus in the exact para-nmt-50m.txt format.
+
+Usage (one command; the lead reruns it on a quiet machine):
+
+    python results/corpus_scale/benchmark.py [--lines 300000] [--workdir /tmp/paranmt-corpus-scale] [--quick]
+
+1. Writes (or reuses) a synthetic para-nmt-50m.txt of --lines lines made from real ParaNMT text
+   (:func:`paranmt_hf.corpus.synthetic.write_synthetic_paranmt`: detokenised, scored like Table 3, 3% foreign
+   sides, 0.1% bad lines) and builds a trigram and a SentencePiece model for `annotate`.
+2. Runs every command with 1 and 2 worker processes (exact NLTK overlap; the whitespace tokenizer as the fast mode
+   where a command tokenises), each as its own `paranmt-hf` process: wall time, input lines/s, CPU seconds, peak RSS
+   of the whole process tree (sampled), extrapolated time for the 51.4M lines of ParaNMT-50M (linear in lines).
+3. Checks that 1 and 2 processes give byte-identical outputs, that `filter` keeps exactly the rows of the papers'
+   per-line filter (original NLTK call per sentence, fastText per sentence) on the first --reference-lines lines,
+   and measures how often the whitespace mode's overlap equals the exact one on real pairs.
+4. Writes results/corpus_scale/scale.json, README.md (the table) and throughput.png, with the command, git commit,
+   environment and load average of every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PARANMT_LINES = 51_400_000
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True, check=False).stdout.strip()
+    return out.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+    except psutil.Error:
+        return 0
+
+
+def run(args: list[str], lines: int) -> dict:
+    """Run `paranmt-hf ARGS` in its own process; wall, CPU, peak tree RSS, lines/s."""
+    command = [sys.executable, "-m", "paranmt_hf.cli.main", *args]
+    before = os.times()
+    load_before = load()
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    after = os.times()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{err[-3000:]}")
+    summary = [line for line in err.replace("\r", "\n").splitlines() if line.startswith(("read ", "full:",
+                                                                                           "filtered:"))]
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    speed = lines / wall
+    return {"command": "paranmt-hf " + " ".join(args), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "lines": lines, "lines_per_s": round(speed), "lines_per_cpu_s": round(lines / cpu) if cpu else None,
+            "peak_rss_mb": round(peak / 2**20), "extrapolated_51_4M_min": round(PARANMT_LINES / speed / 60, 1),
+            "load_before": load_before, "load_after": load(), "summary": summary}
+
+
+def python_speed() -> float:
+    """ns per iteration of a fixed pure-Python loop: how fast (or how shared) this machine is right now."""
+    start = time.process_time()
+    x = 0
+    for i in range(3_000_000):
+        x += i
+    return round((time.process_time() - start) / 3_000_000 * 1e9, 1)
+
+
+def profile_filter(corpus: Path) -> dict:
+    """CPU µs per input line of each stage of `corpus filter` (one process, in this process): what bounds it."""
+    import numpy as np
+
+    from paranmt_hf.corpus.filtering import build_filter
+    from paranmt_hf.corpus.overlap import trigram_overlaps
+    from paranmt_hf.corpus.tokens import shared_tokenizer
+    from paranmt_hf.data.configs import ConfigOptions
+    from paranmt_hf.data.reader import iter_blocks
+    from paranmt_hf.data.records import parse_block
+
+    row_filter = build_filter(ConfigOptions(), [])
+    tokenizer = shared_tokenizer()
+    row_filter.langid.is_english_many(["warm up"])
+    clock, spent, lines = time.process_time, dict.fromkeys(
+        ["parse", "score and length", "overlap: Punkt + chunk keys", "overlap: token ids (NLTK for new chunks)",
+         "overlap: trigrams", "language id", "output"], 0.0), 0
+    for block in iter_blocks([corpus]):
+        t = clock()
+        parsed = parse_block(block, "paranmt")
+        spent["parse"] += clock() - t
+        t = clock()
+        words_a, words_b = [x.split() for x in parsed.text_a], [x.split() for x in parsed.text_b]
+        score = np.asarray(parsed.score)
+        mean = (np.fromiter(map(len, words_a), int, len(words_a)) + np.fromiter(map(len, words_b), int,
+                                                                                 len(words_b))) / 2
+        rows = np.flatnonzero((score >= 0.4) & (score <= 1.0) & (mean >= 5) & (mean <= 40))
+        texts = [parsed.text_a[i].strip().lower() for i in rows] + [parsed.text_b[i].strip().lower() for i in rows]
+        spent["score and length"] += clock() - t
+        t = clock()
+        tokenizer.keys_many(texts)
+        keys = clock() - t
+        spent["overlap: Punkt + chunk keys"] += keys
+        t = clock()
+        flat, lengths = tokenizer.token_ids_many(texts)  # (computes the keys again: subtracted below)
+        spent["overlap: token ids (NLTK for new chunks)"] += clock() - t - keys
+        t = clock()
+        overlap = trigram_overlaps(flat, lengths)
+        spent["overlap: trigrams"] += clock() - t
+        t = clock()
+        rows = rows[overlap <= 0.7]
+        english = row_filter.langid.is_english_many(
+            [parsed.text_a[i] for i in rows] + [parsed.text_b[i] for i in rows],
+            [words_a[i] for i in rows] + [words_b[i] for i in rows])
+        spent["language id"] += clock() - t
+        t = clock()
+        keep = rows[english[: len(rows)] & english[len(rows) :]]
+        ("\n".join(parsed.lines[i] for i in keep) + "\n").encode()
+        spent["output"] += clock() - t
+        lines += block.lines
+    total = sum(spent.values())
+    return {"lines": lines, "cpu_us_per_line": {k: round(v / lines * 1e6, 2) for k, v in spent.items()},
+            "total_cpu_us_per_line": round(total / lines * 1e6, 2), "lines_per_cpu_s": round(lines / total),
+            "python_loop_ns": python_speed()}
+
+
+def agreement(data_dir: Path, workdir: Path, pairs: int = 20000) -> dict:
+    """How often the whitespace overlap equals the exact NLTK overlap, on real pairs (tokenised and raw)."""
+    from paranmt_hf.corpus.overlap import overlaps_many
+    from paranmt_hf.data.records import iter_records
+
+    with gzip.open(data_dir / "train" / "paranmt5m-sample-10k.tsv.gz", "rt", encoding="utf-8") as f:
+        tokenised = [line.rstrip("\n").split("\t")[:2] for line in f][:pairs]
+    raw = [(r["text_a"], r["text_b"]) for _, _, r in iter_records([workdir / "para-nmt-50m.txt"], "paranmt")][:pairs]
+    out = {}
+    for name, rows in (("real tokenised pairs (ParaNMT-5M sample)", tokenised),
+                       ("raw pairs (the synthetic para-nmt-50m.txt)", raw)):
+        a, b = [r[0] for r in rows], [r[1] for r in rows]
+        exact, fast = overlaps_many(a, b, "nltk"), overlaps_many(a, b, "whitespace")
+        same = sum(x == y for x, y in zip(exact, fast, strict=True))
+        side = sum((x > 0.7) == (y > 0.7) for x, y in zip(exact, fast, strict=True))
+        out[name] = {"pairs": len(rows), "equal_overlap": same, "share": round(same / len(rows), 4),
+                     "same_side_of_0.7": round(side / len(rows), 4)}
+    return out
+
+
+def reference_rows(path: Path, limit: int) -> list[str]:
+    """The PRAS filter line by line, as the original scripts: one NLTK call per sentence, fastText per sentence."""
+    from paranmt_hf.corpus.langid import LanguageIdentifier
+    from paranmt_hf.corpus.overlap import ngram_overlap
+    from paranmt_hf.corpus.tokens import nltk_word_tokenize_reference as tokenize
+    from paranmt_hf.data.records import iter_records
+
+    lid = LanguageIdentifier()
+    kept = []
+    head = path.with_name("reference-head.txt")
+    with open(path, "rb") as src, open(head, "wb") as dst:
+        for _, line in zip(range(limit), src, strict=False):
+            dst.write(line)
+    for _, _, r in iter_records([head], "paranmt"):
+        a, b, s = r["text_a"], r["text_b"], r["score"]
+        if not 0.4 <= s <= 1.0 or not 5 <= (len(a.split()) + len(b.split())) / 2 <= 40:
+            continue
+        if ngram_overlap(tokenize(a.strip().lower()), tokenize(b.strip().lower())) > 0.7:
+            continue
+        if lid.is_english(a) and lid.is_english(b):
+            kept.append(f"{a}\t{b}")
+    return kept
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['name']} ({r['processes']}p)" for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.5))
+    ax.barh(labels, [r["lines_per_s"] for r in rows], color=["#4c72b0" if r["processes"] == 1 else "#dd8452"
+                                                             for r in rows])
+    ax.axvline(60000, color="grey", ls="--", lw=1)
+    ax.axvline(50000, color="grey", ls=":", lw=1)
+    ax.set_xlabel("input lines per second (dashed: 60K filter target, dotted: 50K annotate target)")
+    ax.invert_yaxis()
+    ax.set_title(f"paranmt-hf corpus on {os.cpu_count()} cores (load before/after in scale.json)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=300_000)
+    parser.add_argument("--workdir", default="/tmp/paranmt-corpus-scale")
+    parser.add_argument("--data-dir", default=os.environ.get("PARANMT_HF_DATA", str(ROOT.parent / "shared" / "data")))
+    parser.add_argument("--reference-lines", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="only filter and annotate (trigram), 1 and 2 processes")
+    parser.add_argument("--out", default=str(HERE))
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    work, data = Path(args.workdir), Path(args.data_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = work / "para-nmt-50m.txt"
+    stamp = work / f"corpus-{args.lines}.done"
+    if not stamp.exists():
+        from paranmt_hf.corpus.synthetic import write_synthetic_paranmt
+
+        print(f"writing {args.lines:,} synthetic lines to {corpus}", flush=True)
+        write_synthetic_paranmt(corpus, args.lines, data, seed=0)
+        stamp.write_text("ok\n")
+    models = {}
+    for kind, extra in (("trigram", ["--embedding-dim", "300"]),
+                        ("sp", ["--vocab-size", "8000", "--embedding-dim", "1024"])):
+        models[kind] = work / kind
+        if not (models[kind] / "config.json").exists():
+            subprocess.run([sys.executable, "-m", "paranmt_hf.cli.main", "build", "--kind", kind, "--input",
+                            str(data / "train" / "paranmt5m-sample-10k.tsv.gz"),
+                            str(data / "train" / "flickr30k-caption-pairs.tsv.gz"), "--columns", "0,1", *extra,
+                            "--output", str(models[kind])], check=True, capture_output=True)
+    c = str(corpus)
+    out = lambda name: str(work / name)  # noqa: E731
+    jobs = [  # (name, mode, args, output compared across process counts)
+        ("filter (PRAS, language check)", "exact", ["corpus", "filter", c, "-o", out("filter.tsv")], "filter.tsv"),
+        ("filter (PRAS, language check)", "fast", ["corpus", "filter", c, "-o", out("filter-ws.tsv"),
+                                                   "--tokenizer", "whitespace"], "filter-ws.tsv"),
+        ("annotate --model trigram --no-overlap", "-", ["corpus", "annotate", c, "--format", "paranmt", "--model",
+                                                        str(models["trigram"]), "--no-overlap", "-o",
+                                                        out("ann-tri.tsv")], "ann-tri.tsv"),
+        ("annotate --model trigram (+ overlap)", "exact", ["corpus", "annotate", c, "--format", "paranmt", "--model",
+                                                           str(models["trigram"]), "-o", out("ann-tri-ovl.tsv")],
+         "ann-tri-ovl.tsv"),
+        ("annotate --model sp --no-overlap", "-", ["corpus", "annotate", c, "--format", "paranmt", "--model",
+                                                   str(models["sp"]), "--no-overlap", "-o", out("ann-sp.tsv")],
+         "ann-sp.tsv"),
+        ("dedup", "-", ["corpus", "dedup", c, "--format", "paranmt", "-o", out("dedup.tsv")], "dedup.tsv"),
+        ("export --config full (Parquet)", "exact", ["corpus", "export", c, "--config", "full", "-o",
+                                                     out("export-full")], None),
+        ("histogram", "exact", ["corpus", "histogram", c, "--format", "paranmt", "--json", out("hist.json")], None),
+    ]
+    if args.quick:
+        jobs = jobs[:3]
+    rows = []
+    speed_before = python_speed()
+    for name, mode, command, compared in jobs:
+        outputs = []
+        for processes in (1, 2):
+            print(f"{name} [{mode}] x{processes} ...", flush=True)
+            row = run([*command, "--processes", str(processes), "--overwrite", "--quiet"], args.lines)
+            row.update(name=name, mode=mode, processes=processes)
+            rows.append(row)
+            print(f"  {row['lines_per_s']:,} lines/s, {row['peak_rss_mb']} MB, load {row['load_after']}", flush=True)
+            if compared:
+                outputs.append((work / compared).read_bytes())
+        if compared:
+            rows[-1]["identical_to_1_process"] = outputs[0] == outputs[1]
+    checks = {"whitespace_overlap_agreement": agreement(data, work), "filter_profile": profile_filter(corpus)}
+    if args.reference_lines:
+        reference = reference_rows(corpus, args.reference_lines)
+        head = work / "reference-head.txt"
+        subprocess.run([sys.executable, "-m", "paranmt_hf.cli.main", "corpus", "filter", str(head), "-o",
+                        out("filter-head.tsv"), "--overwrite", "--quiet"], check=True, capture_output=True)
+        ours = ["\t".join(line.split("\t")[:2]) for line in (work / "filter-head.tsv").read_text("utf-8").splitlines()]
+        checks["filter_equals_per_line_reference"] = {"lines": args.reference_lines, "reference_rows": len(reference),
+                                                      "identical": ours == reference}
+    import numpy
+
+    import paranmt_hf
+
+    result = {
+        "benchmark": "paranmt-hf corpus throughput on a synthetic para-nmt-50m.txt (real ParaNMT text)",
+        "command": " ".join([sys.executable, *sys.argv]), "git_commit": git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "environment": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                        "python": platform.python_version(), "paranmt_hf": paranmt_hf.__version__,
+                        "numpy": numpy.__version__,
+                        "python_loop_ns_before_after": [speed_before, python_speed()],
+                        "note": "python_loop_ns: ns per iteration of a fixed pure-Python loop (lower = faster or "
+                                "less shared machine); compare rows only within one run"},
+        "corpus": {"path": str(corpus), "lines": args.lines, "bytes": corpus.stat().st_size},
+        "rows": rows, "checks": checks,
+    }
+    out_dir = Path(args.out)
+    (out_dir / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(rows, out_dir / "throughput.png")
+    write_readme(result, out_dir / "README.md")
+    print(json.dumps(checks, indent=2))
+
+
+def write_readme(result: dict, path: Path) -> None:
+    lines = [
+        "# Corpus tools at ParaNMT scale (`results/corpus_scale`)", "",
+        f"Generated by `python results/corpus_scale/benchmark.py --lines {result['corpus']['lines']}` on "
+        f"{result['date']} (commit `{result['git_commit']}`, {result['environment']['cores']} cores, shared machine: "
+        "see the load averages). Corpus: synthetic `para-nmt-50m.txt` made from real ParaNMT text "
+        "(`paranmt_hf.corpus.synthetic`). Raw numbers: `scale.json`; chart: `throughput.png`.", "",
+        "Modes: *exact* = the papers' `nltk.word_tokenize` overlap (the default; identical tokens through the chunk "
+        "cache); *fast* = `--tokenizer whitespace` (exact only for already tokenised text); `-` = no tokenisation.",
+        "Peak RSS is the whole process tree (main process + workers). Extrapolation: linear in lines. "
+        f"Machine speed (ns per pure-Python loop iteration, before / after): "
+        f"{' / '.join(map(str, result['environment']['python_loop_ns_before_after']))}.", "",
+        "| command | mode | processes | lines/s | lines/CPU-s | peak RSS (MB) | 51.4M lines (min) |"
+        " load before / after | identical to 1 process |",
+        "|---|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in result["rows"]:
+        same = r.get("identical_to_1_process")
+        lines.append(f"| `{r['name']}` | {r['mode']} | {r['processes']} | {r['lines_per_s']:,} | "
+                     f"{r['lines_per_cpu_s'] or 0:,} | {r['peak_rss_mb']:,} | {r['extrapolated_51_4M_min']} | "
+                     f"{r['load_before']} / {r['load_after']} | {'' if same is None else ('yes' if same else 'NO')} |")
+    lines += ["", "Commands (each row adds `--processes N --overwrite --quiet`):", ""]
+    seen = set()
+    for r in result["rows"]:
+        if r["processes"] == 1 and r["command"] not in seen:
+            seen.add(r["command"])
+            lines.append(f"- `{r['command']}`")
+    lines += ["", "Checks:", "", "```json", json.dumps(result["checks"], indent=2), "```", ""]
+    path.write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

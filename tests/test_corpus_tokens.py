@@ -1,0 +1,121 @@
+"""The chunk-memoised tokenizer gives exactly nltk.word_tokenize's tokens; the vectorised overlap its overlaps."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paranmt_hf.corpus.overlap import ngram_overlap, overlaps_many, trigram_overlaps
+from paranmt_hf.corpus.tokens import (
+    AUDITED_PATTERNS,
+    ChunkCachedTokenizer,
+    _memoised_punkt,
+    _nltk_parts,
+    nltk_word_tokenize_reference,
+    pattern_fingerprint,
+)
+
+# characters and words that exercise every NLTK pattern near chunk edges (quotes, closers, contractions...)
+ALPHABET = list("''\"\"aAbc'\".,:;!?()[]{}<>`-*&$%@#«»“”‘’„—–… ") + [
+    "can", "not", "'s", "'t", "is", "was", "wan", "na", "gon", "gim", "me", "n't", "'ll", "'re", "''", "``", "--",
+    "...", "..", " ", "  ", "u.s.", "mr.", "3", "3,5", "x", "§", "\u00a0", "\t", "'tis", "d'ye", "more'n", "lemme",
+]
+
+
+def _fuzz(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+
+    def word() -> str:
+        if rng.random() < 0.5:
+            return rng.choice(["hello", "world", "it", "said", "john's", "don't", "yes."])
+        return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 8)))
+
+    return [" ".join(word() for _ in range(rng.randint(1, 8))) for _ in range(n)]
+
+
+def _real(data_dir: Path, n: int) -> list[str]:
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    detok = TreebankWordDetokenizer().detokenize
+    with gzip.open(data_dir / "train" / "paranmt5m-sample-10k.tsv.gz", "rt", encoding="utf-8") as f:
+        sides = [s for line in itertools.islice(f, n) for s in line.rstrip("\n").split("\t")]
+    return sides + [detok(s.split()) for s in sides] + [detok(s.split()).capitalize() for s in sides]
+
+
+def test_the_audited_nltk_patterns_are_installed() -> None:
+    # the chunk argument (tokens.py docstring) was checked against these patterns: a new NLTK must be re-audited
+    assert pattern_fingerprint() == AUDITED_PATTERNS
+    assert ChunkCachedTokenizer().enabled
+
+
+def test_equals_word_tokenize_on_real_text(data_dir: Path) -> None:
+    texts = [t.lower() for t in _real(data_dir, 600)]
+    tok = ChunkCachedTokenizer(max_entries=500)  # small: the cache empties itself several times
+    assert tok.tokenize_many(texts) == [nltk_word_tokenize_reference(t) for t in texts]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_equals_word_tokenize_on_adversarial_text(seed: int) -> None:
+    texts = _fuzz(seed, 700)
+    texts += [t.strip() for t in texts]
+    tok = ChunkCachedTokenizer(max_entries=300)
+    got = tok.tokenize_many(texts)
+    assert got == [nltk_word_tokenize_reference(t) for t in texts]
+    assert tok.tokenize_sentences(texts[:200]) == [_nltk_parts()[1](t) for t in texts[:200]]
+
+
+@pytest.mark.parametrize("text", [
+    "world ('re(]\": })lemme  said 't don't u.s.)b A;a)]wan's'",  # a last chunk ending in "'": end-sensitive
+    "oi, dad!\", oi!",  # Punkt splits after '!"' and the quote opens a sentence
+    "hello there. how are you? \"fine.\" he said.",
+    "\"quoted\" text (with brackets).", "it costs $3.50 , ok", "wait... what?! really?", "yes.", ".", "'tis so",
+])
+def test_edge_cases(text: str) -> None:
+    assert ChunkCachedTokenizer().tokenize_many([text]) == [nltk_word_tokenize_reference(text)]
+
+
+def test_misses_are_tokenised_in_few_nltk_calls(data_dir: Path) -> None:
+    texts = [t.lower() for t in _real(data_dir, 300)]
+    tok = ChunkCachedTokenizer()
+    tok.tokenize_many(texts)
+    first = tok.calls
+    assert first < len(texts) / 4  # batched, not one call per sentence
+    tok.tokenize_many(texts)
+    assert tok.calls == first  # everything cached now
+
+
+def test_memoised_punkt_decides_like_punkt(data_dir: Path) -> None:
+    import punkt
+
+    plain = punkt.PunktSentenceTokenizer(punkt.load_model("english"))
+    memo = _memoised_punkt(punkt)(punkt.load_model("english"))
+    texts = [t for t in _real(data_dir, 400) if "." in t[:-1]] + _fuzz(3, 300)
+    for text in texts + texts:  # the second round answers from the memo
+        assert memo.tokenize(text) == plain.tokenize(text)
+
+
+def test_vectorised_trigram_overlap_equals_the_definition() -> None:
+    rng = random.Random(0)
+    for _ in range(100):
+        n = rng.randint(1, 20)
+        seqs = [[rng.randint(0, 4) for _ in range(rng.randint(0, 10))] for _ in range(2 * n)]
+        flat = np.array([t for s in seqs for t in s], dtype=np.int64)
+        lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+        assert trigram_overlaps(flat, lengths).tolist() == [ngram_overlap(seqs[i], seqs[n + i]) for i in range(n)]
+
+
+def test_overlaps_many_equals_trigram_overlap(data_dir: Path) -> None:
+    texts = _real(data_dir, 200)
+    refs, paras = texts[0::2], texts[1::2]
+    from paranmt_hf.corpus.tokens import nltk_word_tokenize_reference as ref
+
+    expected = [ngram_overlap(ref(a.strip().lower()), ref(b.strip().lower()))
+                for a, b in zip(refs, paras, strict=True)]
+    assert overlaps_many(refs, paras) == expected
+    assert overlaps_many(refs, paras, "whitespace") == [
+        ngram_overlap(a.lower().split(), b.lower().split()) for a, b in zip(refs, paras, strict=True)]
