@@ -133,14 +133,33 @@ class _Chunked:
     def patch(
         self, texts: Sequence[str], flat: np.ndarray, lengths: np.ndarray, bad: list[int]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Insert the reference ids of the ``bad`` sentences (which got no ids so far)."""
+        """Put the reference ids of the ``bad`` sentences in place of whatever ids they got so far."""
         if not bad:
             return flat, lengths
-        pieces = np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
-        for i, ids in zip(bad, self.reference([texts[i] for i in bad]), strict=True):
-            pieces[i] = np.asarray(ids, dtype=np.int64)
-        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        return (np.concatenate(pieces) if pieces else flat), lengths
+        bad = sorted(bad)
+        return replace_rows(flat, lengths, bad, *ids_to_flat(self.reference([texts[i] for i in bad])))
+
+
+def replace_rows(
+    flat: np.ndarray, lengths: np.ndarray, rows: list[int], new_flat: np.ndarray, new_lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sentences ``rows`` (ascending) of a batch's (flat ids, lengths) replaced by ``new_flat`` / ``new_lengths``.
+
+    The ids of the sentences between two replaced ones are copied as one slice (no per-sentence arrays).
+    """
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    new_ends = np.cumsum(new_lengths)
+    pieces: list[np.ndarray] = []
+    cursor = 0
+    for k, i in enumerate(rows):
+        pieces.append(flat[cursor : starts[i]])
+        pieces.append(new_flat[new_ends[k] - new_lengths[k] : new_ends[k]])
+        cursor = int(ends[i])
+    pieces.append(flat[cursor:])
+    lengths = lengths.copy()
+    lengths[rows] = new_lengths
+    return np.concatenate(pieces), lengths
 
 
 class _ChunkStore(_Chunked):
@@ -376,7 +395,8 @@ class _CombinedIds:
     chunk cache index (their caches hold the same entries in the same order); those that also split chunks into
     words alike share the word split of new chunks. Where a component normalises differently from the first (e.g.
     BertNormalizer's accent stripping next to a trigram's plain lower-casing), the shared chunks are its own only
-    for ASCII sentences free of either's special characters: its other sentences take its reference path.
+    for ASCII sentences free of either's special characters: its other sentences are chunked by its own normaliser,
+    still through the one shared cache (an entry holds each part's ids of that chunk string).
     """
 
     def __init__(self, parts: list[_ChunkStore], offsets: list[int]) -> None:
@@ -417,9 +437,19 @@ class _CombinedIds:
             chunks, bad = self.parts[0].chunks(texts, self.added)
             ks = entries(self.parts, chunks)
             differ = self._differ(texts)
-            other_bad = sorted(set(bad) | set(differ)) if differ else bad
-            results = [part.ids_from_entries(texts, ks, bad if same else other_bad)
+            own_rows = set(differ)
+            results = [part.ids_from_entries(texts, ks, bad if same else [i for i in bad if i not in own_rows])
                        for part, same in zip(self.parts, self.same, strict=True)]
+            if differ:  # (after every part used ``ks``: a new entries() call may start the caches over)
+                sub = [texts[i] for i in differ]
+                for k, (part, same) in enumerate(zip(self.parts, self.same, strict=True)):
+                    if same:
+                        continue
+                    # the sentences this part normalises otherwise: its own chunks, in the one shared cache (an
+                    # entry is each part's ids of that chunk string, whichever normalisation made it)
+                    sub_chunks, sub_bad = part.chunks(sub)
+                    own = part.ids_from_entries(sub, entries(self.parts, sub_chunks), sub_bad)
+                    results[k] = replace_rows(*results[k], differ, *own)
         else:
             results = [part(texts) for part in self.parts]
         lengths = np.sum([lens for _, lens in results], axis=0).astype(np.int64)

@@ -232,3 +232,15 @@ def test_combination_features_carry_component_lengths_that_change_nothing():
         wrong = features["component_lengths"].flip(1)
         with pytest.raises(ValueError):
             encoder.model(input_ids=features["input_ids"], offsets=features["offsets"], component_lengths=wrong)
+
+
+@pytest.mark.parametrize("kind", ["trigram", "trigram+word", "trigram+subword"])
+def test_ids_stay_exact_when_the_caches_start_over(monkeypatch, kind):
+    import paranmt_hf.modeling.token_ids_paranmt as token_ids
+
+    monkeypatch.setattr(token_ids, "_MAX_ENTRIES", 5)  # start over every few chunks, mid-batch included
+    extra = {"subword_tokenizer": wordpiece_backend()} if "subword" in kind else {}
+    encoder = build_encoder(kind, CORPUS, embedding_dim=4, seed=1, **extra)
+    for batch in (TRICKY, _fuzz(120, seed=13), CORPUS):
+        flat, lengths = encoder.flat_token_ids(batch)
+        assert (flat.tolist(), lengths.tolist()) == _reference(encoder, batch)
