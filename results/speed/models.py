@@ -53,6 +53,15 @@ def english_corpus(data: Path) -> list[str]:
     return list(seen)
 
 
+def _stale(directory: Path) -> bool:
+    """Whether a cached model directory was saved by other code than this checkout's (its remote-code files differ)."""
+    code = Path(__file__).resolve().parents[2] / "modeling"
+    return any(
+        not (directory / f.name).is_file() or (directory / f.name).read_bytes() != f.read_bytes()
+        for f in code.glob("*_paranmt.py")
+    )
+
+
 def build_models(data: Path, cache: Path) -> dict[str, str]:
     """Build (or reuse) one model directory per kind under ``cache``; returns kind -> directory."""
     from paranmt_hf import build_encoder
@@ -61,7 +70,7 @@ def build_models(data: Path, cache: Path) -> dict[str, str]:
     corpus: list[str] | None = None
     for kind in KINDS:
         directory = cache / kind.replace("+", "_")
-        if not (directory / "config.json").is_file():
+        if not (directory / "config.json").is_file() or _stale(directory):
             corpus = corpus if corpus is not None else english_corpus(data)
             extra = dict(EXTRA[kind])
             if "subword" in kind:
