@@ -56,7 +56,8 @@ def main() -> None:
     rows = [
         "# Recipe exploration (explore.py's lean loop)", "",
         "Written by `make_table.py` from `explore.jsonl`. `unk row`: the unknown-token row at initialisation, `0` "
-        "since commit 9f56b0d, `random` (N(0, 1), never trained) before it: a `random` run and a `0` run differ by more than the setting the run name varies. "
+        "since commit 9f56b0d, `random` (N(0, 1), never trained) before it: a `random` run and a `0` run differ "
+        "by more than the setting their names vary. "
         "`commit`: where the run was recorded (`≤`: first committed in; earlier runs recorded no provenance). Dev "
         "Pearson: mean of STS17 en-en and STS-B validation at the last step. Runs through the real pipeline "
         "(`paranmt-hf train`) are in `pipeline.md`.", "",
