@@ -134,7 +134,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{r['bytes'] / 1e6:.1f} MB | {speed} |"
             )
     lines += ["", "Targets: ONNX fp32 max abs diff ≤ 1e-5; ONNX int8 cosine ≥ 0.999 per sentence; storage change "
-              "≤ 0.5 STS point.", ""]
+              "≤ 0.5 STS point. The sent/s column was taken under the load average above, on shared cores: it is "
+              "not a speed benchmark (`results/speed` is).", ""]
     return "\n".join(lines)
 
 
