@@ -43,8 +43,9 @@ def readme_names_commit(path: Path) -> bool:
 
 
 def result_files() -> list[Path]:
-    return sorted(p for p in RESULTS.rglob("*.json*") if "mteb_results" not in p.parts and p.suffix in (".json",
-                                                                                                        ".jsonl"))
+    """The result JSON / JSONL files (not in hidden caches or mteb_results/)."""
+    return sorted(p for p in RESULTS.rglob("*.json*") if p.suffix in (".json", ".jsonl")
+                  and not any(part.startswith(".") or part == "mteb_results" for part in p.relative_to(RESULTS).parts))
 
 
 def test_there_are_results() -> None:
