@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -86,15 +85,6 @@ def torch_lstm_baseline(encoder: ParaNMTEncoder) -> ParaNMTEncoder:
     return ParaNMTEncoder(ParaNMTModel(type(encoder.config)(**config)).eval(), encoder.tokenizer)
 
 
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
-        return out.stdout.strip() + ("-dirty" if dirty.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pickle", default=None, help="a real bilstmavg-4096-40.pickle (default: a synthetic one)")
@@ -107,8 +97,10 @@ def main() -> None:
 
     from paranmt_hf.convert.paranmt50m import convert_paranmt50m
     from paranmt_hf.utils.atomic import atomic_write_json
+    from paranmt_hf.utils.provenance import provenance
 
     torch.set_num_threads(1)
+    record_start = provenance()  # at the start: the load average the run began under
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.pickle) if args.pickle else Path(tmp) / "bilstmavg-4096-synthetic.pickle"
@@ -141,8 +133,9 @@ def main() -> None:
         "raw STS sentences on one CPU core (torch.set_num_threads(1)); baseline: same model with torch.nn.LSTM. "
         "sentences_per_second counts wall-clock time, sentences_per_cpu_second the process's CPU time (closer to "
         "an idle core's throughput when the machine is busy)",
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "git_commit": git_commit(),
+        "command": record_start["command"],
+        "git_commit": (record_start["git_commit"] or "unknown") + ("-dirty" if record_start["git_dirty"] else ""),
+        "provenance": record_start,
         "pickle": args.pickle or f"synthetic, released format ({args.vocab_size} words x 300, float32)",
         "convert_seconds": round(convert_seconds, 1),
         "mean_tokens_per_sentence": round(float(np.mean(tokens)), 2),

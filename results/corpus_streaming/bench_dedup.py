@@ -3,7 +3,8 @@
 Usage: python results/corpus_streaming/bench_dedup.py [--pairs 2000000]
 Streams N distinct synthetic pairs (plus 10% duplicates) through dedup_records(keep="first"), samples RSS every
 500K kept pairs, and fits the growth per distinct pair over the second half (the first million is the constant
-Python-set buffer); writes results/corpus_streaming/dedup_memory.json.
+Python-set buffer); writes results/corpus_streaming/dedup_memory.json with its provenance (command, git commit,
+environment).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 import psutil
 
 from paranmt_hf.corpus.dedup import DedupStats, dedup_records
+from paranmt_hf.utils.atomic import atomic_write_json
+from paranmt_hf.utils.provenance import provenance
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=6_000_000)
     args = parser.parse_args()
+    record = provenance()  # at the start: the load average the run began under
     proc = psutil.Process()
     before = proc.memory_info().rss
     stats = DedupStats()
@@ -44,12 +48,13 @@ def main() -> None:
     half = [s for s in samples if s[0] > args.pairs // 2]
     slope = float(np.polyfit([k for k, _ in half], [r for _, r in half], 1)[0])
     grown = max(r for _, r in samples) - before
-    result = {"distinct_pairs": args.pairs, "read": stats.read, "kept": kept, "removed": stats.removed,
+    result = {"provenance": record, "distinct_pairs": args.pairs, "read": stats.read, "kept": kept,
+              "removed": stats.removed,
               "rss_growth_mb": round(grown / 2**20, 1), "fitted_bytes_per_distinct_pair": round(slope, 1),
               "seconds": round(seconds, 1),
               "extrapolated_gb_for_51.4M_distinct": round((grown + slope * (51.4e6 - args.pairs)) / 2**30, 2),
               "rss_samples_mb": [(k, round((r - before) / 2**20, 1)) for k, r in samples]}
-    (HERE / "dedup_memory.json").write_text(json.dumps(result, indent=2) + "\n")
+    atomic_write_json(HERE / "dedup_memory.json", result, indent=2)
     print(json.dumps(result, indent=2))
 
 

@@ -10,7 +10,8 @@ Usage: python results/corpus_streaming/bench_streaming.py [--lines 5000000] [--n
 The full run uses the whitespace overlap tokenizer (the text is already tokenised, and NLTK's tokenizer costs
 ~0.3 ms/sentence on this shared 2-core machine, i.e. hours for 5M lines); a shorter run with the default NLTK
 tokenizer checks that the tokenizer does not change the memory profile.
-Writes results/corpus_streaming/streaming_memory.json and streaming_memory.png.
+Writes results/corpus_streaming/streaming_memory.json (with its provenance: command, git commit, environment) and
+streaming_memory.png.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -111,6 +111,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(stream(args.child, args.tokenizer, args.limit or None)))
         return
+    from paranmt_hf.utils.atomic import atomic_write_json
+    from paranmt_hf.utils.provenance import provenance
+
+    record = provenance()  # at the start: the load average the run began under
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     path = work / "para-nmt-50m.zip"
@@ -121,11 +125,11 @@ def main() -> None:
     nltk = run_child(path, "nltk", args.nltk_kept)
     result = {
         "what": "peak RSS of streaming a synthetic para-nmt-50m.zip through load_paranmt('filtered') (PRAS defaults)",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "note": "shared 2-core dev box"},
+        "provenance": record,
         "input": info, "runs": [whitespace, nltk], "limit_mb": 1024,
         "passed": whitespace["peak_rss_mb"] < 1024 and nltk["peak_rss_mb"] < 1024,
     }
-    (HERE / "streaming_memory.json").write_text(json.dumps(result, indent=2) + "\n")
+    atomic_write_json(HERE / "streaming_memory.json", result, indent=2)
     try:
         import matplotlib
 

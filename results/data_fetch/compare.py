@@ -22,13 +22,15 @@ import dataclasses
 import gzip
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from paranmt_hf.utils.atomic import atomic_write_json
+from paranmt_hf.utils.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,23 +131,21 @@ def main() -> None:
     args = parser.parse_args()
     if (args.dest is None) == (args.upstream_clones is None):
         parser.error("give exactly one of --dest and --upstream-clones")
-    load_before = os.getloadavg()
+    record = provenance()  # at the start: the load average the run began under
     origin: dict[str, str] = {}
     if args.dest is not None:
         result = compare(args.dest, args.shared)
     else:
         result, origin = run_upstream(args.upstream_clones, args.shared)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     report = {
-        "command": " ".join(["python", *sys.argv]),
-        "git_commit": commit.strip(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "environment": {"python": platform.python_version(), "platform": platform.platform(),
-                        "load_average_before": load_before, "load_average_after": os.getloadavg()},
+        "command": record["command"],
+        "git_commit": record["git_commit"],
+        "date": record["date"],
+        "provenance": record | {"load_average_after": [round(x, 2) for x in os.getloadavg()]},
         "sources": origin,
         "comparison": result,
     }
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    atomic_write_json(args.out, report, indent=2)
     identical = [n for n, r in result["train"].items() if r.get("identical")]
     print(f"eval: {result['eval']['byte_identical']} files byte-identical, different: {result['eval']['different']}, "
           f"missing: {result['eval']['only_in_shared']}; train identical: {len(identical)}/{len(result['train'])}")

@@ -1,11 +1,11 @@
 """SimLex-999 Spearman of the paraphrase lexicon (ParaNMT-50M appendix A.1) built from the shared pair corpora.
 
 Usage: PARANMT_HF_DATA=../shared/data python results/lexicon/run_simlex.py
-Writes results/lexicon/simlex.json. The paper's numbers (Table 13) come from all of ParaNMT-50M (pairs with score
->= 0.35 and sides <= 30 tokens): cross-sentence PMI 52.12, adjusted PMI 61.59 (Spearman x 100). The shared data
-has only a 10K sample of the processed 5M release (no scores, so no score cut) and 140K Flickr30k caption pairs, so
-expect far lower coverage and correlation: this run checks the pipeline end to end on real data, it does not
-reproduce Table 13.
+Writes results/lexicon/simlex.json with its provenance (command, git commit, environment). The paper's numbers
+(Table 13) come from all of ParaNMT-50M (pairs with score >= 0.35 and sides <= 30 tokens): cross-sentence PMI
+52.12, adjusted PMI 61.59 (Spearman x 100). The shared data has only a 10K sample of the processed 5M release (no
+scores, so no score cut) and 140K Flickr30k caption pairs, so expect far lower coverage and correlation: this run
+checks the pipeline end to end on real data, it does not reproduce Table 13.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 
 from paranmt_hf import load_paranmt
 from paranmt_hf.corpus.lexicon import ParaphraseLexicon, evaluate_simlex, read_simlex
+from paranmt_hf.utils.atomic import atomic_write_json
 from paranmt_hf.utils.paths import data_dir
+from paranmt_hf.utils.provenance import provenance
 
 HERE = Path(__file__).resolve().parent
 WORDS = ["laughed", "respectful", "happy", "big", "said", "car", "smart"]
@@ -30,7 +32,8 @@ def main() -> None:
         "paranmt5m-sample-10k": ("processed-5m", data / "train" / "paranmt5m-sample-10k.tsv.gz"),
         "flickr30k-caption-pairs": ("pairs", data / "train" / "flickr30k-caption-pairs.tsv.gz"),
     }
-    results = {"paper_table13_spearman_x100": {"paranmt50m_cross_pmi": 52.12, "paranmt50m_adjusted_pmi": 61.59,
+    results = {"provenance": provenance(),
+               "paper_table13_spearman_x100": {"paranmt50m_cross_pmi": 52.12, "paranmt50m_adjusted_pmi": 61.59,
                                                "ppdb_xxxl": 61.47},
                "protocol": "Spearman's rho x 100 over the 999 SimLex pairs; unseen pairs get the lowest seen score "
                            "(spearman_all); spearman_covered uses only seen pairs. Pairs with a side > 30 tokens "
@@ -51,7 +54,7 @@ def main() -> None:
         entry["top_adjusted_min_count_2"] = {w: [v for v, _ in lex.top(w, 10, "adjusted", 2)] for w in WORDS}
         results["corpora"][name] = entry
         print(name, json.dumps({k: v for k, v in entry.items() if k != "top_adjusted_min_count_2"}))
-    (HERE / "simlex.json").write_text(json.dumps(results, indent=2) + "\n")
+    atomic_write_json(HERE / "simlex.json", results, indent=2)
 
 
 if __name__ == "__main__":

@@ -92,14 +92,32 @@ def model_numbers(result_dir: Path) -> dict:
     return out
 
 
+OLD_RUN = ("2026-11-22 04:10 UTC", "c69fd13")
+"""The first run, before summary.json recorded provenance: its date, and the commit its numbers were committed in."""
+
+
+def provenance_table(summary: dict) -> str:
+    """Which run produced each model's numbers: command, commit, date, load (older entries: the first run)."""
+    lines = ["| model | commit | date | load (1 min) | command |", "|---|---|---|---:|---|"]
+    for name, m in summary["models"].items():
+        prov = m.get("provenance")
+        if prov is None:
+            lines.append(f"| {name} | ≤ `{OLD_RUN[1]}` | {OLD_RUN[0]} | – | the first run, before provenance "
+                         "was recorded |")
+            continue
+        commit = (prov["git_commit"] or "unknown")[:8] + ("+dirty" if prov["git_dirty"] else "")
+        date = prov["date"][:16].replace("T", " ")
+        lines.append(f"| {name} | `{commit}` | {date} | {prov['load_average'][0]:.1f} | `{prov['command']}` |")
+    return "\n".join(lines)
+
+
 def write_readme(folder: Path = HERE) -> None:
     summary = json.loads((folder / "summary.json").read_text())
     for name, m in summary["models"].items():
         m.update(model_numbers(folder / "mteb_results" / name.replace("/", "__") / "local"))
     (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    env = summary["environment"]
     text = (HERE / "README.template.md").read_text().replace("{{TABLES}}", tables(summary)).replace(
-        "{{ENV}}", ", ".join(f"{k}: {v}" for k, v in env.items()))
+        "{{PROVENANCE}}", provenance_table(summary))
     (folder / "README.md").write_text(text)
     try:
         plot(summary, folder / "peers_sts.png")

@@ -10,8 +10,9 @@ Usage (from the repository root)::
 
     python results/peers/run_peers.py [--models DIR ...] [--tasks all] [--threads 2]
 
-Writes ``results/peers/mteb_results/<org>__<name>/<revision>/*.json`` (mteb layout), ``summary.json``,
-``README.md`` (the tables) and ``peers_sts.png``.
+Writes ``results/peers/mteb_results/<org>__<name>/<revision>/*.json`` (mteb layout), ``summary.json`` (each model
+with the provenance of its evaluation: command, git commit, environment, load average), ``README.md`` (the tables)
+and ``peers_sts.png``. ``--skip-peers`` re-evaluates our models only and keeps the peers' entries as they were.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import sys
 import time
@@ -127,6 +127,7 @@ def main() -> None:
 
     from paranmt_hf.evaluation import evaluate, format_table, paper_average, write_results
     from paranmt_hf.evaluation.mteb_meta import meta_to_dict, model_meta_for
+    from paranmt_hf.utils.provenance import provenance
 
     torch.set_num_threads(args.threads)
     out = Path(args.output)
@@ -137,6 +138,8 @@ def main() -> None:
         encoders += peers(out / ".cache")
     for name, description, encoder in encoders:
         print(f"== {name}", flush=True)
+        record = provenance(packages=["paranmt_hf", "torch", "transformers", "sentence-transformers", "model2vec",
+                                      "mteb", "numpy"])
         start = time.perf_counter()
         results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=128)
         elapsed = time.perf_counter() - start
@@ -148,10 +151,9 @@ def main() -> None:
             "description": description,
             "seconds": round(elapsed, 1),
             "sts12_16_paper_pearson": paper_average(results),  # the rest: make_table.model_numbers
+            "provenance": record | {"torch_threads": args.threads},
         }
-    env = {"python": sys.version.split()[0], "platform": platform.platform(), "torch_threads": args.threads,
-           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    (out / "summary.json").write_text(json.dumps({"environment": env, "models": summary}, indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps({"models": summary}, indent=2) + "\n")
     from make_table import write_readme
 
     write_readme(out)

@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Mega-batch ablation (paper's Table 6) on English paraphrase pairs: the ParaNMT sample + English paraphrases pivoted
-# through the Tatoeba bitext. 9 runs of 3,000 steps (about 25 min on 2 cores, two at a time); appends to explore.jsonl.
-#   bash results/recipes/ablation.sh   (from the repository root, venv active)
-set -euo pipefail
-DATA="${PARANMT_HF_DATA:-../shared/data}"
-WORK="${WORK:-$(mktemp -d)}"
-paranmt-hf corpus pivot "$DATA"/train/bitext/tatoeba-en-{es,fr,de}.tsv.gz -o "$WORK/tatoeba-pivots.tsv.gz"
-FILES="\"files\": [\"$DATA/train/paranmt5m-sample-10k.tsv.gz\", \"$WORK/tatoeba-pivots.tsv.gz\"], \"steps\": 3000, \"every\": 1500"
-WORD='"kind": "word", "word_vectors": "glove-6b-50d", "vector_vocab_size": 100000, "learning_rate": 0.05'
-TRIGRAM='"kind": "trigram", "embedding_dim": 300, "learning_rate": 0.01'
-LSTM='"kind": "lstm", "word_vectors": "glove-6b-50d", "vector_vocab_size": 100000, "scramble_rate": 0.3, "learning_rate": 0.001'
-for m in 1 20 40; do
-  python results/recipes/explore.py "{$WORD, \"megabatch_size\": $m, $FILES}" "en_word_M$m" &
-  python results/recipes/explore.py "{$TRIGRAM, \"megabatch_size\": $m, $FILES}" "en_tri_M$m"
-  wait
-  python results/recipes/explore.py "{$LSTM, \"megabatch_size\": $m, $FILES}" "en_lstm_M$m"
+# Mega-batch ablation (the paper's Table 6) through the real pipeline: `paranmt-hf train --megabatch-size M` for
+# M = 1, 20, 40 and the WORD, TRIGRAM and LSTM models, 3,000 steps of 100 pairs, MAX sampling, on English paraphrase
+# pairs (the ParaNMT sample + English paraphrases pivoted through the Tatoeba bitext); then `paranmt-hf eval`.
+# Dev (STS17 en-en, STS-B validation) and test (STS12-16, STS-B test) side by side; nothing is chosen on test.
+#   bash results/recipes/ablation.sh            # from the repository root, venv active; MS="1 40" for a subset
+# Results: results/recipes/pipeline/ablation/*.json; table: pipeline.md; plot: ablation.png.
+source "$(dirname "${BASH_SOURCE[0]}")/pipeline_jobs.sh"
+COMMON=(--train "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz" "pairs:$PIVOTS"
+        --max-steps 3000 --eval-steps 1500 --save-steps 1500 --dev STS17:en-en STSBenchmark:validation --seed 0)
+for m in ${MS:-1 20 40}; do
+  run ablation "word_M$m" --recipe acl2018-word --lr 0.05 --vector-vocab-size 100000 --megabatch-size "$m" "${COMMON[@]}"
+  run ablation "trigram_M$m" --recipe acl2018-trigram --lr 0.01 --megabatch-size "$m" "${COMMON[@]}"
+  run ablation "lstm_M$m" --recipe acl2018-lstm --lr 0.001 --vector-vocab-size 100000 --megabatch-size "$m" \
+    --threads 1 "${COMMON[@]}"
 done
-python results/recipes/make_table.py
+finish

@@ -8,7 +8,12 @@ protocol) is computed once, at the end.
     python results/recipes/explore.py '{"kind": "trigram", "learning_rate": 0.01, "megabatch_size": 1,
         "files": ["../shared/data/train/flickr30k-caption-pairs.tsv.gz"], "steps": 3000, "every": 1000}' NAME
 
-Appends one JSON line per run to results/recipes/explore.jsonl.
+Appends one JSON line per run to results/recipes/explore.jsonl, with its provenance (command, git commit,
+software, load average) and whether the model started its unknown-token row at zero (``unk_zero``).
+
+The published comparisons (the mega-batch ablation, the margin loss against MNRL, the seeds of the best recipe) are
+made by the real pipeline instead (``paranmt-hf train`` + ``paranmt-hf eval``: ablation.sh, loss_vs_mnrl.sh,
+seeds.sh); this loop is for quick exploration.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
 from paranmt_hf.training.recipes import Recipe
+from paranmt_hf.utils.provenance import provenance
 
 HERE = Path(__file__).resolve().parent
 
@@ -49,6 +55,7 @@ def read_pairs(files: list[str]) -> list[tuple[str, str]]:
 
 def main() -> None:
     torch.set_num_threads(1)
+    record = provenance()  # at the start: the load average the run began under
     cfg, name = json.loads(sys.argv[1]), sys.argv[2]
     files, steps, every = cfg.pop("files"), cfg.pop("steps"), cfg.pop("every", 500)
     pairs = read_pairs(files)
@@ -87,7 +94,8 @@ def main() -> None:
     sts = paper_average(evaluate(trained, ["STS12", "STS13", "STS14", "STS15", "STS16"]))
     print("RESULT", name, json.dumps(cfg), "sts12-16", round(sts, 2), flush=True)
     with open(HERE / "explore.jsonl", "a") as f:
-        run = {"name": name, "cfg": cfg, "files": files, "log": log, "sts": sts, "unk_zero": unk_zero}
+        run = {"name": name, "cfg": cfg, "files": files, "log": log, "sts": sts, "unk_zero": unk_zero,
+               "unk_zero_source": "measured by explore.py", "provenance": record}
         f.write(json.dumps(run) + "\n")
 
 

@@ -1,9 +1,18 @@
-"""Render results/recipes/explore.jsonl as a markdown table (results/recipes/table.md) and a plot (runs.png)."""
+"""Render the recipe results: explore.jsonl as table.md + runs.png, the pipeline runs as pipeline.md + ablation.png.
+
+    python results/recipes/make_table.py
+
+explore.jsonl holds the lean-loop runs of explore.py; each says whether its model started the unknown-token row at
+zero (``unk_zero``: runs before that change had a random, never-trained row) and in which commit it was recorded.
+The table shows both, so runs from before and after the change are never compared unawares.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from pipeline_table import render
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,36 +40,30 @@ def notes(run: dict) -> str:
     out = [f"{k}={v}" for k, v in cfg.items() if k not in DEFAULTS]
     if cfg.get("batch_size", 100) != 100:
         out.append(f"batch={cfg['batch_size']}")
-    if run.get("unk_zero"):
-        out.append("unk row 0")
     return ", ".join(out)
 
 
-def plot_ablation(runs: list[dict], plt: object) -> None:
-    """ablation.png: STS12-16 against the mega-batch size M for the ``en_*`` runs of ablation.sh."""
-    series: dict[str, dict[int, float]] = {}
-    for r in runs:
-        if r["name"].startswith("en_") and "_M" in r["name"]:
-            series.setdefault(r["cfg"]["kind"].upper(), {})[r["cfg"]["megabatch_size"]] = r["sts"]
-    if not series:
-        return
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for kind, points in series.items():
-        ms = sorted(points)
-        ax.plot(ms, [points[m] for m in ms], marker="o", label=kind)
-    ax.set_xticks([1, 20, 40])
-    ax.set_xlabel("mega-batch size M (mini-batches of 100 pairs)")
-    ax.set_ylabel("STS12-16 (papers' protocol)")
-    ax.set_title("Mega-batch ablation: ParaNMT sample + Tatoeba pivots")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(HERE / "ablation.png", dpi=110)
+def recorded(run: dict) -> str:
+    """The commit the run was recorded at (its provenance) or, for older runs, first committed in."""
+    if run.get("provenance"):
+        prov = run["provenance"]
+        return f"`{(prov['git_commit'] or 'unknown')[:7]}`" + ("+dirty" if prov["git_dirty"] else "")
+    return f"≤ `{run['committed_in']['commit'][:7]}`"
 
 
 def main() -> None:
     runs = [json.loads(line) for line in (HERE / "explore.jsonl").read_text().splitlines() if line.strip()]
-    rows = ["| run | kind | dim | loss | lr | M | sampling | steps | data | other | dev Pearson | **STS12-16** |",
-            "|---|---|---:|---|---:|---:|---|---:|---|---|---:|---:|"]
+    rows = [
+        "# Recipe exploration (explore.py's lean loop)", "",
+        "Written by `make_table.py` from `explore.jsonl`. `unk row`: the unknown-token row at initialisation, `0` "
+        "since commit 9f56b0d, `random` (N(0, 1), never trained) before it: a `random` run and a `0` run differ "
+        "by more than the setting their names vary. "
+        "`commit`: where the run was recorded (`≤`: first committed in; earlier runs recorded no provenance). Dev "
+        "Pearson: mean of STS17 en-en and STS-B validation at the last step. Runs through the real pipeline "
+        "(`paranmt-hf train`) are in `pipeline.md`.", "",
+        "| run | kind | dim | loss | lr | M | sampling | steps | data | other | unk row | commit | dev Pearson | "
+        "**STS12-16** |",
+        "|---|---|---:|---|---:|---:|---|---:|---|---|---|---|---:|---:|"]
     for r in runs:
         c = r["cfg"]
         dim = 50 if c.get("word_vectors") and c["kind"] in ("word", "lstm") else c.get("embedding_dim", 300)
@@ -68,7 +71,8 @@ def main() -> None:
         rows.append(
             f"| {r['name']} | {c['kind']} | {dim} | {loss} | {c['learning_rate']} | "
             f"{c.get('megabatch_size', 40) if loss == 'megabatch' else '-'} | {c.get('sampling', 'MAX')} | "
-            f"{r['log'][-1][0]} | {short(r['files'])} | {notes(r)} | {r['log'][-1][2]:.3f} | **{r['sts']:.2f}** |"
+            f"{r['log'][-1][0]} | {short(r['files'])} | {notes(r)} | {'0' if r['unk_zero'] else 'random'} | "
+            f"{recorded(r)} | {r['log'][-1][2]:.3f} | **{r['sts']:.2f}** |"
         )
     (HERE / "table.md").write_text("\n".join(rows) + "\n")
     import matplotlib
@@ -77,8 +81,11 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(runs) + 1.2))
-    bars = ax.barh([r["name"] for r in runs], [r["sts"] for r in runs], color="#4c72b0")
+    colors = ["#4c72b0" if r["unk_zero"] else "#c0c0c0" for r in runs]
+    bars = ax.barh([r["name"] for r in runs], [r["sts"] for r in runs], color=colors)
     ax.bar_label(bars, labels=[f"{r['sts']:.2f}" for r in runs], padding=2, fontsize=7)
+    ax.barh([runs[0]["name"]], [0], color="#c0c0c0", label="random unknown row (before 9f56b0d)")
+    ax.barh([runs[0]["name"]], [0], color="#4c72b0", label="unknown row at zero")
     ax.axvline(70.0, color="red", linestyle="--", label="target 70.0")
     ax.axvline(67.6, color="grey", linestyle=":", label="model2vec (MiniLM) 67.6")
     ax.set_xlabel("STS12-16, papers' protocol (mean Pearson x100 per year)")
@@ -86,8 +93,9 @@ def main() -> None:
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(HERE / "runs.png", dpi=110)
-    plot_ablation(runs, plt)
+    plt.close(fig)
     print("\n".join(rows))
+    print(render(plt))
 
 
 if __name__ == "__main__":

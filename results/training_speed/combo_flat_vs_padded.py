@@ -3,6 +3,8 @@ EmbeddingBag layout (one bag per component) against the padded layout, same mode
 
     python results/training_speed/combo_flat_vs_padded.py   # writes combo_flat_vs_padded.json next to it
 
+The JSON records the provenance (command, git commit, environment, load average before and after).
+
 One torch thread, 100 steps of 100 Flickr30k caption pairs per measurement, two rounds alternating the layouts;
 the faster round of each is reported.
 """
@@ -23,6 +25,8 @@ from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
 from paranmt_hf.training.recipes import Recipe
+from paranmt_hf.utils.atomic import atomic_write_json
+from paranmt_hf.utils.provenance import provenance
 
 HERE = Path(__file__).resolve().parent
 STEPS, BATCH = 100, 100
@@ -30,6 +34,7 @@ STEPS, BATCH = 100, 100
 
 def main() -> None:
     torch.set_num_threads(1)
+    record = provenance()  # at the start: the load average the run began under
     data = Path(os.environ.get("PARANMT_HF_DATA", "../shared/data")) / "train" / "flickr30k-caption-pairs.tsv.gz"
     pairs = []
     with gzip.open(data, "rt", encoding="utf-8") as f:
@@ -60,10 +65,11 @@ def main() -> None:
                 optimizer.step()
             ms = (time.perf_counter() - start) / STEPS * 1000
             best[layout] = min(best.get(layout, float("inf")), ms)
-    out = {"model": "trigram+word (concat), GloVe-50d words, 300-d trigrams", "threads": 1, "batch_size": BATCH,
+    out = {"provenance": record, "load_average_after": [round(x, 2) for x in os.getloadavg()],
+           "model": "trigram+word (concat), GloVe-50d words, 300-d trigrams", "threads": 1, "batch_size": BATCH,
            "steps": STEPS, "ms_per_step": {k: round(v, 1) for k, v in best.items()},
            "speedup": round(best["padded"] / best["flat"], 2)}
-    (HERE / "combo_flat_vs_padded.json").write_text(json.dumps(out, indent=2) + "\n")
+    atomic_write_json(HERE / "combo_flat_vs_padded.json", out, indent=2)
     print(json.dumps(out, indent=2))
 
 

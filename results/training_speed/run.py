@@ -5,7 +5,8 @@
 Target (issue "Train inside sentence-transformers"): < 3 min on 2 cores for the epoch (the training loop itself;
 building the unigram tokenizer is timed separately). Flickr30k's captions give the unigram trainer fewer than 50K
 pieces (20,071 in the recorded run): the label states the vocabulary actually built.
-Writes results/training_speed/training_speed.json.
+Writes results/training_speed/training_speed.json with its provenance (command, git commit, environment, load
+average).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import torch
 from paranmt_hf import ParaNMTConfig
 from paranmt_hf.training.recipes import get_recipe
 from paranmt_hf.training.trainer import train
+from paranmt_hf.utils.atomic import atomic_write_json
 from paranmt_hf.utils.paths import data_dir
+from paranmt_hf.utils.provenance import provenance
 
 HERE = Path(__file__).resolve().parent
 
@@ -36,6 +39,7 @@ def main() -> None:
     # annealing off (Recipe.replace sets None): M=40 from the first step
     recipe = get_recipe("pras-sp").replace(megabatch_size=40, anneal=None, epochs=1.0, optimizer=args.optimizer)
     source = str(data_dir() / "train" / "flickr30k-caption-pairs.tsv.gz")
+    record_start = provenance()  # at the start: the load average the run began under
     load = os.getloadavg()
     started = time.perf_counter()
     result = train(
@@ -51,6 +55,7 @@ def main() -> None:
     total = time.perf_counter() - started
     vocab = ParaNMTConfig.from_pretrained(args.output).vocab_size
     record = {
+        "provenance": record_start,
         "what": f"one epoch, SP 1024-d, unigram vocab of {vocab:,} pieces (50K asked; the corpus gives no more), "
         "batch 128, M=40 (no annealing), mega-batch margin loss, SentenceTransformerTrainer, Flickr30k caption pairs",
         "recipe": recipe.to_dict(),
@@ -70,7 +75,7 @@ def main() -> None:
         "torch": torch.__version__,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
-    (HERE / "training_speed.json").write_text(json.dumps(record, indent=2))
+    atomic_write_json(HERE / "training_speed.json", record, indent=2)
     print(json.dumps(record, indent=2))
 
 

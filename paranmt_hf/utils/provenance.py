@@ -1,0 +1,156 @@
+"""Provenance of a result: the command, git commit, software and machine load that produced it.
+
+Every script under ``results/`` stores this next to its numbers, so that a reader knows which code made them and
+whether they predate a later change::
+
+    from paranmt_hf.utils.provenance import provenance
+
+    record = {"provenance": provenance(), "numbers": ...}   # command = this process's command line
+
+Shell scripts get the same record as JSON from ``python -m paranmt_hf.utils.provenance [--command "..."]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+PACKAGES = ("paranmt_hf", "torch", "transformers", "sentence-transformers", "tokenizers", "numpy")
+"""Distributions whose versions every record holds (more can be asked for with ``packages=``)."""
+
+OUTPUT_PATTERNS = ("results/**/*.json", "results/**/*.jsonl", "results/**/*.md", "results/**/*.png",
+                   "results/**/*.log")
+"""Result outputs: files a run rewrites while it runs, so their changes do not make the code "dirty"."""
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _git(args: Sequence[str], cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_state(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The checkout's commit and whether tracked code differs from it.
+
+    Args:
+        root: a folder inside the git checkout (default: the one holding this package).
+
+    Returns:
+        ``{"commit": sha or None, "dirty": bool or None, "dirty_files": [...]}``: ``dirty`` ignores result outputs
+        (:data:`OUTPUT_PATTERNS`) but counts untracked files that git does not ignore (a new script); ``commit``
+        is ``None`` outside a git checkout (an installed package); ``dirty_files`` lists at most 20 paths.
+    """
+    where = Path(root) if root is not None else REPO_ROOT
+    commit = _git(["rev-parse", "HEAD"], where)
+    if commit is None:
+        return {"commit": None, "dirty": None, "dirty_files": []}
+    excludes = [f":(exclude,glob){pattern}" for pattern in OUTPUT_PATTERNS]
+    status = _git(["status", "--porcelain", "--untracked-files=normal", "--", ".", *excludes], where) or ""
+    files = [line[3:] for line in status.splitlines() if line.strip()]
+    return {"commit": commit.strip(), "dirty": bool(files), "dirty_files": files[:20]}
+
+
+def package_versions(packages: Iterable[str] = PACKAGES) -> dict[str, str | None]:
+    """Installed versions (``None``: not installed), read from package metadata without importing anything."""
+    out: dict[str, str | None] = {}
+    for name in packages:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cpu_name() -> str:
+    """The CPU model (``/proc/cpuinfo``'s model name where there is one)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """``argv`` (default: this process's) as a shell command, the interpreter shown as ``python``."""
+    args = list(sys.argv if argv is None else argv)
+    if argv is None and args and args[0].endswith(".py"):
+        args = ["python", *args]
+    return shlex.join(args)
+
+
+def provenance(
+    command: str | Sequence[str] | None = None,
+    packages: Iterable[str] = PACKAGES,
+    root: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """What produced a result: command, git state, date, software, machine and its load.
+
+    Args:
+        command: the command that produced the result (a string, or an argv list quoted as a shell command);
+            default: this process's command line.
+        packages: distributions to record the versions of (default :data:`PACKAGES`).
+        root: a folder inside the git checkout (default: the one holding paranmt_hf).
+    """
+    git = git_state(root)
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None and hasattr(torch, "get_num_threads") else None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count()
+    return {
+        "command": command if isinstance(command, str) else command_line(command),
+        "cwd": os.getcwd(),
+        "git_commit": git["commit"],
+        "git_dirty": git["dirty"],
+        "git_dirty_files": git["dirty_files"],
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": platform.python_version(),
+        "packages": package_versions(packages),
+        "platform": platform.platform(),
+        "cpu": cpu_name(),
+        "cores": cores,
+        "torch_threads": threads,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One markdown line for a README header: command, commit (dirty or not), date, load, software."""
+    commit = record.get("git_commit") or "unknown"
+    dirty = " (+ uncommitted code changes)" if record.get("git_dirty") else ""
+    versions = ", ".join(f"{k} {v}" for k, v in record.get("packages", {}).items() if v)
+    load = " ".join(f"{x:.2f}" for x in record.get("load_average", []))
+    return (f"Command: `{record.get('command')}` · commit `{commit[:12]}`{dirty} · {record.get('date')} · "
+            f"{record.get('cpu')}, {record.get('cores')} cores, load average {load} · {versions}.")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m paranmt_hf.utils.provenance``: print the record as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--command", default=None, help="the command to record (default: this one)")
+    parser.add_argument("--packages", nargs="*", default=list(PACKAGES), help="distributions to record")
+    args = parser.parse_args(argv)
+    print(json.dumps(provenance(args.command, args.packages), indent=2))  # noqa: T201 - the command's output
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

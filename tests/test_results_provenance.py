@@ -1,0 +1,76 @@
+"""Every committed result under results/ says what produced it: command + git commit, or a README note naming it.
+
+A result JSON passes when it holds, at any depth, a record with ``command`` and ``git_commit``
+(``paranmt_hf.utils.provenance.provenance()`` or the older flat fields). An older result that cannot cheaply be
+re-run passes when its folder's README names the file and the commit it came from. Lines of a ``.jsonl`` need a
+provenance record each, or ``committed_in`` (runs recorded before provenance existed). mteb-layout files
+(``mteb_results/``) are excluded: their folder's summary carries the provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
+
+
+def has_provenance(value: Any) -> bool:
+    """Whether ``value`` holds a dict with ``command`` and ``git_commit`` (at any depth)."""
+    if isinstance(value, dict):
+        if "command" in value and "git_commit" in value:
+            return True
+        if any(isinstance(v, dict) and "git_commit" in v for v in value.values()) and "command" in value:
+            return True  # {"command": ..., "environment": {"git_commit": ...}}
+        return any(has_provenance(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_provenance(v) for v in value)
+    return False
+
+
+def readme_names_commit(path: Path) -> bool:
+    """Whether the folder's README names ``path`` and a commit on the same paragraph."""
+    readme = path.parent / "README.md"
+    if not readme.is_file():
+        return False
+    paragraphs = re.split(r"\n\s*\n|\n- ", readme.read_text(encoding="utf-8"))
+    return any(path.name in p and COMMIT.search(p) for p in paragraphs)
+
+
+def result_files() -> list[Path]:
+    """The result JSON / JSONL files (not in hidden caches or mteb_results/)."""
+    return sorted(p for p in RESULTS.rglob("*.json*") if p.suffix in (".json", ".jsonl")
+                  and not any(part.startswith(".") or part == "mteb_results" for part in p.relative_to(RESULTS).parts))
+
+
+def test_there_are_results() -> None:
+    assert len(result_files()) >= 10
+
+
+@pytest.mark.parametrize("path", result_files(), ids=lambda p: str(p.relative_to(RESULTS)))
+def test_result_records_what_produced_it(path: Path) -> None:
+    if path.suffix == ".jsonl":
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            run = json.loads(line)
+            assert has_provenance(run) or "commit" in run.get("committed_in", {}), f"{path}:{number}"
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert has_provenance(data) or readme_names_commit(path), (
+        f"{path} records no command + git commit (paranmt_hf.utils.provenance) and its README does not say which "
+        "commit it comes from"
+    )
+
+
+def test_checker_rejects_a_bare_result(tmp_path: Path) -> None:
+    bare = tmp_path / "numbers.json"
+    bare.write_text('{"seconds": 1.0, "environment": {"python": "3.11"}}')
+    assert not has_provenance(json.loads(bare.read_text()))
+    assert not readme_names_commit(bare)
+    (tmp_path / "README.md").write_text("`numbers.json`: measured at commit `abc1234` on 2026-11-22.\n")
+    assert readme_names_commit(bare)
+    assert has_provenance({"models": {"m": {"provenance": {"command": "python x.py", "git_commit": "abc"}}}})
