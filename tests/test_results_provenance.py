@@ -18,12 +18,13 @@ import pytest
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def has_provenance(value: Any) -> bool:
-    """Whether ``value`` holds a dict with ``command`` and ``git_commit`` (at any depth)."""
+    """Whether ``value`` holds a dict with ``command`` and ``git_commit`` (or a full-SHA ``commit``), at any depth."""
     if isinstance(value, dict):
-        if "command" in value and "git_commit" in value:
+        if "command" in value and ("git_commit" in value or FULL_SHA.fullmatch(str(value.get("commit", "")))):
             return True
         if any(isinstance(v, dict) and "git_commit" in v for v in value.values()) and "command" in value:
             return True  # {"command": ..., "environment": {"git_commit": ...}}
@@ -74,3 +75,5 @@ def test_checker_rejects_a_bare_result(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("`numbers.json`: measured at commit `abc1234` on 2026-11-22.\n")
     assert readme_names_commit(bare)
     assert has_provenance({"models": {"m": {"provenance": {"command": "python x.py", "git_commit": "abc"}}}})
+    assert has_provenance({"command": "python x.py", "commit": "9fb2e8d6eb35ad1ca2d2b7a8d8ef8e9128e201b1"})
+    assert not has_provenance({"command": "python x.py", "commit": "see README"})
