@@ -15,6 +15,7 @@ RECIPE_FLAGS = {
     "token-type": ("token_type", str, "tokens of recurrent encoders: word or sp"),
     "vocab-size": ("vocab_size", int, "vocabulary size per component"),
     "min-count": ("min_count", int, "drop rarer word/trigram tokens"),
+    "vocab-sentences": ("vocab_sentences", int, "build vocabularies from this many training sentences (a sample)"),
     "word-vectors": ("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d"),
     "vector-vocab-size": ("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
     "pooling": ("pooling", str, "mean or max"),

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from ..utils.imports import require
-from .data import PairSource, has_bitext, load_pairs
+from .data import PairSource, has_bitext, load_pairs, vocab_corpus
 from .optim import LazyAdam
 from .recipes import Recipe
 
@@ -260,7 +260,7 @@ def _train(
     if resume and (init_dir / "config.json").is_file():
         encoder = ParaNMTEncoder.from_pretrained(init_dir)
     else:
-        encoder = build_initial_encoder(recipe, list(pairs["anchor"]) + list(pairs["positive"]), seed)
+        encoder = build_initial_encoder(recipe, vocab_corpus(pairs, recipe.vocab_sentences), seed)
         if is_main_process():
             encoder.save_pretrained(init_dir, sentence_transformers=False)
     lazy = _check_optimizer(recipe, encoder.model)
