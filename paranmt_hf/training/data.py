@@ -73,6 +73,10 @@ class PairSource:
 def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:
     """All sources as one shuffled ``datasets.Dataset`` with columns ``anchor`` and ``positive``.
 
+    When X-English bitext is mixed with paraphrase sources, a ``label`` column marks each pair's kind (1: a
+    translation, English first; 0: a paraphrase pair), so that the mega-batch loss mines each pair's negatives by
+    its own rule (PRAS: the other language for bitext, any sentence for paraphrases).
+
     Args:
         sources: :class:`PairSource` objects or their string form (``"bitext:en-de.tsv.gz"``).
         max_pairs: keep the first ``max_pairs`` pairs after shuffling.
@@ -81,12 +85,15 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
     datasets = require("datasets", "data")
     from ..data import load_paranmt
 
+    parsed = [PairSource.parse(s) if isinstance(s, str) else s for s in sources]
+    mixed = len({src.config == "bitext" for src in parsed}) > 1
     parts = []
-    for source in sources:
-        src = PairSource.parse(source) if isinstance(source, str) else source
+    for src in parsed:
         ds = load_paranmt(src.config, list(src.files), streaming=False, **dict(src.options))
         anchor, positive = COLUMNS[src.config]
         ds = ds.select_columns([anchor, positive]).rename_columns({anchor: "anchor", positive: "positive"})
+        if mixed:
+            ds = ds.add_column("label", [int(src.config == "bitext")] * len(ds))
         parts.extend([ds] * src.repeat)
     if not parts:
         raise ValueError("no training sources given")
