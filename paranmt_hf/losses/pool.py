@@ -35,7 +35,8 @@ def make_entry(
 ) -> PoolEntry:
     """The pool entry of a mini-batch from its two feature dicts, embeddings and (optional) pair kinds."""
     rows = tuple(rows_from_features(f).to(anchors.device) for f in inputs)
-    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows), translation)
+    kinds = None if translation is None else translation.to(anchors.device).bool()
+    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows), kinds)
 
 
 def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
