@@ -236,9 +236,13 @@ def test_bitext_model_card_names_its_languages(word_dir, eval_dir):
     assert "| Languages | English, Spanish, French, German (English paraphrases and English-X bitext" in text
     assert "Trained for English, Spanish, French, German only" in text and "English only" not in text
     assert "| Tatoeba | fra-eng | 12.5 | 10.0 | yes |" in text  # fra: trained for
+    assert "Tatoeba mining is in-domain" in text
     summary["sources"] = summary["sources"][:1]
     text = render_model_card(word_dir, eval_dir, model_id=MODEL_ID, training_summary=summary).content
     assert "| Tatoeba | fra-eng | 12.5 | 10.0 | no |" in text
+    summary["sources"] = ["bitext:/data/multi30k-en-de.tsv.gz"]
+    assert "in-domain" not in render_model_card(word_dir, model_id=MODEL_ID, training_summary=summary).content
+    summary["sources"] = ["bitext:/data/tatoeba-en-es.tsv.gz"]
     explicit = render_model_card(word_dir, eval_dir, model_id=MODEL_ID, training_summary=summary,
                                  language=["en", "fr"])
     assert explicit.data.language == ["en", "fr"] and "| Tatoeba | fra-eng | 12.5 | 10.0 | yes |" in explicit.content

@@ -68,6 +68,10 @@ def limitations(info: dict[str, Any], training: dict[str, Any] | None, language:
         out.append(f"Trained for {names} only (English paraphrases and English-X bitext). Other languages had no "
                    "training data: their text is cut into pieces learned from these languages, and their scores "
                    "(e.g. Tatoeba ara, cmn, rus, tur) show what carries over, not a supported use.")
+        if any("tatoeba" in f.lower() for s in training["sources"] if s["config"] == "bitext" for f in s["files"]):
+            out.append("Its bitext includes Tatoeba itself (pairs sharing a sentence with the LASER Tatoeba test sets "
+                       "removed): Tatoeba mining is in-domain for it, easier than for models that left Tatoeba out "
+                       "(PRAS, LASER's test protocol), so its Tatoeba errors are not comparable with theirs.")
     if info["lowercase"]:
         out.append("Input is lower-cased: case carries no information.")
     if info["averaging"]:

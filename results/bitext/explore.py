@@ -82,6 +82,7 @@ def main() -> None:
     recipe = dataclasses.replace(recipe, **{k: None for k, v in cfg.get("overrides", {}).items() if v is None})
     data = os.path.join(os.environ["PARANMT_HF_DATA"], "train")
     sources = [s.format(split=args.split, data=data) for s in cfg["sources"]]
+    code = commit()  # the code the run starts with
     load_start = os.getloadavg()
     started, cpu_started = time.time(), time.process_time()
     evaluator = STSSuiteEvaluator(tasks=["STS17:en-en"], name="dev")
@@ -99,7 +100,7 @@ def main() -> None:
     run = {
         "name": args.name,
         "command": " ".join(["python", "results/bitext/explore.py", args.name, f"'{args.config}'"]),
-        "commit": commit(),
+        "commit": code,
         "load_start": [round(x, 2) for x in load_start],
         "load_end": [round(x, 2) for x in os.getloadavg()],
         "recipe": recipe.to_dict(),

@@ -12,6 +12,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MEGABATCH_RUN = re.compile(r"^m(\d+)_")
+DEFAULT_ENGLISH = ["flickr30k-caption-pairs.tsv.gz", "paranmt5m-sample-10k.tsv.gz@10", "tatoeba-pivots.tsv.gz@3"]
 
 
 def load() -> list[dict[str, Any]]:
@@ -26,7 +27,12 @@ def changes(run: dict[str, Any]) -> str:
     base = get_recipe("pras-bitext").to_dict()
     diff = [f"{k}={v}" for k, v in run["recipe"].items() if k not in ("description", "name") and base.get(k) != v]
     english = [s.split("/")[-1] for s in run["sources"] if "tatoeba-en" not in s and "multi30k" not in s]
-    return ", ".join(diff) + ("; " if diff else "") + "English: " + (", ".join(english) or "none")
+    bitext = [s for s in run["sources"] if "tatoeba-en" in s or "multi30k" in s]
+    if english != DEFAULT_ENGLISH:
+        diff.append("English data: " + (", ".join(english) or "none"))
+    if not bitext:
+        diff.append("no bitext")
+    return ", ".join(diff) or "-"
 
 
 def row(run: dict[str, Any]) -> str:
@@ -75,9 +81,15 @@ def plot(runs: list[dict[str, Any]]) -> None:
     right.plot(ms, [r["dev"]["sts17_en_en"] for _, r in sweep], "k--o", label="STS17 en-en (dev)")
     right.plot(ms, [r["test"]["sts17"]["es-en"] for _, r in sweep], "o-", label="STS17 es-en 4a (test)")
     right.plot(ms, [r["test"]["sts17"]["es-es"] for _, r in sweep], "s-", label="STS17 es-es (test)")
+    for m, r in sweep:
+        if r.get("cpu_seconds"):
+            right.annotate(f"{r['cpu_seconds']:.0f} CPU s", (m, r["dev"]["sts17_en_en"]), fontsize=7,
+                           textcoords="offset points", xytext=(0, 6), ha="center")
     right.set(xlabel="mega-batch size M", ylabel="Pearson x100", xscale="log")
     right.legend(fontsize=8)
-    fig.suptitle("pras-bitext: mega-batch size (annealed every 150 mini-batches up to M)")
+    first = sweep[0][1]["recipe"]
+    fig.suptitle(f"pras-bitext, mega-batch size M held constant (no annealing): lr {first['learning_rate']}, "
+                 f"{sweep[0][1]['steps']:,} steps of {first['batch_size']} pairs, one thread")
     fig.tight_layout()
     fig.savefig(HERE / "megabatch.png", dpi=120)
 
