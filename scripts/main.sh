@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Main job: install, train the best recipe on the shared corpora, evaluate it (STS12-16 paper protocol, mteb Spearman,
-# STS-B, STS17, Tatoeba), write a Hub-ready folder with its model card, and print the results table.
-#   bash scripts/main.sh                 # everything, outputs in outputs/main/
+# Main job: install, train two models on the shared corpora -- the English model (recipe `best`) and the cross-lingual
+# SP model (recipe `pras-bitext`: X-English bitext + the English paraphrases) -- evaluate both (STS12-16 paper protocol,
+# mteb Spearman, STS-B, STS17, Tatoeba), write a Hub-ready folder with its model card for each, print both side by side.
+#   bash scripts/main.sh                 # everything, outputs in outputs/main/ (bitext model in outputs/main/bitext/)
 #   OUT=/tmp/run RECIPE=acl2018-trigram bash scripts/main.sh
+#   BITEXT=0 bash scripts/main.sh        # the English model only
+# The two trainings run side by side (averaging encoders train on one thread each).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -16,24 +19,58 @@ DATA="$PARANMT_HF_DATA"
 OUT="${OUT:-$ROOT/outputs/main}"
 RECIPE="${RECIPE:-best}"
 NAME="${NAME:-paranmt-hf/paranmt-${RECIPE}}"
+BITEXT="${BITEXT:-1}"
+BITEXT_RECIPE="${BITEXT_RECIPE:-pras-bitext}"
+BITEXT_NAME="${BITEXT_NAME:-paranmt-hf/paranmt-${BITEXT_RECIPE}}"
+ENGLISH=("$DATA/train/flickr30k-caption-pairs.tsv.gz" "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz@10"
+         "pairs:$OUT/data/tatoeba-pivots.tsv.gz@3")
 rm -rf "$OUT" && mkdir -p "$OUT/data"
 start=$(date +%s)
 
 echo "== 1/4 English paraphrases pivoted through the Tatoeba bitext (translations of one sentence)"
 paranmt-hf corpus pivot "$DATA"/train/bitext/tatoeba-en-{es,fr,de}.tsv.gz -o "$OUT/data/tatoeba-pivots.tsv.gz"
 
+bitext_pid=""
+if [ "$BITEXT" = 1 ]; then
+  echo "== 2/4 (background, log $OUT/bitext/train.log) train $BITEXT_RECIPE: Tatoeba en-es/fr/de + Multi30k" \
+    "en-de/fr/cs bitext with the English data below"
+  mkdir -p "$OUT/bitext"
+  paranmt-hf train --recipe "$BITEXT_RECIPE" \
+    --train "$DATA"/train/bitext/tatoeba-en-{es,fr,de}.tsv.gz "$DATA"/train/bitext/multi30k-en-{de,fr,cs}.tsv.gz \
+    "${ENGLISH[@]}" --dev STS17:en-en --output "$OUT/bitext/model" --seed 0 --save-steps 1000 --no-progress \
+    > "$OUT/bitext/train.log" 2>&1 &
+  bitext_pid=$!
+fi
+
 echo "== 2/4 train ($RECIPE) on $DATA/train: Flickr30k caption pairs, the ParaNMT sample x10, the pivots x3"
-paranmt-hf train --recipe "$RECIPE" \
-  --train "$DATA/train/flickr30k-caption-pairs.tsv.gz" "processed-5m:$DATA/train/paranmt5m-sample-10k.tsv.gz@10" \
-  "pairs:$OUT/data/tatoeba-pivots.tsv.gz@3" \
+paranmt-hf train --recipe "$RECIPE" --train "${ENGLISH[@]}" \
   --dev STS17:en-en --output "$OUT/model" --seed 0 --save-steps 1000 --no-progress
+
+if [ -n "$bitext_pid" ] && ! wait "$bitext_pid"; then
+  tail -n 40 "$OUT/bitext/train.log" >&2
+  echo "training $BITEXT_RECIPE failed: see $OUT/bitext/train.log" >&2
+  exit 1
+fi
 
 echo "== 3/4 evaluate"
 paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
   --name "$NAME" --output "$OUT/eval" | tee "$OUT/results_table.txt"
+if [ "$BITEXT" = 1 ]; then
+  paranmt-hf eval "$OUT/bitext/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
+    --name "$BITEXT_NAME" --output "$OUT/bitext/eval" > "$OUT/bitext/results_table.txt"
+fi
 
-echo "== 4/4 Hub-ready folder"
+echo "== 4/4 Hub-ready folders"
 paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME"
+if [ "$BITEXT" = 1 ]; then
+  paranmt-hf publish "$OUT/bitext/model" --output "$OUT/bitext/hub" --eval-dir "$OUT/bitext/eval" \
+    --model-id "$BITEXT_NAME"
+fi
 
 echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT/hub, card $OUT/hub/README.md"
 cat "$OUT/results_table.txt"
+if [ "$BITEXT" = 1 ]; then
+  echo "== bitext model $OUT/bitext/model, Hub folder $OUT/bitext/hub; both models side by side:"
+  python results/bitext/side_by_side.py "english=$OUT/eval" "bitext=$OUT/bitext/eval" --targets bitext \
+    --json "$OUT/side_by_side.json" | tee "$OUT/side_by_side.txt"
+fi

@@ -219,3 +219,35 @@ def test_eval_dir_errors(tmp_path, eval_dir):
         (other / name / "v1" / "STS12.json").write_text(json.dumps({"task_name": "STS12", "scores": {}}))
     with pytest.raises(EvalResultsError, match=re.escape("several models")):
         find_results_folder(other)
+
+
+def test_bitext_model_card_names_its_languages(word_dir, eval_dir):
+    summary = {
+        "recipe": get_recipe("pras-bitext").to_dict(),
+        "sources": ["bitext:/data/tatoeba-en-es.tsv.gz",
+                    "bitext:/data/tatoeba-en-fr.tsv.gz,/data/multi30k-en-de.tsv.gz",
+                    "bitext:/data/multi30k-en-fr.tsv.gz@2", "pairs:/data/flickr30k-caption-pairs.tsv.gz",
+                    "pairs:/data/es-en.pivots.tsv.gz"],  # a paraphrase source: its name is no language
+        "seed": 0, "steps": 10, "seconds": 1.0, "train_pairs": 100, "world_size": 1,
+    }
+    card = render_model_card(word_dir, eval_dir, model_id=MODEL_ID, training_summary=summary)
+    assert card.data.language == ["en", "es", "fr", "de"]
+    text = card.content
+    assert "| Languages | English, Spanish, French, German (English paraphrases and English-X bitext" in text
+    assert "Trained for English, Spanish, French, German only" in text and "English only" not in text
+    assert "| Tatoeba | fra-eng | 12.5 | 10.0 | yes |" in text  # fra: trained for
+    assert "Tatoeba mining is in-domain" in text
+    summary["sources"] = summary["sources"][:1]
+    text = render_model_card(word_dir, eval_dir, model_id=MODEL_ID, training_summary=summary).content
+    assert "| Tatoeba | fra-eng | 12.5 | 10.0 | no |" in text
+    summary["sources"] = ["bitext:/data/multi30k-en-de.tsv.gz"]
+    assert "in-domain" not in render_model_card(word_dir, model_id=MODEL_ID, training_summary=summary).content
+    summary["sources"] = ["bitext:/data/tatoeba-en-es.tsv.gz"]
+    explicit = render_model_card(word_dir, eval_dir, model_id=MODEL_ID, training_summary=summary,
+                                 language=["en", "fr"])
+    assert explicit.data.language == ["en", "fr"] and "| Tatoeba | fra-eng | 12.5 | 10.0 | yes |" in explicit.content
+
+
+def test_english_card_language_default(card_path):
+    text = card_path.read_text()
+    assert "| Languages | English |" in text and "| Tatoeba | fra-eng | 12.5 | 10.0 | no |" in text

@@ -82,6 +82,7 @@ BUILT = {  # what each preset builds: (component kind, embedding width) per comp
     "best": ([("trigram", 300)], 300),  # trained as trigrams; the teacher's table is concatenated at the end
     "best-trigram": ([("trigram", 300)], 300),
     "pras-sp": ([("sp", 1024)], 1024),
+    "pras-bitext": ([("sp", 512)], 512),
 }
 
 
@@ -111,8 +112,9 @@ def test_pair_sources(tmp_path):
     assert has_bitext([pairs, bitext]) and not has_bitext([pairs])
     with pytest.raises(FileNotFoundError):
         PairSource.parse(str(tmp_path / "missing.tsv"))
-    ds = load_pairs([pairs, bitext], seed=1)
-    assert ds.column_names == ["anchor", "positive"] and len(ds) == 50
+    ds = load_pairs([pairs, bitext], seed=1)  # mixed kinds: a label column (1 = translation) for the loss
+    assert ds.column_names == ["anchor", "positive", "label"] and len(ds) == 50 and sum(ds["label"]) == 10
+    assert load_pairs([pairs]).column_names == ["anchor", "positive"]
     assert len(load_pairs([pairs], max_pairs=7)) == 7
     # "@N" repeats a source N times per epoch (upsampling a small corpus)
     repeated = PairSource.parse(f"processed-5m:{pairs}@3")

@@ -29,6 +29,7 @@ MODEL_FLAGS: dict[str, Flag] = {
     "token-type": Flag("token_type", str, "tokens of recurrent encoders", ("word", "sp")),
     "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
     "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
+    "vocab-sentences": Flag("vocab_sentences", int, "build vocabularies from this many training sentences (a sample)"),
     "lookup": Flag("lookup", str, "word/trigram lookup of raw text: split (WORD_SPLIT_PATTERN) or paranmt50m (the "
                    "original ParaNMT-50M code: whitespace split, punctuation fallback)", ("split", "paranmt50m")),
     "word-vectors": Flag("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d (none: random)"),

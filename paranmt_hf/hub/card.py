@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .eval_results import EvalSummary, build_eval_results, eval_tables, load_eval_results
-from .model_info import encoder_info, read_training_summary, training_info
+from .model_info import ISO_639_1, encoder_info, language_name, read_training_summary, trained_languages, training_info
 from .speed import speed_info
 
 if TYPE_CHECKING:
@@ -63,6 +63,15 @@ def limitations(info: dict[str, Any], training: dict[str, Any] | None, language:
     bitext = training is not None and any(s["config"] == "bitext" for s in training["sources"])
     if language == ["en"] and not bitext:
         out.append("English only: trained on English paraphrases; other languages are mostly out of vocabulary.")
+    elif bitext:
+        names = ", ".join(language_name(code) for code in language)
+        out.append(f"Trained for {names} only (English paraphrases and English-X bitext). Other languages had no "
+                   "training data: their text is cut into pieces learned from these languages, and their scores "
+                   "(e.g. Tatoeba ara, cmn, rus, tur) show what carries over, not a supported use.")
+        if any("tatoeba" in f.lower() for s in training["sources"] if s["config"] == "bitext" for f in s["files"]):
+            out.append("Its bitext includes Tatoeba itself (pairs sharing a sentence with the LASER Tatoeba test sets "
+                       "removed): Tatoeba mining is in-domain for it, easier than for models that left Tatoeba out "
+                       "(PRAS, LASER's test protocol), so its Tatoeba errors are not comparable with theirs.")
     if info["lowercase"]:
         out.append("Input is lower-cased: case carries no information.")
     if info["averaging"]:
@@ -88,6 +97,12 @@ def limitations(info: dict[str, Any], training: dict[str, Any] | None, language:
     return out
 
 
+def _trained_for(subset: str, language: list[str]) -> bool:
+    """Whether a bitext subset (``"spa-eng"``) pairs English with a language of ``language`` (ISO 639-1 codes)."""
+    other = next((code for code in subset.split("-") if code != "eng"), "eng")
+    return ISO_639_1.get(other, other) in language
+
+
 def card_context(
     encoder: ParaNMTEncoder,
     model_dir: str | os.PathLike[str],
@@ -101,12 +116,17 @@ def card_context(
     """Every variable of the template except ``card_data`` (the YAML, added by ``ModelCard.from_template``)."""
     info = encoder_info(encoder, model_dir)
     training = training_info(training_summary)
-    language = language or ["en"]
+    language = language or trained_languages(training)
+    tables = eval_tables(evaluation) if evaluation is not None else None
+    if tables is not None:  # each bitext row says whether the model was trained for its language
+        tables["bitext"] = [(*row, _trained_for(row[1], language)) for row in tables["bitext"]]
     return {
         "model_id": model_id,
         "model": info,
         "training": training,
-        "evaluation": eval_tables(evaluation) if evaluation is not None else None,
+        "languages": {"codes": language, "names": [language_name(c) for c in language],
+                      "bitext": training is not None and any(s["config"] == "bitext" for s in training["sources"])},
+        "evaluation": tables,
         "results_path": results_path,
         "speed": speed_info(speed_json, info["kinds"]),
         "limitations": limitations(info, training, language),
@@ -137,7 +157,8 @@ def render_model_card(
         model_id: Hub repository id used in the usage snippets (default ``paranmt-hf/<folder name>``).
         encoder: the already loaded encoder of ``model_dir`` (loaded when ``None``).
         training_summary: the training run (default: ``model_dir/training_summary.json`` when present).
-        language: ISO 639-1 code(s) of the card (default ``en``).
+        language: ISO 639-1 code(s) of the card (default: the languages it was trained for: English plus the
+            other side of every X-English bitext source of ``training_summary.json``).
         license: license of the weights.
         datasets: Hub dataset ids of the training data (card metadata).
         results_path: where the evaluation JSON sits in the published folder (mentioned in the card).
@@ -155,7 +176,8 @@ def render_model_card(
     if training_summary is None:
         training_summary = read_training_summary(model_dir)
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
-    languages = [language] if isinstance(language, str) else list(language or ["en"])
+    languages = [language] if isinstance(language, str) else list(language or [])
+    languages = languages or trained_languages(training_info(training_summary))
     context = card_context(encoder, model_dir, model_id, evaluation, speed_json, training_summary, languages,
                            results_path)
     eval_results = build_eval_results(evaluation) if evaluation is not None else []

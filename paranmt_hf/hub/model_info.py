@@ -22,6 +22,13 @@ KIND_TEXT = {
     "gran": "gated recurrent averaging network (GRAN)",
 }
 AVERAGING = ("word", "trigram", "sp", "subword")
+LANGUAGE_NAMES = {
+    "en": "English", "ar": "Arabic", "cs": "Czech", "de": "German", "es": "Spanish", "fr": "French", "ru": "Russian",
+    "tr": "Turkish", "zh": "Chinese",
+}
+ISO_639_1 = {"ara": "ar", "ces": "cs", "cmn": "zh", "deu": "de", "eng": "en", "fra": "fr", "rus": "ru", "spa": "es",
+             "tur": "tr"}
+"""Two-letter codes (the Hub's ``language:`` metadata) of the three-letter codes of the Tatoeba sets and file names."""
 _PATH_KEYS = ("output_dir",)
 
 
@@ -90,6 +97,31 @@ def parse_source(source: str) -> dict[str, Any]:
     if repeat != 1:
         out["repeat"] = repeat
     return out
+
+
+def trained_languages(training: dict[str, Any] | None) -> list[str]:
+    """Languages a model was trained for: English, plus the other side of every X-English bitext source.
+
+    ``training`` is :func:`training_info`'s dict; codes are ISO 639-1 where one exists (``tatoeba-en-es`` -> ``es``).
+    Without a training record the model is taken as English (the papers' English models).
+    """
+    from ..training.data import bitext_language
+
+    languages = ["en"]
+    for source in (training or {}).get("sources", []):
+        if source["config"] != "bitext":
+            continue
+        for name in source["files"]:
+            code = bitext_language(name)
+            code = ISO_639_1.get(code, code) if code else None
+            if code and code not in languages:
+                languages.append(code)
+    return languages
+
+
+def language_name(code: str) -> str:
+    """English name of a language code (the code itself when unknown)."""
+    return LANGUAGE_NAMES.get(ISO_639_1.get(code, code), code)
 
 
 def read_training_summary(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ import torch.nn.functional as F  # noqa: N812
 from torch import Tensor, nn
 
 from .features import Rows, features_from_rows
-from .mining import CANDIDATES, SAMPLING, allowed_candidates, select_negatives
+from .mining import CANDIDATES, SAMPLING, allowed_candidates, other_language, select_negatives
 from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry
 
 
@@ -43,6 +43,13 @@ class MegaBatchMarginLoss(nn.Module):
     embedding per sentence of the pool in memory. ``refresh_pool=True`` adds a no-grad forward pass over the
     pool's 2P sentences per step.
 
+    **Bitext and paraphrases in one run.** Optional labels (a ``label`` column: 1 for a translation pair,
+    English first; 0 for a paraphrase pair) apply PRAS's two rules pair by pair in one mega-batch: each sentence
+    of a translation pair takes its negative among the sentences of the other language (English vs. the foreign
+    sides of translation pairs), each sentence of a paraphrase pair among all sentences. Without labels every pair
+    follows ``candidates``; all-translation labels equal ``"other_side"`` and all-paraphrase labels ``"both"``.
+    ``paranmt_hf.training.load_pairs`` adds the column when bitext and paraphrase sources are mixed.
+
     **Annealing** (PRAS): with ``anneal=k`` the mega-batch starts at 1 mini-batch and grows by one every k
     training mini-batches, up to ``megabatch_size``.
 
@@ -64,7 +71,7 @@ class MegaBatchMarginLoss(nn.Module):
             uses ``megabatch_size`` from the first step.
         sampling: ``"MAX"`` (hardest), ``"MIX"`` or ``"RAND"``.
         candidates: ``"both"`` (any sentence; ParaNMT-50M, paraphrase data) or ``"other_side"`` (anchors take
-            negatives among positives and vice versa; PRAS's code, bitext).
+            negatives among positives and vice versa; PRAS's code, bitext), for pairs without labels.
         refresh_pool: re-encode the pool with the current parameters before mining at every step.
         gather_across_devices: under torch.distributed, mine negatives over the mini-batches of all processes.
 
@@ -74,15 +81,16 @@ class MegaBatchMarginLoss(nn.Module):
         - Paraphrastic Representations at Scale (Wieting et al., 2021): https://arxiv.org/abs/2104.15114
 
     Requirements:
-        1. (anchor, positive) pairs of paraphrases (or translations) and no label column.
+        1. (anchor, positive) pairs of paraphrases or translations (English first); optionally a ``label`` column
+           of pair kinds (1 translation, 0 paraphrase).
         2. Shuffled data: the mega-batch is made of consecutive mini-batches.
 
     Inputs:
-        +---------------------------------------+--------+
-        | Texts                                 | Labels |
-        +=======================================+========+
-        | (anchor, positive) pairs              | none   |
-        +---------------------------------------+--------+
+        +---------------------------------------+-----------------------------------------------+
+        | Texts                                 | Labels                                        |
+        +=======================================+===============================================+
+        | (anchor, positive) pairs              | none, or 1 (translation) / 0 (paraphrase)     |
+        +---------------------------------------+-----------------------------------------------+
 
     Recommendations:
         - Batch size 100-128 with M = 40-100; averaging encoders learn fast with Adam at lr 1e-3 (PRAS).
@@ -195,7 +203,7 @@ class MegaBatchMarginLoss(nn.Module):
         anchors = self.model(features[0])["sentence_embedding"]
         positives = self.model(features[1])["sentence_embedding"]
         training = bool(getattr(self.model, "training", True)) and torch.is_grad_enabled()
-        local = make_entry(inputs, anchors, positives)
+        local = make_entry(inputs, anchors, positives, self._pair_kinds(labels, len(anchors), anchors.device))
         entry, offset = gather_entry(local) if training and self.gather_across_devices else (local, 0)
         keep = self.current_megabatch_size - 1 if training else 0
         previous = list(self.pool)[-keep:] if keep else []
@@ -217,6 +225,19 @@ class MegaBatchMarginLoss(nn.Module):
             self.pool.append(entry)
             self.steps += 1
         return loss
+
+    @staticmethod
+    def _pair_kinds(labels: Tensor | None, pairs: int, device: torch.device) -> Tensor | None:
+        """The labels as a [B] bool tensor (True: translation pair), checked; ``None`` without labels."""
+        if labels is None:
+            return None
+        kinds = torch.as_tensor(labels, device=device).reshape(-1)
+        if kinds.shape[0] != pairs or not bool(((kinds == 0) | (kinds == 1)).all()):
+            raise ValueError(
+                f"MegaBatchMarginLoss labels are pair kinds, one 0 (paraphrase) or 1 (translation) per pair: got "
+                f"{tuple(kinds.shape)} values {sorted(set(kinds.tolist()))[:5]} for {pairs} pairs"
+            )
+        return kinds.bool()
 
     def compute_loss_from_embeddings(
         self, embeddings: list[Tensor], labels: Tensor | None = None, has_negative: Tensor | None = None
@@ -255,7 +276,7 @@ class MegaBatchMarginLoss(nn.Module):
                 embeddings = tuple(
                     self.model(features_from_rows(rows, template))["sentence_embedding"] for rows in entry.rows
                 )
-                fresh.append(PoolEntry(entry.rows, embeddings, entry.hashes))
+                fresh.append(PoolEntry(entry.rows, embeddings, entry.hashes, entry.translation))
         finally:
             self.model.train(was_training)
         return fresh
@@ -275,6 +296,18 @@ class MegaBatchMarginLoss(nn.Module):
         query_hashes = [side_hashes[c][own] for c in (0, 1)]
         rows = Rows.cat(side_rows)
         embeddings = torch.cat(side_embeddings)
+        translation = self._pool_kinds(pool)
+        if translation is not None:  # a mixed mega-batch: PRAS's rule per pair
+            allowed = allowed_candidates(
+                query_hashes[0], query_hashes[1], own, torch.cat(side_hashes), torch.cat([pair_index, pair_index])
+            ).repeat(2, 1)
+            english = torch.zeros_like(translation)
+            own_kind = translation[own]
+            allowed &= other_language(
+                own_kind.repeat(2), torch.cat([english[own], own_kind]), torch.cat([english, translation])
+            )
+            index, has_negative = select_negatives(torch.cat(queries), embeddings, allowed, self.sampling)
+            return index, has_negative, rows, embeddings
         if self.candidates == "both":
             allowed = allowed_candidates(
                 query_hashes[0], query_hashes[1], own, torch.cat(side_hashes), torch.cat([pair_index, pair_index])
@@ -289,6 +322,26 @@ class MegaBatchMarginLoss(nn.Module):
         picks.append(select_negatives(queries[1], side_embeddings[0], allowed, self.sampling))
         index = torch.cat([picks[0][0] + pairs, picks[1][0]])
         return index, torch.cat([picks[0][1], picks[1][1]]), rows, embeddings
+
+    def _pool_kinds(self, pool: list[PoolEntry]) -> Tensor | None:
+        """Per-pair kinds of the whole pool when they mix translations and paraphrases, else ``None``.
+
+        A pool of one kind takes the faster paths: all translations are ``other_side``, all paraphrases ``both``.
+        Entries without labels count as ``candidates`` says.
+        """
+        if all(e.translation is None for e in pool):
+            return None
+        default = self.candidates == "other_side"
+        kinds = torch.cat([
+            e.translation if e.translation is not None
+            else torch.full((len(e),), default, dtype=torch.bool, device=e.hashes[0].device)
+            for e in pool
+        ])
+        if bool(kinds.all()):
+            return None if default else kinds  # all translations: the other_side path when that is the rule
+        if not bool(kinds.any()):
+            return None if not default else kinds
+        return kinds
 
     def get_config_dict(self) -> dict[str, Any]:
         """Hyperparameters for the model card."""

@@ -12,7 +12,8 @@ SAMPLING = ("MAX", "MIX", "RAND")
 CANDIDATES = ("both", "other_side")
 """``both``: a negative may be any sentence of the mega-batch, of either column (ParaNMT-50M's code; PRAS for
 paraphrase data). ``other_side``: negatives of anchors are positives and vice versa (PRAS's ``pairing.py``; the
-paper's choice for bitext, where the two columns are in different languages)."""
+paper's choice for bitext, where the two columns are in different languages). Per-pair kinds (the loss's labels)
+mix the two rules in one mega-batch: see :func:`other_language`."""
 
 
 def allowed_candidates(
@@ -32,6 +33,25 @@ def allowed_candidates(
         candidate_hashes.unsqueeze(0) == partner_hashes.unsqueeze(1)
     )
     return ~(same_pair | same_text)
+
+
+def other_language(
+    query_translation: torch.Tensor, query_foreign: torch.Tensor, candidate_foreign: torch.Tensor
+) -> torch.Tensor:
+    """Which candidates each query may take under PRAS's rule for a mega-batch of bitext and paraphrase pairs [Q, C].
+
+    PRAS (§3): negatives "are selected from the sentences in the batch from the opposing language when training with
+    bitext and from any sentence in the batch when using paraphrase data". A query of a translation pair
+    (``query_translation``) may only take a candidate of the other language (English vs. not English: the foreign
+    side of translation pairs is the only non-English text); a query of a paraphrase pair may take any candidate.
+
+    Args:
+        query_translation: [Q] bool, the query belongs to a translation pair.
+        query_foreign: [Q] bool, the query is the non-English side of a translation pair.
+        candidate_foreign: [C] bool, the candidate is the non-English side of a translation pair.
+    """
+    same_language = query_foreign.unsqueeze(1) == candidate_foreign.unsqueeze(0)
+    return ~(query_translation.unsqueeze(1) & same_language)
 
 
 def select_negatives(

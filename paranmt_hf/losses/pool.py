@@ -22,15 +22,21 @@ class PoolEntry:
     rows: tuple[Rows, Rows]
     embeddings: tuple[Tensor, Tensor]
     hashes: tuple[Tensor, Tensor]
+    translation: Tensor | None = None
+    """[B] bool per pair: a translation (X-English, English first) whose negatives come from the other language, or
+    a paraphrase pair (negatives among all sentences); ``None``: every pair follows the loss's ``candidates``."""
 
     def __len__(self) -> int:
         return len(self.rows[0])
 
 
-def make_entry(inputs: list[dict[str, Any]], anchors: Tensor, positives: Tensor) -> PoolEntry:
-    """The pool entry of a mini-batch from its two feature dicts and embeddings."""
+def make_entry(
+    inputs: list[dict[str, Any]], anchors: Tensor, positives: Tensor, translation: Tensor | None = None
+) -> PoolEntry:
+    """The pool entry of a mini-batch from its two feature dicts, embeddings and (optional) pair kinds."""
     rows = tuple(rows_from_features(f).to(anchors.device) for f in inputs)
-    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows))
+    kinds = None if translation is None else translation.to(anchors.device).bool()
+    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows), kinds)
 
 
 def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
@@ -50,4 +56,5 @@ def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
     sizes = [len(x) for x in all_gather_dim0(entry.hashes[0])]
     embeddings = tuple(torch.cat(all_gather_dim0(e)) for e in entry.embeddings)
     hashes = tuple(torch.cat(all_gather_dim0(h)) for h in entry.hashes)
-    return PoolEntry(rows, embeddings, hashes), sum(sizes[: dist.get_rank()])
+    translation = None if entry.translation is None else torch.cat(all_gather_dim0(entry.translation))
+    return PoolEntry(rows, embeddings, hashes, translation), sum(sizes[: dist.get_rank()])

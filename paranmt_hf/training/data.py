@@ -12,6 +12,18 @@ from ..data.configs import CONFIGS, bitext_sides
 from ..utils.imports import require
 
 _REPEAT = re.compile(r"@(\d+)$")
+_ENGLISH_FIRST = re.compile(r"(?:^|[^a-z])en[-_]([a-z]{2,3})(?:[^a-z]|$)")
+_ENGLISH_SECOND = re.compile(r"(?:^|[^a-z])([a-z]{2,3})[-_]en(?:[^a-z]|$)")
+
+
+def bitext_language(path: str) -> str | None:
+    """The other language's code in an X-English bitext file name (``tatoeba-en-es.tsv.gz`` -> ``"es"``), or None.
+
+    The same reading of ``en-xx`` / ``xx-en`` names as the ``bitext`` builder config (``dataset_scripts``).
+    """
+    name = os.path.basename(str(path)).lower()
+    match = _ENGLISH_FIRST.search(name) or _ENGLISH_SECOND.search(name)
+    return match.group(1) if match else None
 
 
 def split_repeat(spec: str) -> tuple[str, int]:
@@ -66,6 +78,10 @@ class PairSource:
 def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:
     """All sources as one shuffled ``datasets.Dataset`` with columns ``anchor`` and ``positive``.
 
+    When X-English bitext is mixed with paraphrase sources, a ``label`` column marks each pair's kind (1: a
+    translation, English first; 0: a paraphrase pair), so that the mega-batch loss mines each pair's negatives by
+    its own rule (PRAS: the other language for bitext, any sentence for paraphrases).
+
     Args:
         sources: :class:`PairSource` objects or their string form (``"bitext:en-de.tsv.gz"``).
         max_pairs: keep the first ``max_pairs`` pairs after shuffling.
@@ -74,12 +90,15 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
     datasets = require("datasets", "data")
     from ..data import load_paranmt
 
+    parsed = [PairSource.parse(s) if isinstance(s, str) else s for s in sources]
+    mixed = len({src.config == "bitext" for src in parsed}) > 1
     parts = []
-    for source in sources:
-        src = PairSource.parse(source) if isinstance(source, str) else source
+    for src in parsed:
         ds = load_paranmt(src.config, list(src.files), streaming=False, **dict(src.options))
         anchor, positive = CONFIGS[src.config].anchor, CONFIGS[src.config].positive
         ds = ds.select_columns([anchor, positive]).rename_columns({anchor: "anchor", positive: "positive"})
+        if mixed:
+            ds = ds.add_column("label", [int(src.config == "bitext")] * len(ds))
         parts.extend([ds] * src.repeat)
     if not parts:
         raise ValueError("no training sources given")
@@ -94,3 +113,16 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
 def has_bitext(sources: Sequence[PairSource | str]) -> bool:
     """Whether any source is X-English bitext (negatives then come from the other language)."""
     return any((PairSource.parse(s) if isinstance(s, str) else s).config == "bitext" for s in sources)
+
+
+def vocab_corpus(pairs: Any, limit: int | None = None) -> list[str]:
+    """The sentences to build vocabularies from: both sides of the first ``ceil(limit / 2)`` pairs (all: ``None``).
+
+    ``pairs`` (from :func:`load_pairs`) is shuffled, so its first pairs are a uniform sample of the sources (with
+    their repeats); ``limit`` caps the cost of building a vocabulary as sentencepiece's ``input_sentence_size`` does.
+    """
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"vocab_sentences must be >= 1, got {limit}")
+        pairs = pairs.select(range(min(len(pairs), -(-limit // 2))))
+    return list(pairs["anchor"]) + list(pairs["positive"])

@@ -23,6 +23,9 @@ class Recipe:
         min_count: drop rarer word/trigram tokens.
         lookup: how word/trigram tokens are read from raw text: ``"split"`` or ``"paranmt50m"`` (the original
             ParaNMT-50M lookup; ``LOOKUP_RULES`` in ``modeling/tokenization_paranmt.py``).
+        vocab_sentences: build the vocabularies from the sentences of the first ``vocab_sentences / 2`` (shuffled)
+            training pairs only (``None``: every training sentence). Like sentencepiece's ``input_sentence_size``
+            (PRAS: 10M): a unigram vocabulary from ~1M sentences takes minutes, from 300K seconds.
         word_vectors: initialise word embeddings from these vectors (e.g. ``"glove-6b-50d"``).
         vector_vocab_size: also give the model this many frequent vector words absent from the training data.
         pooling: ``"mean"`` or ``"max"``.
@@ -70,6 +73,7 @@ class Recipe:
     vocab_size: int | None = None
     min_count: int = 1
     lookup: str = "split"
+    vocab_sentences: int | None = None
     word_vectors: str | None = None
     vector_vocab_size: int = 0
     pooling: str = "mean"
@@ -186,6 +190,24 @@ RECIPES: dict[str, Recipe] = {
             anneal=150,
             learning_rate=1e-3,
             epochs=25.0,
+        ),
+        Recipe(
+            name="pras-bitext",
+            description="Cross-lingual SP model (PRAS §5): one shared SentencePiece unigram vocabulary over "
+            "English and the bitext languages, batch 128, margin 0.4, mega-batch annealed every 150 mini-batches; "
+            "negatives of bitext pairs from the other language. Trained on X-English bitext together with English "
+            "paraphrases. M, dropout (STS17 en-en), learning rate, size and length (held-out mining) chosen on dev "
+            "data (results/bitext/).",
+            kind="sp",
+            embedding_dim=512,
+            vocab_size=50_000,
+            vocab_sentences=300_000,
+            batch_size=128,
+            margin=0.4,
+            megabatch_size=10,
+            anneal=150,
+            learning_rate=5e-2,
+            epochs=1.0,
         ),
     )
 }

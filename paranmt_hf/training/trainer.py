@@ -30,7 +30,7 @@ from .checkpoints import (
     set_aside_incomplete,
     target_steps,
 )
-from .data import PairSource, has_bitext, load_pairs
+from .data import PairSource, has_bitext, load_pairs, vocab_corpus
 from .distributed import is_main_process, world_size
 from .initial_model import build_initial_encoder
 from .loss import make_loss
@@ -231,7 +231,7 @@ def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions)
     init_dir = out / INIT_DIR
     if options.resume and (init_dir / "config.json").is_file():
         return ParaNMTEncoder.from_pretrained(init_dir)
-    encoder = build_initial_encoder(recipe, list(pairs["anchor"]) + list(pairs["positive"]), options.seed)
+    encoder = build_initial_encoder(recipe, vocab_corpus(pairs, recipe.vocab_sentences), options.seed)
     if is_main_process():
         encoder.save_pretrained(init_dir, sentence_transformers=False)
     return encoder
