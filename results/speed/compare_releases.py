@@ -67,6 +67,7 @@ def main() -> None:
 
     old_python = args.old_python or str(Path(args.old_src) / ".venv" / "bin" / "python")
     sides = {"this checkout": sys.executable, "earlier": old_python}
+    roots = {"this checkout": str(HERE.parents[1]), "earlier": args.old_src}  # each side imports its own paranmt_hf
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                TOKENIZERS_PARALLELISM="false")
     times: dict[str, dict[str, list[float]]] = {kind: {side: [] for side in sides} for kind in KINDS}
@@ -77,7 +78,7 @@ def main() -> None:
                 cache = Path(args.cache) / side.replace(" ", "_")
                 cmd = ["taskset", "-c", "0", python, "-c", WORKER, str(HERE), str(data_dir()), str(cache), kind,
                        json.dumps(extra)]
-                done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+                done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=roots[side])
                 times[kind][side].append(json.loads(done.stdout.strip().splitlines()[-1])["us_per_sentence"])
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
     old_commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
