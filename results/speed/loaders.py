@@ -85,7 +85,8 @@ def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
     from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
 
     out_dir = cache / f"{kind}-onnx"
-    if not (out_dir / "model.onnx").is_file():
+    graph, weights = out_dir / "model.onnx", Path(path) / "model.safetensors"
+    if not graph.is_file() or graph.stat().st_mtime < weights.stat().st_mtime:  # none yet, or from an older model
         export_onnx(path, out_dir)
     enc = OnnxEncoder(out_dir, threads=1)
 

@@ -2,9 +2,9 @@
 
 Models are built once (untrained weights: speed does not depend on them) at realistic sizes and cached in a folder:
 word / trigram / trigram+word / lstm / bilstm / gran at 300-d (ParaNMT-50M), trigram+subword as the `best` recipe
-(300-d trigrams + 256-d all-MiniLM-L6-v2 WordPiece pieces), sp at 1024-d with a 50K unigram
-vocabulary trained on the English side of the shared training corpora (PRAS), and model2vec distilled from
-all-MiniLM-L6-v2 (256-d PCA).
+(300-d trigrams + 256-d all-MiniLM-L6-v2 WordPiece pieces), sp at 1024-d with a unigram vocabulary trained on the
+English side of the shared training corpora (PRAS; 50K asked, the corpora give 32,384 pieces), and model2vec
+distilled from all-MiniLM-L6-v2 (256-d PCA).
 """
 
 from __future__ import annotations
