@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from _unknown_rows import assert_unknown_rows, randomise_unknown_rows
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 from paranmt_hf.cli.main import main as cli_main
@@ -36,7 +37,9 @@ def test_row_quantisation_round_trip():
 @pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
 def test_float16_and_int8_storage(tmp_path, kind):
     encoder = build_encoder(kind, CORPUS, embedding_dim=32, seed=4)
+    unk_rows = randomise_unknown_rows(encoder.model)  # new models start with zero [UNK] rows
     expected = encoder.encode(SENTENCES)
+    empty = SENTENCES.index("")
     full = save_quantized(encoder, tmp_path / "fp32", "float32")
     for dtype, atol, min_cos in (("float16", 2e-3, 0.99999), ("int8", 5e-2, 0.999)):
         d = save_quantized(encoder, tmp_path / dtype, dtype)
@@ -45,9 +48,17 @@ def test_float16_and_int8_storage(tmp_path, kind):
         got = loaded.encode(SENTENCES)
         assert got.dtype == np.float32
         assert 0 < np.abs(got - expected).max() <= atol
-        empty = np.linalg.norm(expected, axis=1) == 0  # sentences with no known token: the zero vector in both
-        assert np.abs(got[empty]).max(initial=0) == 0
-        assert paired_cosine(got[~empty], expected[~empty]).min() >= min_cos
+        assert paired_cosine(got, expected).min() >= min_cos  # the empty sentence too: its [UNK] row
+        # the empty sentence embeds exactly as the stored [UNK] token (averaging: the stored [UNK] row)
+        stored_rows = [c.embedding.weight[c.unk_token_id].detach().clone() for c in loaded.model.components]
+        torch.testing.assert_close(stored_rows[0], unk_rows[0], rtol=0, atol=atol)
+        unk_id = loaded.model.components[0].unk_token_id
+        with torch.no_grad():
+            as_unknown = loaded.model(input_ids=torch.tensor([[unk_id]])).pooler_output[0].numpy()
+        np.testing.assert_allclose(got[empty], as_unknown, rtol=0, atol=1e-6)
+        if kind != "lstm":
+            ids = loaded.featurizer.reference_ids(SENTENCES)
+            assert assert_unknown_rows(loaded.model, stored_rows, ids, got) >= 1
         assert json.loads((d / "config.json").read_text())["paranmt_weight_storage"] == dtype
     assert storage_bytes(tmp_path / "float16") < 0.6 * storage_bytes(full)
     if kind != "lstm":  # LSTM weights stay float32 in the int8 file

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _unknown_rows import combined, randomise_unknown_rows
 
 from paranmt_hf import ParaNMTConfig, ParaNMTModel
 
@@ -18,6 +19,16 @@ def pooled(model, ids, mask=None):
     ids = torch.tensor(ids)
     mask = None if mask is None else torch.tensor(mask)
     return model(input_ids=ids, attention_mask=mask).pooler_output
+
+
+def both_layouts(model, rows):
+    """Sentence embeddings of ``rows`` (lists of ids) from the padded layout and from the flat layout."""
+    width = max(map(len, rows))
+    ids = [r + [0] * (width - len(r)) for r in rows]
+    padded = pooled(model, ids, [[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    lengths = torch.tensor([len(r) for r in rows])
+    flat = model(input_ids=torch.tensor([t for r in rows for t in r]), offsets=torch.cumsum(lengths, 0) - lengths)
+    return padded, flat.pooler_output
 
 
 @pytest.mark.parametrize("kind", ["word", "trigram", "sp"])
@@ -39,19 +50,81 @@ def test_max_pooling():
 def test_unknown_tokens_embedded_or_dropped():
     keep = make(kind="sp")
     drop = make(kind="sp", drop_unknown_tokens=True, unknown_token_ids=[7])
+    randomise_unknown_rows(keep)
+    (unk,) = randomise_unknown_rows(drop)  # non-zero: new models start with a zero unknown row
     w = keep.components[0].embedding.weight
     torch.testing.assert_close(pooled(keep, [[2, 1, 3]])[0], w[[2, 1, 3]].mean(0))
     wd = drop.components[0].embedding.weight
     torch.testing.assert_close(pooled(drop, [[2, 1, 7, 3]])[0], wd[[2, 3]].mean(0))
-    # nothing left after dropping -> the unknown token's embedding
-    torch.testing.assert_close(pooled(drop, [[1, 7]])[0], wd[1])
+    # nothing left after dropping -> the unknown token's embedding, in both layouts
+    assert unk.abs().min() > 0
+    torch.testing.assert_close(pooled(drop, [[1, 7]])[0], unk)
+    flat = drop(input_ids=torch.tensor([2, 3, 1, 7]), offsets=torch.tensor([0, 2])).pooler_output
+    torch.testing.assert_close(flat[1], unk)
 
 
-def test_empty_sentence_is_unknown_token():
-    m = make(kind="word")
-    out = pooled(m, [[0, 0], [2, 3]], [[0, 0], [1, 1]])
-    torch.testing.assert_close(out[0], m.components[0].embedding.weight[1])
-    assert torch.isfinite(out).all()
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+@pytest.mark.parametrize("drop", [False, True])
+def test_empty_sentence_is_unknown_token(pooling, drop):
+    """An empty sentence (or, dropping unknown tokens, one of unknown tokens only) embeds as the [UNK] row."""
+    m = make(kind="word", pooling=pooling, drop_unknown_tokens=drop, unknown_token_ids=[7])
+    (unk,) = randomise_unknown_rows(m)
+    assert unk.abs().min() > 0
+    no_padding = m(input_ids=torch.zeros((2, 0), dtype=torch.long)).pooler_output  # a batch of [B, 0] input
+    for out in both_layouts(m, [[], [2, 3], [1, 7]]):  # empty, known tokens, unknown tokens only
+        assert torch.isfinite(out).all()
+        torch.testing.assert_close(out[0], unk)
+        assert not torch.allclose(out[1], unk)
+        if drop:
+            torch.testing.assert_close(out[2], unk)
+    torch.testing.assert_close(no_padding, unk.expand(2, -1))
+
+
+@pytest.mark.parametrize("kind", ["lstm", "bilstm", "gran"])
+def test_empty_sentence_is_read_as_the_unknown_token_by_recurrent_encoders(kind):
+    m = make(kind=kind, rnn_hidden_size=5, drop_unknown_tokens=True, unknown_token_ids=[7])
+    randomise_unknown_rows(m)
+    as_unknown = pooled(m, [[1]])[0]
+    out = pooled(m, [[0, 0], [1, 7], [2, 3]], [[0, 0], [1, 1], [1, 1]])
+    torch.testing.assert_close(out[0], as_unknown)
+    torch.testing.assert_close(out[1], as_unknown)
+    # ... which differs from reading a zero embedding (the unknown row of a new model)
+    with torch.no_grad():
+        m.components[0].embedding.weight[1] = 0
+    assert not torch.allclose(pooled(m, [[1]])[0], as_unknown)
+
+
+@pytest.mark.parametrize("combination", ["concat", "add"])
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_empty_component_of_a_combination_is_its_unknown_row(combination, pooling):
+    """Each component of a combination with no token of a sentence embeds it as that component's [UNK] row."""
+    config = ParaNMTConfig(
+        components=[
+            {"kind": "word", "vocab_size": 6},
+            {"kind": "trigram", "vocab_size": 8, "drop_unknown_tokens": True},
+        ],
+        combination=combination,
+        pooling=pooling,
+        embedding_dim=4,
+    )
+    torch.manual_seed(0)
+    m = ParaNMTModel(config).eval()
+    unk_word, unk_tri = randomise_unknown_rows(m)
+    # ids 0-5: word component, 6-13: trigram component (its unknown token: 6 + 1 = 7)
+    padded, flat = both_layouts(m, [[], [2, 3], [8, 9], [2, 7]])
+    w_word, w_tri = (c.embedding.weight for c in m.components)
+
+    def pool(rows_: torch.Tensor) -> torch.Tensor:
+        return rows_.mean(0) if pooling == "mean" else rows_.max(0).values
+
+    expected = torch.stack([
+        combined(m, [unk_word, unk_tri]),  # empty: both components
+        combined(m, [pool(w_word[[2, 3]]), unk_tri]),  # no trigram token
+        combined(m, [unk_word, pool(w_tri[[2, 3]])]),  # no word token
+        combined(m, [w_word[2], unk_tri]),  # the trigram component's only token is dropped as unknown
+    ])
+    torch.testing.assert_close(padded, expected)
+    torch.testing.assert_close(flat, expected)
 
 
 @pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
