@@ -31,8 +31,11 @@ _LAZY: dict[str, str] = {
     "load_paranmt": "paranmt_hf.data",
     # training (issue: sentence-transformers training)
     "MegaBatchMarginLoss": "paranmt_hf.losses",
+    "ParaNMTInputModule": "paranmt_hf.st",
+    # deprecated alias of ParaNMTInputModule (its name in earlier releases), kept so that old code still imports
     "ParaNMTSentenceEncoder": "paranmt_hf.st",
 }
+"""Public names, imported on first use. ``ParaNMTSentenceEncoder`` is a deprecated alias of ``ParaNMTInputModule``."""
 
 __all__ = ["__version__", *_LAZY]
 

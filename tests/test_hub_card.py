@@ -148,6 +148,22 @@ def test_usage_citation_and_limitations(card_path):
     assert "\n\n\n" not in text
 
 
+def test_sentence_transformers_usage_names_the_input_module(card_path, tmp_path):
+    """With ``modules.json`` the card names the folder's input module; without, its snippet wraps the model in
+    ``ParaNMTInputModule`` (not the deprecated ``ParaNMTSentenceEncoder``) and runs."""
+    assert "input_module_paranmt.ParaNMTInputModule" in card_path.read_text()
+    plain = tmp_path / "plain"
+    encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8)
+    encoder.save_pretrained(plain, sentence_transformers=False)
+    text = render_model_card(plain, model_id=str(plain)).content
+    assert "ParaNMTSentenceEncoder" not in text
+    (snippet,) = [block for block in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+                  if "ParaNMTInputModule" in block]
+    namespace: dict = {}
+    exec(snippet, namespace)  # the card's own code, on the local folder
+    np.testing.assert_allclose(namespace["model"].encode(CORPUS), encoder.encode(CORPUS), rtol=0, atol=1e-6)
+
+
 def test_trigram_and_lstm_cards(tmp_path):
     trigram = tmp_path / "trigram"
     build_encoder("trigram", corpus=CORPUS, embedding_dim=8).save_pretrained(trigram)

@@ -67,14 +67,14 @@ WORKER = textwrap.dedent(
     from sentence_transformers import SentenceTransformer
     from paranmt_hf import build_encoder
     from paranmt_hf.losses import MegaBatchMarginLoss
-    from paranmt_hf.st import ParaNMTSentenceEncoder
+    from paranmt_hf.st import ParaNMTInputModule
 
 
     def worker(rank, world, init_file, out_dir):
         torch.set_num_threads(1)
         dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank, world_size=world)
         encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8, seed=0)
-        model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").train()
+        model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu").train()
         loss = MegaBatchMarginLoss(model, megabatch_size=2, gather_across_devices=True)
         for step in STEPS:
             anchors, positives = step[rank]

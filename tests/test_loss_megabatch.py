@@ -14,7 +14,7 @@ from paranmt_hf import build_encoder  # noqa: E402
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
 from paranmt_hf.losses.features import Rows, features_from_rows, hash_rows, rows_from_features  # noqa: E402
 from paranmt_hf.losses.mining import select_negatives  # noqa: E402
-from paranmt_hf.st import ParaNMTSentenceEncoder  # noqa: E402
+from paranmt_hf.st import ParaNMTInputModule  # noqa: E402
 
 # three mini-batches of (anchor, positive) pairs; "a dog runs ." repeats across batches (identical texts)
 BATCHES = [
@@ -30,7 +30,7 @@ CORPUS = [s for a, b in BATCHES for s in a + b]
 
 def make_model(kind: str = "word", flat: bool = True, seed: int = 0) -> SentenceTransformer:
     encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=seed)
-    module = ParaNMTSentenceEncoder.from_encoder(encoder)
+    module = ParaNMTInputModule.from_encoder(encoder)
     if not flat:
         module.featurizer.flat = False  # same model read through padded features
     model = SentenceTransformer(modules=[module], device="cpu")

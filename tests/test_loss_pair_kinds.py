@@ -12,7 +12,7 @@ from sentence_transformers import SentenceTransformer  # noqa: E402
 
 from paranmt_hf import build_encoder  # noqa: E402
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
-from paranmt_hf.st import ParaNMTSentenceEncoder  # noqa: E402
+from paranmt_hf.st import ParaNMTInputModule  # noqa: E402
 
 # (anchor, positive, kind): 1 = translation (English first), 0 = English paraphrase pair
 BATCHES = [
@@ -28,7 +28,7 @@ CORPUS = [s for batch in BATCHES for a, b, _ in batch for s in (a, b)]
 
 def make_model(seed: int = 0) -> SentenceTransformer:
     encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8, seed=seed)
-    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     model.train()
     return model
 

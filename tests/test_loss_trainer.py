@@ -17,7 +17,7 @@ from sentence_transformers.sentence_transformer.modules import StaticEmbedding  
 
 from paranmt_hf import build_encoder  # noqa: E402
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
-from paranmt_hf.st import ParaNMTSentenceEncoder  # noqa: E402
+from paranmt_hf.st import ParaNMTInputModule  # noqa: E402
 
 ANCHORS = ["a man plays a guitar .", "a dog runs .", "the cat sleeps .", "kids play soccer .",
            "a woman sings a song .", "the sun is hot .", "a zebra eats grass .", "two men talk ."]
@@ -28,7 +28,7 @@ POSITIVES = ["a guy plays guitar .", "a dog is running .", "a cat is asleep .", 
 @pytest.mark.parametrize("kind", ["word", "lstm"])
 def test_trainer_run_changes_weights(tmp_path, kind):
     encoder = build_encoder(kind, corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=0)
-    module = ParaNMTSentenceEncoder.from_encoder(encoder)
+    module = ParaNMTInputModule.from_encoder(encoder)
     assert module.is_flat == (kind == "word")
     model = SentenceTransformer(modules=[module], device="cpu")
     before = [p.detach().clone() for p in model.parameters()]
@@ -46,7 +46,7 @@ def test_trainer_run_changes_weights(tmp_path, kind):
 
 def test_stock_static_embedding_features_give_the_same_loss():
     encoder = build_encoder("word", corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=1)
-    ours = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").train()
+    ours = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu").train()
     weight = encoder.model.components[0].embedding.weight.detach().clone()
     static = StaticEmbedding(encoder.tokenizer, embedding_weights=weight)
     stock = SentenceTransformer(modules=[static], device="cpu").train()

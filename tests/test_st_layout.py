@@ -224,3 +224,21 @@ def test_input_module_round_trip_through_sentence_transformers_save(tmp_path):
     np.testing.assert_allclose(portable.encode(TEXTS), expected, atol=1e-6)
     modules = json.load(open(tmp_path / "portable" / "modules.json"))
     assert modules[0]["type"] == "input_module_paranmt.ParaNMTInputModule"
+
+
+def test_deprecated_name_is_an_alias_of_the_input_module(tmp_path):
+    """``ParaNMTSentenceEncoder`` (the name in earlier releases) is a deprecated alias of ``ParaNMTInputModule``: old
+    code importing it, and saved models whose ``modules.json`` names it, keep working."""
+    import paranmt_hf
+    from paranmt_hf.st import ParaNMTSentenceEncoder
+
+    assert ParaNMTSentenceEncoder is ParaNMTInputModule
+    assert paranmt_hf.ParaNMTSentenceEncoder is paranmt_hf.ParaNMTInputModule is ParaNMTInputModule
+    encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8, seed=5)
+    SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").save(str(tmp_path))
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    modules[0]["type"] = "paranmt_hf.st.sentence_encoder.ParaNMTSentenceEncoder"  # what earlier releases wrote
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    reloaded = SentenceTransformer(str(tmp_path), device="cpu")
+    assert type(reloaded[0]) is ParaNMTInputModule
+    np.testing.assert_allclose(reloaded.encode(TEXTS), encoder.encode(TEXTS), atol=1e-6)

@@ -1,7 +1,7 @@
 """Token-id bookkeeping for the mega-batch loss: one row layout for padded and flat (EmbeddingBag) features.
 
 sentence-transformers hands a loss one feature dict per text column. Padded models give ``input_ids`` [B, L] with an
-``attention_mask``; ``StaticEmbedding`` and the averaging ``ParaNMTSentenceEncoder`` give flat ``input_ids`` [N] with
+``attention_mask``; ``StaticEmbedding`` and the averaging ``ParaNMTInputModule`` give flat ``input_ids`` [N] with
 bag start ``offsets`` [B]. The loss keeps the texts of past mini-batches as *rows*: every token id of every sentence
 back to back (``ids`` [N]) plus the number of tokens of each sentence (``lengths`` [B]). From rows it can select any
 sentences and rebuild features in the layout the model reads, without Python loops over sentences.

@@ -109,14 +109,14 @@ class MegaBatchMarginLoss(nn.Module):
             from sentence_transformers import (
                 SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments,
             )
-            from paranmt_hf import MegaBatchMarginLoss, ParaNMTSentenceEncoder, build_encoder
+            from paranmt_hf import MegaBatchMarginLoss, ParaNMTInputModule, build_encoder
 
             pairs = Dataset.from_dict({
                 "anchor": ["a man plays a guitar .", "a dog runs .", "the cat sleeps .", "kids play ."],
                 "positive": ["a guy plays guitar .", "a dog is running .", "a cat is asleep .", "children play ."],
             })
             encoder = build_encoder("word", corpus=[*pairs["anchor"], *pairs["positive"]], embedding_dim=32)
-            model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)])
+            model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)])
             loss = MegaBatchMarginLoss(model, margin=0.4, megabatch_size=2, sampling="MAX")
             args = SentenceTransformerTrainingArguments(
                 output_dir="out", per_device_train_batch_size=2, learning_rate=1e-3, num_train_epochs=1,

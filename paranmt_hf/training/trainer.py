@@ -241,7 +241,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     from sentence_transformers import SentenceTransformer
 
     from ..encoder import ParaNMTEncoder
-    from ..st import ParaNMTSentenceEncoder
+    from ..st import ParaNMTInputModule
     from .hf_trainer import ParaNMTTrainer, RunStateCallback
 
     record = run_record(recipe, sources, options.seed)
@@ -252,7 +252,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
     set_sparse_embeddings(encoder.model, lazy)
-    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
     if recipe.teacher and "subword" in recipe.kind.split("+"):  # own learning rate of the teacher's tables
