@@ -231,6 +231,18 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     assert not np.allclose(trained.encode(SENTENCES), initial.encode(SENTENCES))
 
 
+def test_dev_none_trains_without_dev_evaluation(tmp_path, monkeypatch):
+    """``--dev none`` (as its help says) turns dev evaluation off; ``none`` with tasks is refused clearly."""
+    monkeypatch.setenv("PARANMT_HF_DATA", str(tmp_path / "no-eval-data"))  # no dev data is read
+    out = _train(tmp_path, "nodev", "--max-steps", "2", "--dev", "none")
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["steps"] == 2 and summary["dev_scores"] == []
+    with pytest.raises(SystemExit, match="--dev none"):
+        _train(tmp_path, "mixed", "--max-steps", "1", "--dev", "none", "STS17:en-en")
+    with pytest.raises(SystemExit, match="--dev: unknown task 'STS99'"):
+        _train(tmp_path, "unknown", "--max-steps", "1", "--dev", "STS99")
+
+
 def test_lazy_adam_refuses_gradient_clipping(tmp_path):
     with pytest.raises(ValueError, match="max_grad_norm"):
         _train(tmp_path, "clip", "--optimizer", "lazy_adam", "--max-grad-norm", "5", "--max-steps", "1")

@@ -5,9 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 
-from .recipe_flags import MODEL_FLAGS, TRAINING_FLAGS, add_recipe_flags, recipe_changes
+from .recipe_flags import MODEL_FLAGS, OFF, TRAINING_FLAGS, add_recipe_flags, recipe_changes
 
 RECIPE_FLAGS = {**MODEL_FLAGS, **TRAINING_FLAGS}
+
+
+def dev_tasks(values: list[str]) -> list[str]:
+    """The dev STS tasks of ``--dev``: ``none`` (or the flag with no task) means no dev evaluation.
+
+    Raises:
+        SystemExit: ``none`` given together with tasks.
+    """
+    if not any(v.lower() == OFF for v in values):
+        return list(values)
+    if len(values) > 1:
+        raise SystemExit(f"paranmt-hf train: --dev {OFF} turns dev evaluation off; give it alone, not with tasks")
+    return []
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
@@ -24,7 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--train", nargs="+", default=[], help="training data sources: CONFIG:PATH[,PATH][@N]")
     p.add_argument("--output", help="model directory to write")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--dev", nargs="*", default=["STS17:en-en"], help="dev STS tasks (none: no evaluation)")
+    p.add_argument("--dev", nargs="*", default=["STS17:en-en"],
+                   help="dev STS tasks (none, or no task: no dev evaluation)")
     p.add_argument("--data-dir", default=None, help="evaluation data (default $PARANMT_HF_DATA)")
     p.add_argument("--eval-steps", type=int, default=None, help="evaluate every N steps (default: --save-steps)")
     p.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
@@ -50,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("paranmt-hf train: --train and --output are required")
     if args.resume and args.overwrite:
         raise SystemExit("paranmt-hf train: --resume continues the run in --output, --overwrite replaces it: pick one")
+    dev = dev_tasks(args.dev)
     recipe = get_recipe(args.recipe) if args.recipe else Recipe()
     recipe = recipe.replace(**recipe_changes(args, RECIPE_FLAGS))
     from ..training.checkpoints import ResumeError
@@ -57,10 +73,13 @@ def run(args: argparse.Namespace) -> int:
     from ..utils.atomic import OutputExistsError, OutputIsInputError
 
     evaluator = None
-    if args.dev:
+    if dev:
         from ..evaluation.st_evaluator import STSSuiteEvaluator
 
-        evaluator = STSSuiteEvaluator(tasks=args.dev, data_dir=args.data_dir, name="dev")
+        try:
+            evaluator = STSSuiteEvaluator(tasks=dev, data_dir=args.data_dir, name="dev")
+        except KeyError as err:  # an unknown task name
+            raise SystemExit(f"paranmt-hf train: --dev: {err.args[0]}") from err
     try:
         result = train(
             recipe,
