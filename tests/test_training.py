@@ -272,6 +272,33 @@ def test_one_flag_table_turns_recipe_fields_off():
         get_recipe("best").replace(batch_size=None)
 
 
+def test_lstm_peepholes_is_a_shared_model_flag(tmp_path):
+    """``--lstm-peepholes`` comes from the one flag table: ``train`` builds the peephole LSTM that ``build`` does."""
+    from paranmt_hf.cli.main import build_parser
+    from paranmt_hf.cli.recipe_flags import MODEL_FLAGS, recipe_changes
+    from paranmt_hf.modeling.peephole_lstm import PeepholeLSTM
+
+    parser = build_parser()
+    for command in (["train"], ["build", "--input", "x", "--output", "y"]):
+        def changes(*flags: str, command: list[str] = command) -> dict:
+            return recipe_changes(parser.parse_args([*command, *flags]), MODEL_FLAGS)
+
+        assert changes("--lstm-peepholes")["lstm_peepholes"] is True
+        assert changes("--no-lstm-peepholes")["lstm_peepholes"] is False
+        assert "lstm_peepholes" not in changes()  # not given: the preset's value
+    out = _train(tmp_path, "peepholes", "--kind", "lstm", "--lstm-peepholes", "--max-steps", "1", "--dev", "none")
+    built = tmp_path / "built"
+    assert cli(["build", "--kind", "lstm", "--embedding-dim", "16", "--lstm-peepholes", "--input",
+                str(tmp_path / "pairs.tsv.gz"), "--output", str(built)]) == 0
+    for path in (out, out / "initial-model", built):
+        encoder = ParaNMTEncoder.from_pretrained(path)
+        assert encoder.config.lstm_peepholes is True and isinstance(encoder.model.components[0].rnn, PeepholeLSTM)
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["recipe"]["lstm_peepholes"] is True
+    initial = json.loads((out / "initial-model" / "config.json").read_text())
+    assert json.loads((built / "config.json").read_text()) == initial  # train starts from the model build writes
+
+
 def test_build_takes_a_recipe_and_writes_its_initial_model(tmp_path):
     corpus = write_pairs(tmp_path / "pairs.tsv.gz")
     out = tmp_path / "built"

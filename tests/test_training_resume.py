@@ -75,6 +75,20 @@ def test_checkpoints_record_their_run_and_resume_refuses_another(tmp_path):
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-3"]
 
 
+def test_a_recipe_field_added_after_the_checkpoint_counts_as_its_default():
+    """Checkpoints written before a Recipe field existed (e.g. ``lstm_peepholes``) still resume: the run used its
+    default."""
+    from paranmt_hf.training.checkpoints import record_differences
+    from paranmt_hf.training.recipes import Recipe
+
+    current = {"recipe": Recipe().to_dict(), "seed": 0}
+    saved = json.loads(json.dumps(current))
+    del saved["recipe"]["lstm_peepholes"]
+    assert record_differences(saved, current) == []
+    changed = {"recipe": Recipe(lstm_peepholes=True).to_dict(), "seed": 0}
+    assert record_differences(saved, changed) == ["recipe.lstm_peepholes: checkpoint False, now True"]
+
+
 def test_resume_refuses_a_finished_run_and_a_missing_checkpoint(tmp_path):
     out = run(tmp_path, "r", "--max-steps", "3")
     before = (out / "model.safetensors").read_bytes()

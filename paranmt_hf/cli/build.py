@@ -23,8 +23,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", required=True, help="model directory to write")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    p.add_argument("--lstm-peepholes", action="store_true",
-                   help="recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's) instead of torch.nn.LSTM")
     add_recipe_flags(p, MODEL_FLAGS)
     p.set_defaults(func=run)
 
@@ -43,8 +41,6 @@ def run(args: argparse.Namespace) -> int:
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf build: {err}") from err
     recipe = (get_recipe(args.recipe) if args.recipe else Recipe()).replace(**recipe_changes(args, MODEL_FLAGS))
-    if args.lstm_peepholes:
-        recipe = recipe.replace(extra={**recipe.extra, "lstm_peepholes": True})
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
     print(f"saved {encoder!r} to {args.output}")

@@ -1,7 +1,8 @@
 """The one table of recipe flags shared by ``paranmt-hf train`` and ``paranmt-hf build``.
 
 Each flag sets one :class:`~paranmt_hf.training.recipes.Recipe` field. A flag that is not given leaves the preset's
-value; ``none`` turns an optional field off (``--anneal none``, ``--word-vectors none``, ``--vocab-size none``).
+value; ``none`` turns an optional field off (``--anneal none``, ``--word-vectors none``, ``--vocab-size none``). A
+``bool`` field is a switch with a ``--no-`` form (``--lstm-peepholes`` / ``--no-lstm-peepholes``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ MODEL_FLAGS: dict[str, Flag] = {
     "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
     "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
     "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat", "sum", "max")),
+    "lstm-peepholes": Flag("lstm_peepholes", bool, "recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's) "
+                           "instead of torch.nn.LSTM"),
     "token-type": Flag("token_type", str, "tokens of recurrent encoders", ("word", "sp")),
     "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
     "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
@@ -97,6 +100,9 @@ def add_recipe_flags(parser: argparse.ArgumentParser, table: dict[str, Flag]) ->
     from ..training.recipes import is_optional_field
 
     for flag, spec in table.items():
+        if spec.type is bool:  # a switch: --flag sets True, --no-flag False, neither leaves the preset's value
+            parser.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None, help=spec.help)
+            continue
         optional = is_optional_field(spec.field)
         text = spec.help + (f" [{'|'.join(spec.choices)}]" if spec.choices else "")
         parser.add_argument(f"--{flag}", type=_parser_type(flag, spec, optional), default=None, help=text,

@@ -90,8 +90,14 @@ def _differences(saved: Any, current: Any, where: str) -> list[str]:
 
 
 def record_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Human-readable differences between two run records (free recipe fields ignored)."""
+    """Human-readable differences between two run records (free recipe fields ignored).
+
+    A recipe field that the saved record lacks (added to :class:`Recipe` after the checkpoint was written) counts as
+    its default value, which is how that run behaved.
+    """
     saved, current = json.loads(json.dumps(saved)), json.loads(json.dumps(current))
+    if isinstance(saved.get("recipe"), dict):
+        saved["recipe"] = {**json.loads(json.dumps(Recipe().to_dict())), **saved["recipe"]}
     for record in (saved, current):
         for name in FREE_RECIPE_FIELDS:
             record.get("recipe", {}).pop(name, None)

@@ -18,6 +18,7 @@ def model_config(recipe: Recipe) -> dict[str, Any]:
         "scramble_rate": recipe.scramble_rate,
         "embedding_dropout": recipe.embedding_dropout,
         "bilstm_merge": recipe.bilstm_merge,
+        "lstm_peepholes": recipe.lstm_peepholes,
         **recipe.extra,
     }
     if recipe.rnn_hidden_size:

@@ -18,6 +18,8 @@ class Recipe:
         embedding_dim: token embedding size.
         rnn_hidden_size: LSTM size of recurrent encoders (``None`` = ``embedding_dim``).
         bilstm_merge: ``"mean"`` or ``"concat"``.
+        lstm_peepholes: recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's, ``modeling/peephole_lstm.py``)
+            instead of ``torch.nn.LSTM``.
         token_type: tokens of recurrent encoders: ``"word"`` or ``"sp"``.
         vocab_size: per-component vocabulary size (``None``: every corpus word/trigram; sp: 50K).
         min_count: drop rarer word/trigram tokens.
@@ -69,6 +71,7 @@ class Recipe:
     embedding_dim: int = 300
     rnn_hidden_size: int | None = None
     bilstm_merge: str = "mean"
+    lstm_peepholes: bool = False
     token_type: str = "word"
     vocab_size: int | None = None
     min_count: int = 1
