@@ -159,3 +159,45 @@ def test_corpus_cli_module_is_light() -> None:
             "print([m for m in ('torch', 'datasets', 'transformers', 'numpy', 'nltk') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class _ThreadsTask:
+    """Reports the BLAS and torch thread counts a block runs with."""
+
+    def setup(self) -> None:
+        pass
+
+    def __call__(self, block):  # noqa: ANN001, ANN204
+        import torch
+        from threadpoolctl import threadpool_info
+
+        from paranmt_hf.corpus.pipeline import BlockResult
+
+        blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+        return BlockResult((blas, torch.get_num_threads()), block.lines)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_corpus_runs_use_one_blas_and_torch_thread(tmp_path: Path, processes: int) -> None:
+    # a BLAS pool of every core in each worker spins on the cores the other workers need
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import torch
+
+    from paranmt_hf.corpus.pipeline import RunSettings, run_blocks
+
+    path = tmp_path / "in.tsv"
+    path.write_text("".join(f"a{i}\tb{i}\n" for i in range(50)), encoding="utf-8")
+    seen: list = []
+    threads = torch.get_num_threads()
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        torch.set_num_threads(2)
+        try:
+            run_blocks([path], _ThreadsTask(), lambda r: seen.append(r.payload),
+                       RunSettings(processes=processes, block_bytes=64, progress=False))
+            after = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+            assert torch.get_num_threads() == 2  # the caller's settings are restored
+        finally:
+            torch.set_num_threads(threads)
+    assert len(seen) > 2
+    assert all(blas and set(blas) == {1} and torch_threads == 1 for blas, torch_threads in seen)
+    assert set(after) == {2}
