@@ -201,3 +201,11 @@ def test_corpus_runs_use_one_blas_and_torch_thread(tmp_path: Path, processes: in
     assert len(seen) > 2
     assert all(blas and set(blas) == {1} and torch_threads == 1 for blas, torch_threads in seen)
     assert set(after) == {2}
+
+
+def test_format_numbers_equals_format_number_per_value() -> None:
+    from paranmt_hf.data.writer import format_number, format_numbers
+
+    values = [*np.random.default_rng(0).random(1000).astype(np.float32).tolist(), 0.1, -0.0, 5e-324, 1.0, 7]
+    assert format_numbers(values) == [format_number(v) for v in values]
+    assert format_numbers(np.float32([0.5, 0.1])) == [format_number(v) for v in np.float32([0.5, 0.1])]
