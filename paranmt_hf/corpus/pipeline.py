@@ -131,14 +131,15 @@ def resolve_processes(processes: int | None) -> int:
 
 
 @contextlib.contextmanager
-def single_threaded() -> Iterator[None]:
+def single_threaded(torch_threads: bool = True) -> Iterator[None]:
     """One BLAS thread (NumPy's OpenBLAS/MKL, via threadpoolctl when installed) and one torch intra-op thread.
 
     The processes are a corpus tool's parallelism: a BLAS pool of every core in each of them (NumPy's default)
-    spins on cores the other workers need (on 2 cores it doubled the CPU time of the language check). The previous
-    limits are restored on exit.
+    spins on cores the other workers need (on 2 cores it doubled the CPU time of the language check's small
+    matrix products). ``torch_threads=False`` leaves torch's setting alone. The previous limits are restored on
+    exit.
     """
-    torch = sys.modules.get("torch")
+    torch = sys.modules.get("torch") if torch_threads else None
     threads = torch.get_num_threads() if torch is not None else None
     try:
         from threadpoolctl import threadpool_limits
@@ -252,7 +253,8 @@ def run_blocks(
     try:
         if processes == 1:
             task.setup()
-            with single_threaded():
+            # one BLAS thread (NumPy's small products gain nothing from more); torch keeps the caller's threads
+            with single_threaded(torch_threads=False):
                 for block in source:
                     take(task(block), block.position)
         else:
