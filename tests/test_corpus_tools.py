@@ -161,6 +161,23 @@ def test_corpus_cli_module_is_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_whitespace_filter_does_not_import_nltk(tmp_path: Path) -> None:
+    # importing nltk costs ~2 CPU s per run: only the exact (NLTK) overlap needs it
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.txt"
+    src.write_text("the cat sat on the mat today\ta cat was sitting on the mat\t0.6\n", encoding="utf-8")
+    code = ("import sys; from paranmt_hf.cli.main import main; "
+            f"main(['corpus', 'filter', {str(src)!r}, '-o', {str(tmp_path / 'out.tsv')!r}, '--processes', '1', "
+            "'--quiet', '--overwrite', '--no-language-filter', '--tokenizer', TOKENIZER]); "
+            "print('nltk' in sys.modules)")
+    for tokenizer, imported in (("whitespace", "False"), ("nltk", "True")):
+        out = subprocess.run([sys.executable, "-c", code.replace("TOKENIZER", repr(tokenizer))], capture_output=True,
+                             text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == imported
+
+
 class _ThreadsTask:
     """Reports the BLAS and torch thread counts a block runs with."""
 
