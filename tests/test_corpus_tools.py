@@ -182,7 +182,7 @@ class _ThreadsTask:
     """Reports the BLAS and torch thread counts a block runs with."""
 
     def setup(self) -> None:
-        pass
+        import torch  # noqa: F401 (as a task's setup loads its model)
 
     def __call__(self, block):  # noqa: ANN001, ANN204
         import torch
@@ -194,11 +194,20 @@ class _ThreadsTask:
         return BlockResult((blas, torch.get_num_threads()), block.lines)
 
 
-@pytest.mark.parametrize("processes", [1, 2])
-def test_corpus_runs_use_one_blas_thread(tmp_path: Path, processes: int) -> None:
+@pytest.mark.parametrize(("processes", "method"), [(1, "fork"), (2, "fork"), (2, "spawn")])
+def test_corpus_runs_use_one_blas_thread(tmp_path: Path, processes: int, method: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     # a BLAS pool of every core in each worker spins on the cores the other workers need
     threadpoolctl = pytest.importorskip("threadpoolctl")
+    import multiprocessing
+    import sys
+
     import torch
+
+    if method == "spawn":  # as on platforms without fork: workers set up on their first block
+        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+        monkeypatch.syspath_prepend(str(Path(__file__).parent))
+        monkeypatch.setitem(sys.modules, "test_corpus_tools", sys.modules[__name__])
 
     from paranmt_hf.corpus.pipeline import RunSettings, run_blocks
 
