@@ -55,6 +55,21 @@ def test_without_the_fallback_the_numpy_model_already_agrees(lid: LanguageIdenti
     assert answer[english].mean() > 0.75  # and it decides most English rows itself
 
 
+def test_partial_hidden_vectors_equal_the_full_one(lid: LanguageIdentifier, data_dir: Path) -> None:
+    # the test computes the label's path columns for every text and the full vector for the undecided rows only:
+    # the same sums, bit for bit, as the full hidden vector of every text
+    texts = _texts(data_dir)
+    batch = BatchTopLabel(lid.model_file, lid.labels_many)
+    ids, lengths = batch.word_ids(texts[:1500])
+    full = batch.hidden(ids, lengths)
+    rows = np.flatnonzero(np.arange(1500) % 3 == 1)
+    assert np.array_equal(batch.hidden(ids, lengths, width=batch._depth), full[:, : batch._depth])
+    assert np.array_equal(batch.hidden(ids, lengths, rows=rows), full[rows])
+    assert np.array_equal(batch.logits(texts[:1500]), full)
+    again, _ = batch.word_ids(texts)  # new words join the cache; the known ones keep their slots
+    assert np.array_equal(again[: len(ids)], ids)
+
+
 def test_vectorised_subwords_equal_the_scalar_rule(lid: LanguageIdentifier, data_dir: Path) -> None:
     lid.is_english_many(["warm up"])
     batch = lid._batch

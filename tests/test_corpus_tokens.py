@@ -119,3 +119,20 @@ def test_overlaps_many_equals_trigram_overlap(data_dir: Path) -> None:
     assert overlaps_many(refs, paras) == expected
     assert overlaps_many(refs, paras, "whitespace") == [
         ngram_overlap(a.lower().split(), b.lower().split()) for a, b in zip(refs, paras, strict=True)]
+
+
+def test_whitespace_ids_in_one_split_equal_per_text_splits() -> None:
+    from paranmt_hf.corpus.tokens import whitespace_ids_many
+
+    rng = random.Random(0)
+    alphabet = ["a", "b", "ab", " ", "\t", "\x0b", "\x1c", "\u2028", "\u3000", "é", "\x01"]
+    for trial in range(400):
+        pool = alphabet if trial % 2 else alphabet[:-1]  # odd trials: texts may hold the separator character
+        texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 9))) for _ in range(rng.randint(0, 6))]
+        flat, lengths = whitespace_ids_many(texts)
+        words = [w for t in texts for w in t.split()]
+        assert lengths.tolist() == [len(t.split()) for t in texts]
+        assert len(flat) == len(words)
+        # equal ids exactly for equal tokens
+        same = np.equal.outer(flat, flat)
+        assert all(same[i, j] == (words[i] == words[j]) for i in range(len(words)) for j in range(len(words)))

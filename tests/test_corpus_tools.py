@@ -159,3 +159,81 @@ def test_corpus_cli_module_is_light() -> None:
             "print([m for m in ('torch', 'datasets', 'transformers', 'numpy', 'nltk') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_whitespace_filter_does_not_import_nltk(tmp_path: Path) -> None:
+    # importing nltk costs ~2 CPU s per run: only the exact (NLTK) overlap needs it
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.txt"
+    src.write_text("the cat sat on the mat today\ta cat was sitting on the mat\t0.6\n", encoding="utf-8")
+    code = ("import sys; from paranmt_hf.cli.main import main; "
+            f"main(['corpus', 'filter', {str(src)!r}, '-o', {str(tmp_path / 'out.tsv')!r}, '--processes', '1', "
+            "'--quiet', '--overwrite', '--no-language-filter', '--tokenizer', TOKENIZER]); "
+            "print('nltk' in sys.modules)")
+    for tokenizer, imported in (("whitespace", "False"), ("nltk", "True")):
+        out = subprocess.run([sys.executable, "-c", code.replace("TOKENIZER", repr(tokenizer))], capture_output=True,
+                             text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == imported
+
+
+class _ThreadsTask:
+    """Reports the BLAS and torch thread counts a block runs with."""
+
+    def setup(self) -> None:
+        import torch  # noqa: F401 (as a task's setup loads its model)
+
+    def __call__(self, block):  # noqa: ANN001, ANN204
+        import torch
+        from threadpoolctl import threadpool_info
+
+        from paranmt_hf.corpus.pipeline import BlockResult
+
+        blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+        return BlockResult((blas, torch.get_num_threads()), block.lines)
+
+
+@pytest.mark.parametrize(("processes", "method"), [(1, "fork"), (2, "fork"), (2, "spawn")])
+def test_corpus_runs_use_one_blas_thread(tmp_path: Path, processes: int, method: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # a BLAS pool of every core in each worker spins on the cores the other workers need
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import multiprocessing
+    import sys
+
+    import torch
+
+    if method == "spawn":  # as on platforms without fork: workers set up on their first block
+        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+        monkeypatch.syspath_prepend(str(Path(__file__).parent))
+        monkeypatch.setitem(sys.modules, "test_corpus_tools", sys.modules[__name__])
+
+    from paranmt_hf.corpus.pipeline import RunSettings, run_blocks
+
+    path = tmp_path / "in.tsv"
+    path.write_text("".join(f"a{i}\tb{i}\n" for i in range(50)), encoding="utf-8")
+    seen: list = []
+    threads = torch.get_num_threads()
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        torch.set_num_threads(2)
+        try:
+            run_blocks([path], _ThreadsTask(), lambda r: seen.append(r.payload),
+                       RunSettings(processes=processes, block_bytes=64, progress=False))
+            after = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+            assert torch.get_num_threads() == 2  # the caller's settings are restored
+        finally:
+            torch.set_num_threads(threads)
+    assert len(seen) > 2
+    # workers: one BLAS and one torch thread; in this process (one process) torch keeps the caller's threads
+    assert all(blas and set(blas) == {1} and torch_threads == (2 if processes == 1 else 1)
+               for blas, torch_threads in seen)
+    assert set(after) == {2}
+
+
+def test_format_numbers_equals_format_number_per_value() -> None:
+    from paranmt_hf.data.writer import format_number, format_numbers
+
+    values = [*np.random.default_rng(0).random(1000).astype(np.float32).tolist(), 0.1, -0.0, 5e-324, 1.0, 7]
+    assert format_numbers(values) == [format_number(v) for v in values]
+    assert format_numbers(np.float32([0.5, 0.1])) == [format_number(v) for v in np.float32([0.5, 0.1])]

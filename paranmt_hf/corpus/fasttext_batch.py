@@ -380,24 +380,45 @@ class BatchTopLabel:
                 out[i] = [w for w in _FT_SPACE.split(texts[i]) if w and not w.startswith(LABEL_PREFIX)]
         return out
 
-    def logits(self, texts: Sequence[str], words: Sequence[list[str]] | None = None) -> np.ndarray:
-        """Per text: the projections of fastText's hidden vector (mean of its input rows) used by the test."""
+    def word_ids(self, texts: Sequence[str], words: Sequence[list[str]] | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """The cache slot of every word of the texts (back to back, new words added) and each text's word count."""
         split = self.split([t.replace("\n", " ") for t in texts], words)
         flat = list(itertools.chain.from_iterable(split))
-        new = set(flat).difference(self._slots)
-        if len(self._slots) + len(new) > self.max_words:  # bounded: start afresh, keeping this batch's words
-            self._slots.clear()
-            new = set(flat)
-        if new:
+        try:  # every word cached (the common case): one look-up each, a None (new word) makes NumPy refuse
+            ids = np.array(list(map(self._slots.get, flat)), dtype=np.int64)
+        except TypeError:
+            new = set(flat).difference(self._slots)
+            if len(self._slots) + len(new) > self.max_words:  # bounded: start afresh, keeping this batch's words
+                self._slots.clear()
+                new = set(flat)
             self._add_words(sorted(new))
-        ids = np.array(list(map(self._slots.__getitem__, flat)), dtype=np.int64)
-        lengths = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-        sums = np.tile(self._eos_feat, (len(split), 1))
+            ids = np.array(list(map(self._slots.__getitem__, flat)), dtype=np.int64)
+        return ids, np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+
+    def hidden(self, ids: np.ndarray, lengths: np.ndarray, width: int | None = None,
+               rows: np.ndarray | None = None) -> np.ndarray:
+        """Projections of fastText's hidden vector (the mean of its input rows) for the texts of :meth:`word_ids`.
+
+        ``width``: only the first ``width`` projections (the label's path; None: all, the full hidden vector last);
+        ``rows``: only these texts. Each text's row sum is added up word by word in order (the same sums whichever
+        columns or rows are asked).
+        """
+        feats = self._feats if width is None else self._feats[:, : 1 + width]
+        eos = self._eos_feat if width is None else self._eos_feat[: 1 + width]
+        if rows is not None:
+            ids = ids[np.repeat(np.isin(np.arange(len(lengths)), rows), lengths)]
+            lengths = lengths[rows]
+        sums = np.tile(eos, (len(lengths), 1))
         nonempty = lengths > 0
         if nonempty.any():
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-            sums[nonempty] += np.add.reduceat(self._feats[ids], starts[nonempty], axis=0)
+            sums[nonempty] += np.add.reduceat(feats[ids], starts[nonempty], axis=0)
         return sums[:, 1:] / sums[:, :1]
+
+    def logits(self, texts: Sequence[str], words: Sequence[list[str]] | None = None) -> np.ndarray:
+        """Per text: the projections of fastText's hidden vector (mean of its input rows) used by the test."""
+        return self.hidden(*self.word_ids(texts, words))
 
     # ---- the answer ------------------------------------------------------------------------------------------
     def hs_scores(self, hidden: np.ndarray, chunk: int = 2048) -> np.ndarray:
@@ -415,8 +436,10 @@ class BatchTopLabel:
         """
         if not texts:
             return np.zeros(0, dtype=bool)
-        logits = self.logits(texts, words)
+        ids, lengths = self.word_ids(texts, words)
         if self.model.loss == LOSS_HS:
+            # the label's path projections of every text; the full hidden vector only for the undecided ones
+            logits = self.hidden(ids, lengths, width=self._depth)
             # leaf probabilities sum to one: above one half (plus margin) the label is the top one for sure
             # probability of each step towards the label, from the root down (paths are stored leaf first)
             step = 1.0 / (1.0 + np.exp(-logits[:, self._depth - 1 :: -1] * self._sign[::-1]))
@@ -430,13 +453,14 @@ class BatchTopLabel:
             certain = answer.copy()
             rest = np.flatnonzero(~certain)
             if len(rest):  # every leaf's search score, as fastText's tree search computes it
-                scores = self.hs_scores(logits[rest, self._depth :])
+                scores = self.hs_scores(self.hidden(ids, lengths, rows=rest)[:, self._depth :])
                 mine = scores[:, self.target].copy()
                 scores[:, self.target] = -np.inf
                 best_other = scores.max(axis=1)
                 answer[rest] = mine > best_other
                 certain[rest] = np.abs(mine - best_other) > self.margin
         else:
+            logits = self.hidden(ids, lengths)
             best_other = np.max(np.delete(logits, self.target, axis=1), axis=1)
             mine = logits[:, self.target]
             certain = np.abs(mine - best_other) > self.margin

@@ -49,9 +49,11 @@ class FilterTask(BlockTask):
 
     def setup(self) -> None:
         """Load what the blocks need (once per process)."""
-        from .tokens import shared_tokenizer
+        # the NLTK tokenizer (importing nltk alone takes ~2 CPU s) only when an overlap is computed with it
+        if self.with_overlap or getattr(self.row_filter, "tokenizer", None) == "nltk":
+            from .tokens import shared_tokenizer
 
-        shared_tokenizer()
+            shared_tokenizer()
         if getattr(self.row_filter, "require_english", False):
             self.row_filter.langid.is_english_many(["warm up"])
 

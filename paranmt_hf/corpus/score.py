@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data.reader import Block
 from ..data.records import parse_block
-from ..data.writer import format_number
+from ..data.writer import format_numbers
 from .output import compress_block
 from .overlap import overlaps_many
 from .pipeline import BlockResult, BlockTask
@@ -110,15 +110,15 @@ class AnnotateTask(BlockTask):
             if any(s is None for s in scores):
                 line = parsed.numbers[scores.index(None)]
                 raise ValueError(f"{block.source}:{line}: no score to keep: pass --model to score the pairs")
-        columns = [a, b, [format_number(s) for s in scores]]
+        columns = [a, b, format_numbers(scores)]
         if self.overlap:
             overlap = list(parsed.overlap)
             todo = [i for i, v in enumerate(overlap) if v is None]
             for i, value in zip(todo, overlaps_many([a[i] for i in todo], [b[i] for i in todo], self.tokenizer),
                                 strict=True):
                 overlap[i] = value
-            columns.append([format_number(v) for v in overlap])
-        lines = ["\t".join(fields) for fields in zip(*columns, strict=True)]
+            columns.append(format_numbers(overlap))
+        lines = list(map("\t".join, zip(*columns, strict=True)))
         data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
         return BlockResult(compress_block(data) if self.compress else data, block.lines,
                            Counter({"annotated": len(lines)}), parsed.report)

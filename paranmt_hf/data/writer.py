@@ -13,6 +13,11 @@ def format_number(value: float) -> str:
     return repr(float(value))
 
 
+def format_numbers(values: Iterable[float]) -> list[str]:
+    """:func:`format_number` of many values (one C-level pass, no Python call per value)."""
+    return list(map(repr, map(float, values)))
+
+
 def write_pairs(
     records: Iterable[Mapping[str, Any]],
     path: str | os.PathLike[str],
