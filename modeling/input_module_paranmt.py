@@ -23,11 +23,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import PreTrainedTokenizerFast
 
 from .featurization_paranmt import ParaNMTFeaturizer
 from .modeling_paranmt import ParaNMTModel
-from .tokenization_paranmt import ParaNMTTokenizer
+from .tokenization_paranmt import load_tokenizer
 
 try:  # sentence-transformers' base class when it is installed (transformers' import check skips try blocks)
     from sentence_transformers.base.modules import InputModule as _ModuleBase
@@ -40,29 +39,8 @@ CLASS_REF = "input_module_paranmt.ParaNMTInputModule"
 """How ``modules.json`` names this class (file in the model directory + class)."""
 
 
-HUB_KWARGS = ("token", "revision", "cache_dir", "local_files_only", "subfolder", "force_download", "proxies")
-"""Keyword arguments that locate files (passed on to the tokenizer's loader)."""
-
-
 def _hub_kwargs(**kwargs: Any) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if v not in (None, "", False) or k == "local_files_only"}
-
-
-def load_tokenizer(name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> Any:
-    """The tokenizer of a saved model: ``ParaNMTTokenizer`` (trigram, combinations) or the fast ``tokenizer.json``.
-
-    Chosen by the directory's ``tokenizer_config.json`` (``tokenizer_class``), without transformers' Auto classes, so
-    no code beyond this file's siblings runs.
-    """
-    from transformers.utils import cached_file
-
-    hub_kwargs = {k: v for k, v in hub_kwargs.items() if k in HUB_KWARGS}
-    config_file = cached_file(os.fspath(name_or_path), "tokenizer_config.json", **hub_kwargs)
-    with open(config_file, encoding="utf-8") as f:
-        tokenizer_class = json.load(f).get("tokenizer_class", "")
-    if tokenizer_class == "ParaNMTTokenizer":
-        return ParaNMTTokenizer.from_pretrained(name_or_path, **hub_kwargs)
-    return PreTrainedTokenizerFast.from_pretrained(name_or_path, **hub_kwargs)
 
 
 class ParaNMTInputModule(_ModuleBase):

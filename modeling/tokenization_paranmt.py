@@ -18,7 +18,7 @@ import unicodedata
 from typing import Any
 
 from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
-from transformers import BatchEncoding, PreTrainedTokenizer
+from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
 VOCAB_FILES_NAMES = {"vocab_file": "paranmt_tokenizer.json"}
@@ -380,7 +380,30 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
         return (path,)
 
 
+HUB_KWARGS = ("token", "revision", "cache_dir", "local_files_only", "subfolder", "force_download", "proxies")
+"""Keyword arguments that locate files (passed on to the tokenizer's loader)."""
+
+
+def load_tokenizer(name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> Any:
+    """The tokenizer of a saved model: ``ParaNMTTokenizer`` (trigram, combinations) or the fast ``tokenizer.json``.
+
+    Chosen by the directory's ``tokenizer_config.json`` (``tokenizer_class``), without transformers' Auto classes, so
+    no code beyond this file's siblings runs.
+    """
+    from transformers.utils import cached_file
+
+    hub_kwargs = {k: v for k, v in hub_kwargs.items() if k in HUB_KWARGS}
+    config_file = cached_file(os.fspath(name_or_path), "tokenizer_config.json", **hub_kwargs)
+    with open(config_file, encoding="utf-8") as f:
+        tokenizer_class = json.load(f).get("tokenizer_class", "")
+    if tokenizer_class == "ParaNMTTokenizer":
+        return ParaNMTTokenizer.from_pretrained(name_or_path, **hub_kwargs)
+    return PreTrainedTokenizerFast.from_pretrained(name_or_path, **hub_kwargs)
+
+
 __all__ = [
+    "HUB_KWARGS",
+    "load_tokenizer",
     "ParaNMTTokenizer",
     "WORD_SPLIT_PATTERN",
     "LOOKUP_RULES",

@@ -12,8 +12,8 @@ import torch
 
 from .modeling.configuration_paranmt import ParaNMTConfig
 from .modeling.featurization_paranmt import ParaNMTFeaturizer, component_vocab_sizes
-from .modeling.input_module_paranmt import load_tokenizer
 from .modeling.modeling_paranmt import ParaNMTModel
+from .modeling.tokenization_paranmt import load_tokenizer
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase

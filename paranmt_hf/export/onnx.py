@@ -236,7 +236,7 @@ class OnnxEncoder:
 
     def __init__(self, path: str | os.PathLike[str], threads: int | None = None) -> None:
         from ..modeling.featurization_paranmt import ParaNMTFeaturizer
-        from ..modeling.input_module_paranmt import load_tokenizer
+        from ..modeling.tokenization_paranmt import load_tokenizer
 
         ort = require("onnxruntime", "onnx")
         path = Path(path)
