@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,13 +25,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-
-
-def commit() -> str:
-    """HEAD's hash, with ``-dirty`` when tracked files differ from it."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "paranmt_hf"], cwd=ROOT).returncode != 0
-    return head + ("-dirty" if dirty else "")
 
 
 def test_numbers(encoder: Any) -> dict[str, Any]:
@@ -82,7 +74,9 @@ def main() -> None:
     recipe = dataclasses.replace(recipe, **{k: None for k, v in cfg.get("overrides", {}).items() if v is None})
     data = os.path.join(os.environ["PARANMT_HF_DATA"], "train")
     sources = [s.format(split=args.split, data=data) for s in cfg["sources"]]
-    code = commit()  # the code the run starts with
+    from paranmt_hf.utils.provenance import provenance
+
+    code = provenance(command=["python", "results/bitext/explore.py", args.name, args.config])  # at the start
     load_start = os.getloadavg()
     started, cpu_started = time.time(), time.process_time()
     evaluator = STSSuiteEvaluator(tasks=["STS17:en-en"], name="dev")
@@ -100,7 +94,8 @@ def main() -> None:
     run = {
         "name": args.name,
         "command": " ".join(["python", "results/bitext/explore.py", args.name, f"'{args.config}'"]),
-        "commit": code,
+        "commit": code["git_commit"],
+        "provenance": code,
         "load_start": [round(x, 2) for x in load_start],
         "load_end": [round(x, 2) for x in os.getloadavg()],
         "recipe": recipe.to_dict(),

@@ -11,5 +11,9 @@ COMMON=(--recipe acl2018-trigram --lr 0.01
         --max-steps 3000 --eval-steps 1500 --save-steps 1500 --dev STS17:en-en STSBenchmark:validation --seed 0)
 run loss margin_M1 --loss megabatch --megabatch-size 1 "${COMMON[@]}"
 run loss mnrl --loss mnrl "${COMMON[@]}"
-[ "${WITH_M40:-1}" = 1 ] && run loss margin_M40 --loss megabatch --megabatch-size 40 "${COMMON[@]}"
+if [ "${WITH_M40:-1}" = 1 ]; then
+  run loss margin_M40 --loss megabatch --megabatch-size 40 "${COMMON[@]}"
+  # M=40 from the first step collapsed on captions (loss 2*delta); PRAS grows the mega-batch instead
+  run loss margin_M40_anneal150 --loss megabatch --megabatch-size 40 --anneal 150 "${COMMON[@]}"
+fi
 finish
