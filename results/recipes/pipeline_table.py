@@ -116,7 +116,7 @@ def plot_ablation(runs: list[dict[str, Any]], plt: Any) -> None:
     series: dict[str, dict[int, dict[str, Any]]] = {}
     for r in runs:
         series.setdefault(r["recipe"]["kind"].upper(), {})[r["recipe"]["megabatch_size"]] = r
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
     for ax, (label, value) in zip(axes, (("dev: mean of STS17 en-en, STS-B val", lambda r: r["dev"]["mean"]),
                                          ("test: STS12-16 (papers' protocol)", lambda r: r["test"]["STS12-16"])),
                                   strict=True):
@@ -129,7 +129,7 @@ def plot_ablation(runs: list[dict[str, Any]], plt: Any) -> None:
     axes[0].legend()
     commits = sorted({_commit(r) for r in runs})
     fig.suptitle(f"Mega-batch ablation, paranmt-hf train, 3,000 steps (commit {', '.join(commits)})", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.savefig(HERE / "ablation.png", dpi=110)
     plt.close(fig)
 
