@@ -149,6 +149,9 @@ def markdown(report: dict[str, Any]) -> str:
         "- paranmt_hf token caches are cleared before every timed call (cold) except in `(warm cache)` rows.",
         "- sentence-transformers adds its own per-sentence work to every model it runs (modality detection, sorting, "
         "stacking rows): compare `model2vec · SentenceTransformer` with `model2vec (StaticModel.encode)`.",
+        "- The reference is model2vec's `distill` with its defaults, which store the table as float16; the same table "
+        "stored as float32 encodes about 1.3x faster on this CPU, so against it every ratio here is about 1.3x lower "
+        "(`results/teacher/speed.json` times both).",
         "- Absolute numbers move with the load of this shared machine; ratios within the run are the comparable "
         "quantity.", "",
     ]
