@@ -100,3 +100,22 @@ def test_paranmt_tokenizer_needs_a_vocabulary():
         ParaNMTTokenizer(components=[{"kind": "bpe"}])
     with pytest.raises(ValueError, match="start with"):
         ParaNMTTokenizer(components=[{"kind": "trigram", "vocab": ["abc", "[PAD]", "[UNK]"]}])
+
+
+def test_unigram_training_is_reproducible():
+    """Two trainings on the same sentences give the same ids (the trainer's own order is not reproducible)."""
+    import json
+
+    from paranmt_hf.tokenization.unigram import canonical_pieces, train_unigram_tokenizer
+
+    corpus = [f"Das ist ein Test; é à ü ß ñ ç ø å æ œ (1) [2] {{3}} & % $ # @ ! ? {i}" for i in range(50)]
+    corpus += [f"a man number {i} plays a guitar while two dogs run in the snow ." for i in range(200)]
+    vocabs = [json.loads(train_unigram_tokenizer(corpus, vocab_size=120, show_progress=False).backend_tokenizer
+                         .to_str())["model"]["vocab"] for _ in range(6)]
+    assert all(v == vocabs[0] for v in vocabs)
+    # the appended characters (scores stepping by 1e-4, in hash order) come out in text order on the same scores
+    raw = [["[PAD]", 0.0], ["[UNK]", 0.0], ["▁a", -2.0], ["▁b", -3.0], ["q", -9.0], ["&", -9.0001], ["(", -9.0002],
+           ["j", -9.0002]]
+    swapped = raw[:4] + [["(", -9.0], ["j", -9.0001], ["q", -9.0002], ["&", -9.0002]]
+    assert canonical_pieces(raw) == canonical_pieces(swapped)
+    assert [p for p, _ in canonical_pieces(raw)] == ["[PAD]", "[UNK]", "▁a", "▁b", "&", "(", "j", "q"]

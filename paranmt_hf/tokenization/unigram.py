@@ -7,6 +7,7 @@ and scores of an existing sentencepiece model (conversion). Text is lower-cased 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -71,7 +72,39 @@ def train_unigram_tokenizer(
     if tok.get_vocab_size() < vocab_size:
         logger.warning("unigram tokenizer: asked for %d pieces, the corpus gave %d (the trainer finds no more pieces "
                        "in it); the vocabulary has %d", vocab_size, tok.get_vocab_size(), tok.get_vocab_size())
-    return to_transformers(tok)
+    return unigram_tokenizer_from_pieces(canonical_pieces(json.loads(tok.to_str())["model"]["vocab"]), lowercase)
+
+
+SCORE_DECIMALS = 9
+"""Scores are rounded to this many decimals before the pieces are ordered (see :func:`canonical_pieces`)."""
+_CHAR_PENALTY = 1e-4
+"""``UnigramTrainer`` appends the required characters it did not keep with scores ``min - k * 1e-4``."""
+
+
+def canonical_pieces(vocab: list[tuple[str, float]] | list[list]) -> list[tuple[str, float]]:
+    """The trainer's pieces in a reproducible id order: ``[PAD]``, ``[UNK]``, then by score (high first), then text.
+
+    Two ``UnigramTrainer`` runs on the same sentences give the same pieces but not the same ids: its EM statistics
+    are summed in parallel (scores differ in the last bits, so pieces of near-equal score swap places), and the
+    required characters it appends at the end (scores stepping down by 1e-4) come in hash-set order. A model built
+    from the same seed then differs. Here the trainer's final run of pieces whose scores step down by 1e-4 or repeat
+    (the appended characters, with any learned piece tied with them) is put in text order on the same scores,
+    every score is rounded to :data:`SCORE_DECIMALS` decimals (a log-probability change < 1e-9), and ties are broken
+    by the piece's text.
+    """
+    special = {PAD_TOKEN, UNK_TOKEN}
+    pieces = [(str(p), float(s)) for p, s in vocab if p not in special]
+    tail = len(pieces)
+    def appended_step(a: float, b: float) -> bool:  # the trainer's step between two appended characters (0 or 1e-4)
+        return abs(a - b - _CHAR_PENALTY) < 1e-9 or abs(a - b) < 1e-12
+
+    while tail > 1 and appended_step(pieces[tail - 2][1], pieces[tail - 1][1]):
+        tail -= 1
+    if tail < len(pieces):  # pieces[tail - 1:] are the appended characters: text order on the trainer's scores
+        run = pieces[tail - 1 :]
+        pieces[tail - 1 :] = [(c, s) for c, (_, s) in zip(sorted(p for p, _ in run), run, strict=True)]
+    rest = sorted(((p, round(s, SCORE_DECIMALS)) for p, s in pieces), key=lambda item: (-item[1], item[0]))
+    return [(PAD_TOKEN, 0.0), (UNK_TOKEN, 0.0), *rest]
 
 
 def unigram_tokenizer_from_pieces(pieces: list[tuple[str, float]], lowercase: bool = True) -> PreTrainedTokenizerFast:
