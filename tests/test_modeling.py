@@ -94,10 +94,8 @@ def test_empty_sentence_is_read_as_the_unknown_token_by_recurrent_encoders(kind)
     assert not torch.allclose(pooled(m, [[1]])[0], as_unknown)
 
 
-@pytest.mark.parametrize("combination", ["concat", "add"])
-@pytest.mark.parametrize("pooling", ["mean", "max"])
-def test_empty_component_of_a_combination_is_its_unknown_row(combination, pooling):
-    """Each component of a combination with no token of a sentence embeds it as that component's [UNK] row."""
+def word_trigram_model(combination: str, pooling: str) -> ParaNMTModel:
+    """A tiny word+trigram combination (trigram unknowns dropped), seeded, in eval mode."""
     config = ParaNMTConfig(
         components=[
             {"kind": "word", "vocab_size": 6},
@@ -108,7 +106,14 @@ def test_empty_component_of_a_combination_is_its_unknown_row(combination, poolin
         embedding_dim=4,
     )
     torch.manual_seed(0)
-    m = ParaNMTModel(config).eval()
+    return ParaNMTModel(config).eval()
+
+
+@pytest.mark.parametrize("combination", ["concat", "add"])
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_empty_component_of_a_combination_is_its_unknown_row(combination, pooling):
+    """Each component of a combination with no token of a sentence embeds it as that component's [UNK] row."""
+    m = word_trigram_model(combination, pooling)
     unk_word, unk_tri = randomise_unknown_rows(m)
     # ids 0-5: word component, 6-13: trigram component (its unknown token: 6 + 1 = 7)
     padded, flat = both_layouts(m, [[], [2, 3], [8, 9], [2, 7]])
@@ -258,17 +263,7 @@ def test_bad_inputs_raise_clear_errors():
 @pytest.mark.parametrize("combination", ["add", "concat"])
 @pytest.mark.parametrize("pooling", ["mean", "max"])
 def test_combinations_take_the_flat_layout_with_the_padded_result(combination, pooling):
-    torch.manual_seed(0)
-    config = ParaNMTConfig(
-        components=[
-            {"kind": "word", "vocab_size": 6},
-            {"kind": "trigram", "vocab_size": 8, "drop_unknown_tokens": True},
-        ],
-        combination=combination,
-        pooling=pooling,
-        embedding_dim=4,
-    )
-    m = ParaNMTModel(config).eval()
+    m = word_trigram_model(combination, pooling)
     assert m.accepts_flat_input
     # ids 0-5: word component, 6-13: trigram component (its unknown token: 6 + 1 = 7)
     rows = [[2, 3, 8, 9, 10], [4, 7], [], [11, 12], [5, 1, 13, 7]]
