@@ -13,8 +13,9 @@ pytest.importorskip("sentence_transformers")
 
 from paranmt_hf import ParaNMTEncoder  # noqa: E402
 from paranmt_hf.cli.main import main as cli  # noqa: E402
+from paranmt_hf.data.configs import bitext_sides  # noqa: E402
 from paranmt_hf.evaluation.metrics import bitext_error_rates  # noqa: E402
-from paranmt_hf.training.data import bitext_language, load_pairs, vocab_corpus  # noqa: E402
+from paranmt_hf.training.data import load_pairs, vocab_corpus  # noqa: E402
 from paranmt_hf.training.recipes import get_recipe  # noqa: E402
 
 SUBJECTS = [("the man", "el hombre"), ("the woman", "la mujer"), ("the dog", "el perro"), ("the cat", "el gato"),
@@ -46,8 +47,8 @@ def mining_error(model_dir, pairs) -> dict[str, float]:
 
 
 def test_bitext_helpers(tmp_path):
-    assert bitext_language("data/tatoeba-en-es.tsv.gz") == "es"
-    assert bitext_language("/x/fra-en.tsv") == "fra" and bitext_language("flickr30k-pairs.tsv.gz") is None
+    assert bitext_sides("data/tatoeba-en-es.tsv.gz") == (True, "es")
+    assert bitext_sides("/x/fra-en.tsv") == (False, "fra") and bitext_sides("flickr30k-pairs.tsv.gz") is None
     translations = write(tmp_path / "tiny-en-es.tsv.gz", bitext()[:20])
     paraphrases = write(tmp_path / "pairs.tsv.gz", PARAPHRASES)
     ds = load_pairs([translations, f"pairs:{paraphrases}@2"], seed=0)

@@ -105,15 +105,15 @@ def trained_languages(training: dict[str, Any] | None) -> list[str]:
     ``training`` is :func:`training_info`'s dict; codes are ISO 639-1 where one exists (``tatoeba-en-es`` -> ``es``).
     Without a training record the model is taken as English (the papers' English models).
     """
-    from ..training.data import bitext_language
+    from ..data.configs import bitext_sides
 
     languages = ["en"]
     for source in (training or {}).get("sources", []):
         if source["config"] != "bitext":
             continue
         for name in source["files"]:
-            code = bitext_language(name)
-            code = ISO_639_1.get(code, code) if code else None
+            sides = bitext_sides(name)
+            code = ISO_639_1.get(sides[1], sides[1]) if sides else None
             if code and code not in languages:
                 languages.append(code)
     return languages

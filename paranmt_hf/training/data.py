@@ -12,19 +12,6 @@ from ..data.configs import CONFIGS, bitext_sides
 from ..utils.imports import require
 
 _REPEAT = re.compile(r"@(\d+)$")
-_ENGLISH_FIRST = re.compile(r"(?:^|[^a-z])en[-_]([a-z]{2,3})(?:[^a-z]|$)")
-_ENGLISH_SECOND = re.compile(r"(?:^|[^a-z])([a-z]{2,3})[-_]en(?:[^a-z]|$)")
-
-
-def bitext_language(path: str) -> str | None:
-    """The other language's code in an X-English bitext file name (``tatoeba-en-es.tsv.gz`` -> ``"es"``), or None.
-
-    The same reading of ``en-xx`` / ``xx-en`` names as the ``bitext`` builder config (``dataset_scripts``).
-    """
-    name = os.path.basename(str(path)).lower()
-    match = _ENGLISH_FIRST.search(name) or _ENGLISH_SECOND.search(name)
-    return match.group(1) if match else None
-
 
 def split_repeat(spec: str) -> tuple[str, int]:
     """``("CONFIG:PATH[,PATH]", N)`` from ``"CONFIG:PATH[,PATH]@N"`` (N = 1 without the suffix)."""
