@@ -15,7 +15,8 @@ from models import AVERAGING, KINDS
 Entry = tuple[str, str, str, Any, bool]
 
 
-def _clear(featurizer_or_fast: Any) -> None:
+def clear_token_cache(featurizer_or_fast: Any) -> None:
+    """Empty a paranmt_hf featuriser's (or fast-ids object's) token-id cache, so the next call is cold."""
     fast = getattr(featurizer_or_fast, "fast_ids", featurizer_or_fast)
     if fast is not None and hasattr(fast, "clear"):
         fast.clear()
@@ -28,7 +29,7 @@ def paranmt_encoder(path: str, kind: str) -> list[Entry]:
     enc = ParaNMTEncoder.from_pretrained(path)
 
     def cold(s: list[str]) -> Any:
-        _clear(enc.featurizer)
+        clear_token_cache(enc.featurizer)
         return enc.encode(s, show_progress_bar=False, num_processes=1)
 
     out = [(f"{kind} · ParaNMTEncoder", kind, "ParaNMTEncoder", cold, kind not in AVERAGING)]
@@ -47,7 +48,7 @@ def sentence_transformer(path: str, kind: str) -> list[Entry]:
     out = []
     for batch in (1024, 32):
         def run(s: list[str], batch: int = batch) -> Any:
-            _clear(st[0].featurizer)
+            clear_token_cache(st[0].featurizer)
             return st.encode(s, batch_size=batch)
 
         out.append((f"{kind} · SentenceTransformer (batch {batch})", kind, f"SentenceTransformer {batch}", run,
@@ -69,7 +70,7 @@ def auto_model(path: str, kind: str) -> list[Entry]:
 
     def run(s: list[str]) -> Any:
         if getattr(tokenizer, "_batch_ids", None) is not None:
-            _clear(tokenizer._batch_ids)
+            clear_token_cache(tokenizer._batch_ids)
         out = []
         with torch.inference_mode():
             for start in range(0, len(s), 1024):
@@ -91,7 +92,7 @@ def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
     enc = OnnxEncoder(out_dir, threads=1)
 
     def run(s: list[str]) -> Any:
-        _clear(enc.featurizer)
+        clear_token_cache(enc.featurizer)
         return enc.encode(s, batch_size=1024)
 
     return [(f"{kind} · ONNX (onnxruntime, batch 1024)", kind, "ONNX", run, False)]

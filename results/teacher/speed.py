@@ -41,11 +41,10 @@ FP16 = "model2vec StaticModel.encode, float16 table (model2vec's default distill
 
 def clear_caches(model: Any) -> None:
     """Empty a paranmt_hf model's token-id caches (ParaNMTEncoder or SentenceTransformer), so every round is cold."""
+    from loaders import clear_token_cache  # results/speed (on sys.path, see sentences())
+
     module = model[0] if hasattr(model, "_first_module") else model
-    featurizer = getattr(module, "featurizer", None)
-    fast = getattr(featurizer, "fast_ids", None)
-    if fast:
-        fast.clear()
+    clear_token_cache(getattr(module, "featurizer", None))
 
 
 def main() -> None:
