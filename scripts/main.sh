@@ -40,6 +40,7 @@ if [ "$BITEXT" = 1 ]; then
     "${ENGLISH[@]}" --dev STS17:en-en --output "$OUT/bitext/model" --seed 0 --save-steps 1000 --no-progress \
     > "$OUT/bitext/train.log" 2>&1 &
   bitext_pid=$!
+  trap 'kill "$bitext_pid" 2>/dev/null || true' EXIT  # a failed English step does not leave it running
 fi
 
 echo "== 2/4 train ($RECIPE) on $DATA/train: Flickr30k caption pairs, the ParaNMT sample x10, the pivots x3"
