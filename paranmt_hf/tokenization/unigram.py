@@ -86,25 +86,44 @@ def canonical_pieces(vocab: list[tuple[str, float]] | list[list]) -> list[tuple[
 
     Two ``UnigramTrainer`` runs on the same sentences give the same pieces but not the same ids: its EM statistics
     are summed in parallel (scores differ in the last bits, so pieces of near-equal score swap places), and the
-    required characters it appends at the end (scores stepping down by 1e-4) come in hash-set order. A model built
-    from the same seed then differs. Here the trainer's final run of pieces whose scores step down by 1e-4 or repeat
-    (the appended characters, with any learned piece tied with them) is put in text order on the same scores,
-    every score is rounded to :data:`SCORE_DECIMALS` decimals (a log-probability change < 1e-9), and ties are broken
-    by the piece's text.
+    required characters it appends (scores stepping down by 1e-4 from the first one) come in hash-set order. A model
+    built from the same seed then differs. Here the appended characters (:func:`_appended_characters`) are put in
+    text order on the same scores, every score is rounded to :data:`SCORE_DECIMALS` decimals (a log-probability
+    change < 1e-9), and ties are broken by the piece's text.
     """
     special = {PAD_TOKEN, UNK_TOKEN}
     pieces = [(str(p), float(s)) for p, s in vocab if p not in special]
-    tail = len(pieces)
-    def appended_step(a: float, b: float) -> bool:  # the trainer's step between two appended characters (0 or 1e-4)
-        return abs(a - b - _CHAR_PENALTY) < 1e-9 or abs(a - b) < 1e-12
-
-    while tail > 1 and appended_step(pieces[tail - 2][1], pieces[tail - 1][1]):
-        tail -= 1
-    if tail < len(pieces):  # pieces[tail - 1:] are the appended characters: text order on the trainer's scores
-        run = pieces[tail - 1 :]
-        pieces[tail - 1 :] = [(c, s) for c, (_, s) in zip(sorted(p for p, _ in run), run, strict=True)]
+    appended = _appended_characters(pieces)
+    if appended:  # text order on the trainer's scores
+        scores = sorted((pieces[i][1] for i in appended), reverse=True)
+        chars = sorted(pieces[i][0] for i in appended)
+        for i, char, score in zip(sorted(appended, key=lambda i: -pieces[i][1]), chars, scores, strict=True):
+            pieces[i] = (char, score)
     rest = sorted(((p, round(s, SCORE_DECIMALS)) for p, s in pieces), key=lambda item: (-item[1], item[0]))
     return [(PAD_TOKEN, 0.0), (UNK_TOKEN, 0.0), *rest]
+
+
+def _appended_characters(pieces: list[tuple[str, float]]) -> list[int]:
+    """Positions of the characters the trainer appended: single characters on its score ladder ``s0 - k * 1e-4``.
+
+    ``s0`` is the highest single-character score with another single character 1e-4 below it; the ladder is followed
+    down while a step holds a single character (a step may hold two: the trainer repeats its last score). Learned
+    pieces whose scores fall between the steps are not on it.
+    """
+    singles = sorted(((s, i) for i, (p, s) in enumerate(pieces) if len(p) == 1), reverse=True)
+
+    def near(score: float) -> list[int]:
+        return [i for s, i in singles if abs(s - score) < 1e-9]
+
+    heads = [s for s, _ in singles if near(s - _CHAR_PENALTY)]
+    if not heads:
+        return []
+    out: list[int] = []
+    step = heads[0]
+    while found := near(step):
+        out += found
+        step -= _CHAR_PENALTY
+    return out
 
 
 def unigram_tokenizer_from_pieces(pieces: list[tuple[str, float]], lowercase: bool = True) -> PreTrainedTokenizerFast:
