@@ -26,9 +26,9 @@ from typing import Any
 
 import datasets
 
+from paranmt_hf.corpus.rows import RowMaker
 from paranmt_hf.data.configs import CONFIGS, ConfigOptions
 from paranmt_hf.data.records import BadLineReport, iter_parsed
-from paranmt_hf.data.rows import RowMaker
 
 # The ParaNMT-50M zip (layout: para-nmt-50m/para-nmt-50m.txt): the authors' Google Drive copy as a direct download
 # (the dead phontron.com URL and PRAS PR #1's link are in the registry, PARANMT_50M_OLD_URLS, for provenance).

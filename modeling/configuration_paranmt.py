@@ -10,13 +10,8 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
-ENCODER_KINDS = ("word", "trigram", "sp", "subword", "lstm", "bilstm", "gran")
-"""Encoders of the papers. ``word``/``trigram``/``sp`` average token embeddings; ``lstm``/``bilstm``/``gran`` are
-recurrent encoders whose hidden states are pooled. ``subword`` averages the pieces of any ``tokenizers`` tokenizer
-(WordPiece, BPE, Unigram), e.g. a transformer teacher's, whose table can be distilled from that teacher."""
+from .kinds_paranmt import ENCODER_KIND_SPECS, ENCODER_KINDS
 
-AVERAGING_KINDS = ("word", "trigram", "sp", "subword")
-RECURRENT_KINDS = ("lstm", "bilstm", "gran")
 POOLING_MODES = ("mean", "max")
 COMBINATIONS = ("concat", "add")
 BILSTM_MERGES = ("mean", "concat", "sum", "max")
@@ -192,15 +187,7 @@ class ParaNMTConfig(PretrainedConfig):
 
     def component_output_sizes(self) -> list[int]:
         """Size of the sentence embedding that each component produces."""
-        sizes = []
-        for c in self.resolved_components():
-            if c["kind"] in ("lstm",):
-                sizes.append(c["rnn_hidden_size"])
-            elif c["kind"] == "bilstm":
-                sizes.append(c["rnn_hidden_size"] * (2 if c["bilstm_merge"] == "concat" else 1))
-            else:  # averaging encoders and GRAN (whose gated outputs have the size of the token embeddings)
-                sizes.append(c["embedding_dim"])
-        return sizes
+        return [ENCODER_KIND_SPECS[c["kind"]].output_size(c) for c in self.resolved_components()]
 
     def component_offsets(self) -> list[int]:
         """First global token id of each component (components are laid out one after another)."""
@@ -233,7 +220,7 @@ class ParaNMTConfig(PretrainedConfig):
             raise ValueError(f"combination='add' needs components of equal output size, got {sizes}")
 
     def _validate_component(self, c: dict[str, Any]) -> None:
-        if c["kind"] not in ENCODER_KINDS:
+        if c["kind"] not in ENCODER_KIND_SPECS:
             raise ValueError(f"kind={c['kind']!r} is not one of {ENCODER_KINDS}")
         if c["bilstm_merge"] not in BILSTM_MERGES:
             raise ValueError(f"bilstm_merge={c['bilstm_merge']!r} is not one of {BILSTM_MERGES}")
@@ -247,7 +234,7 @@ class ParaNMTConfig(PretrainedConfig):
             raise ValueError(f"token ids {ids} must lie in [0, vocab_size={c['vocab_size']})")
 
 
-__all__ = ["ParaNMTConfig", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS"]
+__all__ = ["ParaNMTConfig"]
 
 # save_pretrained writes the auto_map entry and copies this file (Hub remote code).
 ParaNMTConfig.register_for_auto_class()

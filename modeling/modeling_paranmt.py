@@ -17,7 +17,8 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
-from .configuration_paranmt import AVERAGING_KINDS, ParaNMTConfig
+from .configuration_paranmt import ParaNMTConfig
+from .kinds_paranmt import ENCODER_KIND_SPECS
 from .peephole_lstm import PeepholeLSTM
 
 
@@ -59,15 +60,17 @@ class ParaNMTComponent(nn.Module):
         # Kept as plain ids, not a buffer: transformers 5 does not restore non-persistent buffers on from_pretrained.
         self.unknown_ids = sorted({self.unk_token_id, *(int(i) for i in spec["unknown_token_ids"])})
         self._unknown_cache: dict[torch.device, torch.Tensor] = {}
-        if self.kind in AVERAGING_KINDS:
+        kind = ENCODER_KIND_SPECS[self.kind]
+        self.bidirectional, self.gated = kind.bidirectional, kind.gated
+        if kind.averaging:
             self.rnn = None
         else:
             dim, hidden = int(spec["embedding_dim"]), int(spec["rnn_hidden_size"])
             if spec["lstm_peepholes"]:  # ParaNMT-50M's Lasagne LSTM (peephole_lstm.py)
-                self.rnn = PeepholeLSTM(dim, hidden, bidirectional=self.kind == "bilstm")
+                self.rnn = PeepholeLSTM(dim, hidden, bidirectional=kind.bidirectional)
             else:
-                self.rnn = nn.LSTM(dim, hidden, batch_first=True, bidirectional=self.kind == "bilstm")
-            if self.kind == "gran":  # a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)
+                self.rnn = nn.LSTM(dim, hidden, batch_first=True, bidirectional=kind.bidirectional)
+            if kind.gated:  # a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)
                 self.gate_x = nn.Linear(dim, dim)
                 self.gate_h = nn.Linear(hidden, dim, bias=False)
 
@@ -131,9 +134,9 @@ class ParaNMTComponent(nn.Module):
             packed = nn.utils.rnn.pack_padded_sequence(embeds, lengths.cpu(), batch_first=True, enforce_sorted=False)
             output, _ = self.rnn(packed)
             states, _ = nn.utils.rnn.pad_packed_sequence(output, batch_first=True, total_length=ids.shape[1])
-        if self.kind == "gran":
+        if self.gated:
             states = embeds * torch.sigmoid(self.gate_x(embeds) + self.gate_h(states))
-        if self.kind == "bilstm":
+        if self.bidirectional:
             forward_states, backward_states = states.chunk(2, dim=-1)
             pooled_f = masked_pool(forward_states, valid, self.pooling)
             pooled_b = masked_pool(backward_states, valid, self.pooling)

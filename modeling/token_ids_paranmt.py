@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .tokenization_paranmt import WORD_SPLIT_PATTERN, ParaNMTTokenizer, _TokenizersSegmenter, _TrigramSegmenter
+from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
 
 MARK = "\x00"
 """Chunk that separates the sentences of a batch (sentences containing it take the reference path)."""
@@ -556,9 +556,10 @@ def fast_token_ids(tokenizer: Any, reference: Reference) -> FastIds | None:
 
     ``reference`` gives the (unshifted, all-component) ids of the rare sentences the fast path cannot reproduce.
     """
-    if isinstance(tokenizer, ParaNMTTokenizer):
+    segmenters = getattr(tokenizer, "segmenters", None)  # a ParaNMTTokenizer (tokenization_paranmt.py)
+    if segmenters is not None:
         parts: list[FastIds] = []
-        for seg in tokenizer.segmenters:
+        for seg in segmenters:
             seg_reference: Reference = lambda texts, seg=seg: [seg.ids(t) for t in texts]  # noqa: E731
             if getattr(seg, "fast_path_exact", True) is False:
                 return None  # a component with lookup rules the fast path does not reproduce

@@ -14,175 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from typing import Any
 
-from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
 from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
+from .segmentation_paranmt import PAD_TOKEN, UNK_TOKEN, _segmenter
+
 VOCAB_FILES_NAMES = {"vocab_file": "paranmt_tokenizer.json"}
-
-WORD_SPLIT_PATTERN = r"\w+(?=n't\b)|n't\b|'(?:s|m|d|ll|re|ve)\b|\w+(?:[-.]\w+)*|[^\w\s]"
-"""Moses/PTB-like word splitting of raw text (``don't`` -> ``do n't``, ``it's`` -> ``it 's``, punctuation apart,
-hyphenated words and decimals kept), matching the tokenised, lower-cased text ParaNMT was released as."""
-
-PAD_TOKEN = "[PAD]"
-UNK_TOKEN = "[UNK]"
-
-LOOKUP_RULES = ("split", "paranmt50m")
-"""How a word or trigram component reads raw text:
-
-- ``"split"``: lower-case, split into words with ``WORD_SPLIT_PATTERN`` (trigrams: of the words joined by single
-  spaces), exact vocabulary lookup, unknown -> ``[UNK]``;
-- ``"paranmt50m"``: the lookup of ParaNMT-50M's ``main/example.py``, so that converted models embed raw text as the
-  original ``evaluate.py`` does: ``phrase = text.strip().lower()`` (Python 2 ``unicode.lower``: see
-  :func:`py2_lower`); words are ``phrase.split()``, trigrams every 3 characters of ``" " + phrase + " "`` as is
-  (no word splitting; a text without any trigram gets one ``[UNK]``); each token is looked up lower-cased, then,
-  when missing, with its Unicode punctuation (general category P) removed, and else becomes ``[UNK]``
-  (``UUUNKKK``, embedded like any token)."""
-
-
-def py2_lower(text: str) -> str:
-    """Python 2's ``unicode.lower()``: the simple (one-to-one) case mapping, character by character.
-
-    Python 3's ``str.lower`` differs in two places only: ``İ`` (U+0130) becomes ``i̇`` (two characters) instead of
-    ``i``, and a word-final ``Σ`` becomes ``ς`` instead of ``σ``. (Characters whose case mapping changed between
-    Python 2.7's Unicode 5.2 and the running Python's Unicode database follow the latter.)
-    """
-    if text.isascii():
-        return text.lower()
-    return text.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
-
-
-def strip_punctuation(text: str) -> str:
-    """``text`` without its Unicode punctuation characters (general category P*), as ``example.py``'s ``tbl``."""
-    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
-
-
-def paranmt50m_phrase(text: str) -> str:
-    """``example.py``'s ``phrase``: the text stripped and lower-cased (Python 2 semantics)."""
-    return py2_lower(text.strip())
-
-
-def paranmt50m_words(text: str) -> list[str]:
-    """The words ``example.populate_embeddings`` looks up: ``phrase.split()``."""
-    return paranmt50m_phrase(text).split()
-
-
-def paranmt50m_trigrams(text: str) -> list[str]:
-    """The character trigrams ``example.populate_embeddings_ngrams`` looks up: windows of ``" " + phrase + " "``."""
-    padded = " " + paranmt50m_phrase(text) + " "
-    return [padded[i : i + 3] for i in range(len(padded) - 2)]
-
-
-def paranmt50m_lookup(index: dict[str, int], token: str, unk: int) -> int:
-    """``example.lookup``: the id of ``token`` lower-cased, else of it without punctuation, else ``unk``."""
-    token = py2_lower(token)
-    found = index.get(token)
-    if found is None:
-        found = index.get(strip_punctuation(token), unk)
-    return found
-
-
-def word_pre_tokenizer() -> pre_tokenizers.PreTokenizer:
-    """The ``tokenizers`` pre-tokenizer that splits raw text into words (one source for every word-level vocab)."""
-    return pre_tokenizers.Split(Regex(WORD_SPLIT_PATTERN), behavior="removed", invert=True)
-
-
-def char_trigrams(words: list[str]) -> list[str]:
-    """Character trigrams of ``" " + " ".join(words) + " "`` (ParaNMT-50M's ``-wordtype 3grams``)."""
-    text = " " + " ".join(words) + " "
-    return [text[i : i + 3] for i in range(len(text) - 2)]
-
-
-def _lookup_rules(spec: dict[str, Any]) -> str:
-    rules = spec.get("lookup", "split")
-    if rules not in LOOKUP_RULES:
-        raise ValueError(f"lookup={rules!r} is not one of {LOOKUP_RULES}")
-    return rules
-
-
-class _TrigramSegmenter:
-    """Character trigrams looked up in a vocabulary (``lookup`` rules: see :data:`LOOKUP_RULES`)."""
-
-    def __init__(self, vocab: list[str], lookup: str = "split") -> None:
-        self.vocab = vocab
-        self.index = {token: i for i, token in enumerate(vocab)}
-        self.unk_id = self.index[UNK_TOKEN]
-        self.lookup = _lookup_rules({"lookup": lookup})
-        self.fast_path_exact = self.lookup == "split"  # the batched fast path reproduces only the "split" rules
-        self._lower = normalizers.Lowercase()
-        self._split = word_pre_tokenizer()
-
-    def tokens(self, text: str) -> list[str]:
-        if self.lookup == "paranmt50m":
-            return [self.vocab[i] for i in self.ids(text)]
-        words = [w for w, _ in self._split.pre_tokenize_str(self._lower.normalize_str(text))]
-        return char_trigrams(words)
-
-    def ids(self, text: str) -> list[int]:
-        get, unk = self.index.get, self.unk_id
-        if self.lookup == "paranmt50m":
-            index = self.index
-            return [paranmt50m_lookup(index, t, unk) for t in paranmt50m_trigrams(text)] or [unk]
-        return [get(t, unk) for t in self.tokens(text)]
-
-    def to_json(self) -> dict[str, Any]:
-        spec: dict[str, Any] = {"kind": "trigram", "vocab": self.vocab}
-        if self.lookup != "split":
-            spec["lookup"] = self.lookup
-        return spec
-
-
-class _WordSegmenter:
-    """Words looked up in a vocabulary with the ``"paranmt50m"`` rules of :data:`LOOKUP_RULES`.
-
-    (Word components with the ``"split"`` rules are plain ``tokenizers`` WordLevel tokenizers: ``"tokenizers"``.)
-    """
-
-    fast_path_exact = False  # the batched fast path does not implement these rules: the reference path reads them
-
-    def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
-        if _lookup_rules({"lookup": lookup}) != "paranmt50m":
-            raise ValueError("a 'word' component reads text with lookup='paranmt50m' (else use a tokenizer.json)")
-        self.vocab = vocab
-        self.index = {token: i for i, token in enumerate(vocab)}
-        self.unk_id = self.index[UNK_TOKEN]
-        self.lookup = lookup
-
-    def tokens(self, text: str) -> list[str]:
-        return [self.vocab[i] for i in self.ids(text)]
-
-    def ids(self, text: str) -> list[int]:
-        index, unk = self.index, self.unk_id
-        return [paranmt50m_lookup(index, w, unk) for w in paranmt50m_words(text)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "word", "vocab": self.vocab, "lookup": self.lookup}
-
-
-class _TokenizersSegmenter:
-    """A ``tokenizers`` model (word-level or unigram) used as one component of a combination."""
-
-    def __init__(self, tokenizer_json: str) -> None:
-        self.tokenizer = Tokenizer.from_str(tokenizer_json)
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
-        self.json = tokenizer_json
-        vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-        self.vocab = [token for token, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-        self.index = vocab
-
-    def tokens(self, text: str) -> list[str]:
-        return self.tokenizer.encode(text, add_special_tokens=False).tokens
-
-    def ids(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "tokenizers", "tokenizer": json.loads(self.json)}
-
 
 _PLAIN_BATCH_OPTIONS = {
     "add_special_tokens", "padding_strategy", "truncation_strategy", "max_length", "stride", "is_split_into_words",
@@ -204,18 +43,6 @@ def _is_plain_batch(text: Any, text_pair: Any, kwargs: dict[str, Any]) -> bool:
                                    "return_offsets_mapping", "return_length")):
         return False
     return kwargs.get("split_special_tokens", True) is True
-
-
-def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _TokenizersSegmenter:
-    if spec.get("kind") == "trigram":
-        return _TrigramSegmenter(list(spec["vocab"]), _lookup_rules(spec))
-    if spec.get("kind") == "word":
-        return _WordSegmenter(list(spec["vocab"]), spec.get("lookup", "paranmt50m"))
-    if spec.get("kind") == "tokenizers":
-        return _TokenizersSegmenter(json.dumps(spec["tokenizer"]))
-    raise ValueError(
-        f"unknown tokenizer component kind {spec.get('kind')!r} (expected 'trigram', 'word' or 'tokenizers')"
-    )
 
 
 class ParaNMTTokenizer(PreTrainedTokenizer):
@@ -401,20 +228,7 @@ def load_tokenizer(name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> A
     return PreTrainedTokenizerFast.from_pretrained(name_or_path, **hub_kwargs)
 
 
-__all__ = [
-    "HUB_KWARGS",
-    "load_tokenizer",
-    "ParaNMTTokenizer",
-    "WORD_SPLIT_PATTERN",
-    "LOOKUP_RULES",
-    "word_pre_tokenizer",
-    "char_trigrams",
-    "py2_lower",
-    "strip_punctuation",
-    "paranmt50m_words",
-    "paranmt50m_trigrams",
-    "paranmt50m_lookup",
-]
+__all__ = ["HUB_KWARGS", "load_tokenizer", "ParaNMTTokenizer"]
 
 # save_pretrained writes the tokenizer auto_map entry and copies this file (Hub remote code).
 ParaNMTTokenizer.register_for_auto_class("AutoTokenizer")

@@ -9,9 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import _registration
-
-__version__ = "0.1.0"
+from ._version import __version__
+from .model import registration
 
 _LAZY: dict[str, str] = {
     # models (the Hub remote-code files)
@@ -20,29 +19,27 @@ _LAZY: dict[str, str] = {
     "ParaNMTPreTrainedModel": "paranmt_hf.modeling.modeling_paranmt",
     "ParaNMTTokenizer": "paranmt_hf.modeling.tokenization_paranmt",
     # high-level encoder
-    "ParaNMTEncoder": "paranmt_hf.encoder",
-    "build_encoder": "paranmt_hf.build",
+    "ParaNMTEncoder": "paranmt_hf.model.encoder",
+    "build_encoder": "paranmt_hf.model.build",
     # tokenizers
-    "build_word_tokenizer": "paranmt_hf.tokenization.word",
-    "train_unigram_tokenizer": "paranmt_hf.tokenization.unigram",
-    "build_trigram_tokenizer": "paranmt_hf.tokenization.trigram",
-    "combine_tokenizers": "paranmt_hf.tokenization.combined",
+    "build_word_tokenizer": "paranmt_hf.model.tokenization.word",
+    "train_unigram_tokenizer": "paranmt_hf.model.tokenization.unigram",
+    "build_trigram_tokenizer": "paranmt_hf.model.tokenization.trigram",
+    "combine_tokenizers": "paranmt_hf.model.tokenization.combined",
     # data (issue: ParaNMT corpus builder)
-    "load_paranmt": "paranmt_hf.data",
+    "load_paranmt": "paranmt_hf.dataset_scripts.loading",
     # training (issue: sentence-transformers training)
     "MegaBatchMarginLoss": "paranmt_hf.losses",
-    "ParaNMTInputModule": "paranmt_hf.st",
-    # deprecated alias of ParaNMTInputModule (its name in earlier releases), kept so that old code still imports
-    "ParaNMTSentenceEncoder": "paranmt_hf.st",
+    "ParaNMTInputModule": "paranmt_hf.modeling.input_module_paranmt",
 }
-"""Public names, imported on first use. ``ParaNMTSentenceEncoder`` is a deprecated alias of ``ParaNMTInputModule``."""
+"""Public names, imported on first use."""
 
 __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:  # pragma: no cover
     # ruff: noqa: F401
-    from .build import build_encoder
-    from .encoder import ParaNMTEncoder
+    from .model.build import build_encoder
+    from .model.encoder import ParaNMTEncoder
     from .modeling.configuration_paranmt import ParaNMTConfig
     from .modeling.modeling_paranmt import ParaNMTModel, ParaNMTPreTrainedModel
     from .modeling.tokenization_paranmt import ParaNMTTokenizer
@@ -61,4 +58,4 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-_registration.install()
+registration.install()

@@ -47,20 +47,20 @@ def test_the_check_accepts_an_empty_sentence_and_reports_a_true_minimum(model_di
 
 
 def test_a_failed_check_exits_non_zero_and_writes_nothing(model_dir, tmp_path, monkeypatch):
-    import paranmt_hf.export.quantize as quantize
+    import paranmt_hf.model.storage as storage
 
-    real = quantize.save_quantized
+    real = storage.store_weights
 
-    def broken(encoder, directory, dtype="float16"):  # an export bug: the embedding table comes out scrambled
-        weight = encoder.model.components[0].embedding.weight
+    def broken(model, directory, dtype):  # an export bug: the embedding table comes out scrambled
+        weight = model.components[0].embedding.weight
         saved = weight.detach().clone()
         weight.data = weight.data[np.random.default_rng(0).permutation(len(weight))]
         try:
-            return real(encoder, directory, dtype)
+            return real(model, directory, dtype)
         finally:
             weight.data = saved
 
-    monkeypatch.setattr(quantize, "save_quantized", broken)
+    monkeypatch.setattr(storage, "store_weights", broken)
     out = tmp_path / "bad"
     with pytest.raises(SystemExit, match="check vs PyTorch failed, nothing written"):
         cli(["export", str(model_dir), "--format", "fp16", "--output", str(out)])

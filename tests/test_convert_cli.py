@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from paranmt_hf.cli.main import main
-from paranmt_hf.encoder import ParaNMTEncoder
+from paranmt_hf.model.encoder import ParaNMTEncoder
 
 CORPUS = [
     "a man is playing a guitar .", "a woman is slicing an onion .", "two dogs run in the park .",

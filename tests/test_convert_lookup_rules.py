@@ -10,14 +10,14 @@ import pytest
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 from paranmt_hf.cli.main import main
-from paranmt_hf.modeling.tokenization_paranmt import (
-    ParaNMTTokenizer,
+from paranmt_hf.modeling.segmentation_paranmt import (
     paranmt50m_lookup,
     paranmt50m_trigrams,
     paranmt50m_words,
     py2_lower,
     strip_punctuation,
 )
+from paranmt_hf.modeling.tokenization_paranmt import ParaNMTTokenizer
 
 CORPUS = ["A man is playing a guitar.", "A woman is slicing an onion!", "Two dogs run in the park, happily.",
           "The cat sleeps on the sofa; it's late.", "Children are playing football outside."] * 4

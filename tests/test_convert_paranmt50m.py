@@ -23,9 +23,9 @@ import torch
 from test_loading import BLOCKER
 from test_loading import _run as run_script
 
-from paranmt_hf.convert.paranmt50m import convert_paranmt50m, guess_token_type, load_paranmt50m_pickle
-from paranmt_hf.encoder import ParaNMTEncoder
-from paranmt_hf.tokenization.word import split_words
+from paranmt_hf.model.convert.paranmt50m import convert_paranmt50m, guess_token_type, load_paranmt50m_pickle
+from paranmt_hf.model.encoder import ParaNMTEncoder
+from paranmt_hf.model.tokenization.word import split_words
 
 MIN_COSINE = 0.99999
 EXTRA = [  # raw-text corner cases: punctuation glued to words, case, Unicode, whitespace runs, no known token

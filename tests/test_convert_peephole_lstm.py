@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from paranmt_hf import ParaNMTConfig, ParaNMTEncoder, ParaNMTModel, build_encoder
-from paranmt_hf.convert.lasagne import copy_lstm, read_lstm
+from paranmt_hf.model.convert.lasagne import copy_lstm, read_lstm
 from paranmt_hf.modeling.peephole_lstm import PeepholeLSTM
 
 CORPUS = ["a man is playing a guitar .", "a woman slices an onion .", "two dogs run in the park .",

@@ -18,13 +18,13 @@ import torch
 
 spm = pytest.importorskip("sentencepiece")
 
-from paranmt_hf.convert.pras import UNK_STRING, convert_pras, load_pras_checkpoint  # noqa: E402
-from paranmt_hf.convert.sentencepiece import (  # noqa: E402
+from paranmt_hf.model.convert.pras import UNK_STRING, convert_pras, load_pras_checkpoint  # noqa: E402
+from paranmt_hf.model.convert.sentencepiece import (  # noqa: E402
     build_sentencepiece_tokenizer,
     read_sentencepiece_model,
     surface,
 )
-from paranmt_hf.encoder import ParaNMTEncoder  # noqa: E402
+from paranmt_hf.model.encoder import ParaNMTEncoder  # noqa: E402
 
 EDGE_CASES = [
     "",

@@ -9,7 +9,7 @@ from _unknown_rows import assert_unknown_rows, randomise_unknown_rows
 from paranmt_hf import build_encoder
 from paranmt_hf.cli.main import main as cli_main
 from paranmt_hf.evaluation.metrics import paired_cosine
-from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
+from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
 
 pytest.importorskip("onnxruntime")
 

@@ -12,11 +12,10 @@ from _unknown_rows import assert_unknown_rows, randomise_unknown_rows
 from paranmt_hf import ParaNMTEncoder, build_encoder
 from paranmt_hf.cli.main import main as cli_main
 from paranmt_hf.evaluation.metrics import paired_cosine
-from paranmt_hf.export.quantize import (
+from paranmt_hf.model.storage import (
     INT8_FILE,
     dequantize_rows,
     quantize_rows,
-    save_quantized,
     storage_bytes,
 )
 
@@ -34,15 +33,20 @@ def test_row_quantisation_round_trip():
     assert torch.all(dequantize_rows(q, scale)[3] == 0)
 
 
+def _save(encoder, directory, dtype):
+    encoder.save_pretrained(directory, weight_dtype=dtype)
+    return directory
+
+
 @pytest.mark.parametrize("kind", ["word", "trigram", "lstm"])
 def test_float16_and_int8_storage(tmp_path, kind):
     encoder = build_encoder(kind, CORPUS, embedding_dim=32, seed=4)
     unk_rows = randomise_unknown_rows(encoder.model)  # new models start with zero [UNK] rows
     expected = encoder.encode(SENTENCES)
     empty = SENTENCES.index("")
-    full = save_quantized(encoder, tmp_path / "fp32", "float32")
+    full = _save(encoder, tmp_path / "fp32", "float32")
     for dtype, atol, min_cos in (("float16", 2e-3, 0.99999), ("int8", 5e-2, 0.999)):
-        d = save_quantized(encoder, tmp_path / dtype, dtype)
+        d = _save(encoder, tmp_path / dtype, dtype)
         loaded = ParaNMTEncoder.from_pretrained(d)
         assert all(p.dtype == torch.float32 for p in loaded.model.parameters())
         got = loaded.encode(SENTENCES)
@@ -68,7 +72,7 @@ def test_float16_and_int8_storage(tmp_path, kind):
 def test_int8_directory_is_refused_by_automodel(tmp_path):
     from transformers import AutoModel
 
-    save_quantized(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int8")
+    _save(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int8")
     assert (tmp_path / INT8_FILE).is_file() and not (tmp_path / "model.safetensors").exists()
     with pytest.raises(OSError):
         AutoModel.from_pretrained(tmp_path)
@@ -78,7 +82,7 @@ def test_float16_directory_loads_in_automodel_as_float32(tmp_path):
     from transformers import AutoModel
 
     encoder = build_encoder("word", CORPUS, embedding_dim=8)
-    save_quantized(encoder, tmp_path, "float16")
+    _save(encoder, tmp_path, "float16")
     model = AutoModel.from_pretrained(tmp_path)
     assert model.dtype == torch.float32
     expected = encoder.model.components[0].embedding.weight.half().float()
@@ -87,7 +91,7 @@ def test_float16_directory_loads_in_automodel_as_float32(tmp_path):
 
 def test_bad_dtype(tmp_path):
     with pytest.raises(ValueError, match="dtype"):
-        save_quantized(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int4")
+        _save(build_encoder("word", CORPUS, embedding_dim=8), tmp_path, "int4")
 
 
 def test_cli_export_int8(tmp_path, capsys):

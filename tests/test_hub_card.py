@@ -11,9 +11,9 @@ import pytest
 from huggingface_hub import ModelCard
 
 from paranmt_hf import build_encoder
+from paranmt_hf.data.sts import STS_YEARS
 from paranmt_hf.evaluation import evaluate, write_results
 from paranmt_hf.evaluation.runner import TaskResult
-from paranmt_hf.evaluation.sts_data import STS_YEARS
 from paranmt_hf.hub import render_model_card
 from paranmt_hf.hub.eval_results import EvalResultsError, find_results_folder, load_eval_results
 from paranmt_hf.hub.model_info import public_training_summary

@@ -19,8 +19,8 @@ import pytest
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 
-LOW_LEVEL = ("paranmt_hf.export.quantize", "paranmt_hf.parallel", "paranmt_hf.st.layout")
-ENCODER = "paranmt_hf.encoder"
+LOW_LEVEL = ("paranmt_hf.model.storage", "paranmt_hf.model.parallel", "paranmt_hf.model.st_layout")
+ENCODER = "paranmt_hf.model.encoder"
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -78,7 +78,7 @@ def test_low_level_module_never_imports_the_encoder(module):
 
 @pytest.mark.parametrize("module", LOW_LEVEL)
 def test_importing_a_low_level_module_leaves_the_encoder_unloaded(module):
-    """In a fresh interpreter, importing the module does not load ``paranmt_hf.encoder``."""
+    """In a fresh interpreter, importing the module does not load ``paranmt_hf.model.encoder``."""
     code = f"import importlib, sys; importlib.import_module({module!r}); print({ENCODER!r} in sys.modules)"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

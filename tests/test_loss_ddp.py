@@ -67,7 +67,7 @@ WORKER = textwrap.dedent(
     from sentence_transformers import SentenceTransformer
     from paranmt_hf import build_encoder
     from paranmt_hf.losses import MegaBatchMarginLoss
-    from paranmt_hf.st import ParaNMTInputModule
+    from paranmt_hf import ParaNMTInputModule
 
 
     def worker(rank, world, init_file, out_dir):

@@ -14,7 +14,7 @@ from paranmt_hf import build_encoder  # noqa: E402
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
 from paranmt_hf.losses.features import Rows, features_from_rows, hash_rows, rows_from_features  # noqa: E402
 from paranmt_hf.losses.mining import select_negatives  # noqa: E402
-from paranmt_hf.st import ParaNMTInputModule  # noqa: E402
+from paranmt_hf import ParaNMTInputModule  # noqa: E402
 
 # three mini-batches of (anchor, positive) pairs; "a dog runs ." repeats across batches (identical texts)
 BATCHES = [

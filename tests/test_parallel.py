@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paranmt_hf import build_encoder
-from paranmt_hf.parallel import resolve_processes, tasks_for
+from paranmt_hf.model.parallel import resolve_processes, tasks_for
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the women slice onions quickly ."] * 3
 SENTENCES = [f"a man {i} plays {'the dog ' * (i % 7)}guitar {i % 13} ." for i in range(1000)] + ["", "zzz qqq"]
@@ -23,7 +23,7 @@ def test_multiprocess_equals_single_process(kind):
 
 
 def test_resolve_processes(monkeypatch):
-    import paranmt_hf.parallel as parallel
+    import paranmt_hf.model.parallel as parallel
 
     monkeypatch.setattr(parallel, "available_cores", lambda: 8)
     assert resolve_processes(None, 10, threshold=100, n_batches=5) == 1

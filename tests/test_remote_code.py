@@ -10,7 +10,7 @@ import pytest
 from paranmt_hf import build_encoder
 from paranmt_hf.cli.main import main as cli
 from paranmt_hf.evaluation.encoders import load_encoder
-from paranmt_hf.utils.remote_code import RemoteCodeError, remote_code_reasons
+from paranmt_hf.model.remote_code import RemoteCodeError, remote_code_reasons
 
 CORPUS = ["a man plays a guitar .", "two dogs run ."] * 3
 
@@ -74,7 +74,7 @@ def test_paranmt_directories_load_without_the_flag(saved):
 
 
 def test_module_classes_paranmt_hf_resolves_to_installed_code_need_no_flag(saved, tmp_path, monkeypatch):
-    import paranmt_hf._registration as registration
+    import paranmt_hf.model.registration as registration
 
     ref = "input_module_paranmt.ParaNMTInputModule"  # what a saved directory's modules.json names
     folder = tmp_path / "fast"

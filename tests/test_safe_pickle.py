@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from paranmt_hf.convert.paranmt50m import convert_paranmt50m
-from paranmt_hf.convert.pras import convert_pras, load_pras_checkpoint
+from paranmt_hf.model.convert.paranmt50m import convert_paranmt50m
+from paranmt_hf.model.convert.pras import convert_pras, load_pras_checkpoint
 from paranmt_hf.utils.safe_pickle import (
     RestrictedUnpickler,
     UnsafePickleError,

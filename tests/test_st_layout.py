@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
 from paranmt_hf import build_encoder  # noqa: E402
-from paranmt_hf.st import ParaNMTInputModule, static_embedding_is_exact  # noqa: E402
+from paranmt_hf import ParaNMTInputModule  # noqa: E402
+from paranmt_hf.model.st_layout import static_embedding_is_exact  # noqa: E402
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3
 TEXTS = ["a man plays", "The DOG runs !", "", "zzz unknown words", "   "]
@@ -123,7 +124,7 @@ def test_stale_static_copy_is_removed(tmp_path):
     build_encoder("lstm", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path)
     assert not (tmp_path / "static").exists()
     with pytest.raises(ValueError, match="StaticEmbedding would not reproduce"):
-        from paranmt_hf.st import write_sentence_transformers_files
+        from paranmt_hf.model.st_layout import write_sentence_transformers_files
 
         lstm = build_encoder("lstm", corpus=CORPUS, embedding_dim=8)
         write_sentence_transformers_files(lstm.model, lstm.tokenizer, tmp_path, static=True)
@@ -226,16 +227,14 @@ def test_input_module_round_trip_through_sentence_transformers_save(tmp_path):
     assert modules[0]["type"] == "input_module_paranmt.ParaNMTInputModule"
 
 
-def test_deprecated_name_is_an_alias_of_the_input_module(tmp_path):
-    """``ParaNMTSentenceEncoder`` (the name in earlier releases) is a deprecated alias of ``ParaNMTInputModule``: old
-    code importing it, and saved models whose ``modules.json`` names it, keep working."""
+def test_the_input_module_name_of_earlier_releases_still_loads(tmp_path):
+    """Saved models whose ``modules.json`` names the input module as earlier releases did keep loading (the Python
+    alias ``ParaNMTSentenceEncoder`` itself is gone)."""
     import paranmt_hf
-    from paranmt_hf.st import ParaNMTSentenceEncoder
 
-    assert ParaNMTSentenceEncoder is ParaNMTInputModule
-    assert paranmt_hf.ParaNMTSentenceEncoder is paranmt_hf.ParaNMTInputModule is ParaNMTInputModule
+    assert not hasattr(paranmt_hf, "ParaNMTSentenceEncoder")
     encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8, seed=5)
-    SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu").save(str(tmp_path))
+    SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu").save(str(tmp_path))
     modules = json.loads((tmp_path / "modules.json").read_text())
     modules[0]["type"] = "paranmt_hf.st.sentence_encoder.ParaNMTSentenceEncoder"  # what earlier releases wrote
     (tmp_path / "modules.json").write_text(json.dumps(modules))

@@ -9,7 +9,7 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
-from paranmt_hf.tokenization.subword import adapt_tokenizer, train_wordpiece_tokenizer
+from paranmt_hf.model.tokenization.subword import adapt_tokenizer, train_wordpiece_tokenizer
 
 CORPUS = [
     "A man is playing a guitar.",
@@ -129,7 +129,7 @@ def tiny_teacher(tmp_path_factory) -> str:
 
 def test_distilled_table_embeds_like_model2vec(tiny_teacher, tmp_path):
     pytest.importorskip("model2vec.distill")
-    from paranmt_hf.distill import build_teacher_encoder, distill_teacher
+    from paranmt_hf.model.distill import build_teacher_encoder, distill_teacher
 
     static = distill_teacher(tiny_teacher, pca_dims=8, cache_dir=tmp_path)
     cached = list(tmp_path.glob("m2v-*"))
@@ -153,7 +153,7 @@ def test_distilled_table_embeds_like_model2vec(tiny_teacher, tmp_path):
 
 
 def test_resolve_teacher_finds_packaged_models(monkeypatch, tmp_path):
-    from paranmt_hf.distill import DEFAULT_TEACHER, resolve_teacher
+    from paranmt_hf.model.distill import DEFAULT_TEACHER, resolve_teacher
 
     assert resolve_teacher(str(tmp_path)) == str(tmp_path)
     assert resolve_teacher("someone/some-model") == "someone/some-model"
@@ -221,7 +221,7 @@ def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_tea
 
 
 def test_combine_encoders_concatenates_scaled_averages(tmp_path):
-    from paranmt_hf.build import combine_encoders
+    from paranmt_hf.model.build import combine_encoders
 
     trigram = build_encoder("trigram", CORPUS, embedding_dim=6, seed=0)
     subword = build_encoder("subword", CORPUS, embedding_dim=4, subword_tokenizer=bert_like_tokenizer(), seed=1)
@@ -266,7 +266,7 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     import gzip
 
     from paranmt_hf.cli.main import main
-    from paranmt_hf.distill import distill_teacher
+    from paranmt_hf.model.distill import distill_teacher
     from paranmt_hf.training.recipes import get_recipe
 
     preset = get_recipe("best")

@@ -7,7 +7,8 @@ from transformers import AutoTokenizer
 
 import paranmt_hf  # noqa: F401  (registers the Auto classes)
 from paranmt_hf import build_trigram_tokenizer, build_word_tokenizer, combine_tokenizers, train_unigram_tokenizer
-from paranmt_hf.modeling.tokenization_paranmt import ParaNMTTokenizer, char_trigrams
+from paranmt_hf.modeling.segmentation_paranmt import char_trigrams
+from paranmt_hf.modeling.tokenization_paranmt import ParaNMTTokenizer
 
 CORPUS = [
     "A man is playing a guitar.",
@@ -106,7 +107,7 @@ def test_unigram_training_is_reproducible():
     """Two trainings on the same sentences give the same ids (the trainer's own order is not reproducible)."""
     import json
 
-    from paranmt_hf.tokenization.unigram import canonical_pieces, train_unigram_tokenizer
+    from paranmt_hf.model.tokenization.unigram import canonical_pieces, train_unigram_tokenizer
 
     corpus = [f"Das ist ein Test; é à ü ß ñ ç ø å æ œ (1) [2] {{3}} & % $ # @ ! ? {i}" for i in range(50)]
     corpus += [f"a man number {i} plays a guitar while two dogs run in the snow ." for i in range(200)]

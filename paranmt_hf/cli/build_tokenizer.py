@@ -1,23 +1,25 @@
-"""``paranmt-hf build-tokenizer``: build a word, trigram or unigram (sentencepiece-style) tokenizer from a corpus."""
+"""``paranmt-hf build-tokenizer``: build a word, trigram, unigram (sentencepiece-style) or subword tokenizer."""
 
 from __future__ import annotations
 
 import argparse
+
+from ..model.tokenization import TOKENIZER_BUILDERS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``build-tokenizer`` sub-command."""
     p = subparsers.add_parser(
         "build-tokenizer",
-        help="build a word / trigram / unigram tokenizer from text or TSV files",
+        help="build a word / trigram / sp (unigram) / subword tokenizer from text or TSV files",
         description="Build a tokenizer from a corpus and save it (tokenizer.json or paranmt_tokenizer.json), "
         "loadable with transformers' AutoTokenizer.",
     )
     p.add_argument(
         "--kind",
-        choices=["word", "trigram", "sp", "subword"],
+        choices=list(TOKENIZER_BUILDERS),
         required=True,
-        help="sp = unigram (sentencepiece); subword = WordPiece trained on --input, or --from a tokenizer adapted",
+        help="; ".join(f"{kind}: {text}" for kind, (_, text) in TOKENIZER_BUILDERS.items()),
     )
     p.add_argument("--input", nargs="+", default=None, help="text or TSV files (.gz ok)")
     p.add_argument(
@@ -37,10 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the tokenizer."""
-    from ..tokenization.subword import subword_tokenizer
-    from ..tokenization.trigram import build_trigram_tokenizer
-    from ..tokenization.unigram import train_unigram_tokenizer
-    from ..tokenization.word import build_word_tokenizer
+    from ..model.tokenization import build_tokenizer
     from ..utils.atomic import OutputExistsError, OutputIsInputError, atomic_output, check_output
     from .io import iter_sentences
 
@@ -53,15 +52,7 @@ def run(args: argparse.Namespace) -> int:
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf build-tokenizer: {err}") from err
     corpus = iter_sentences(args.input, args.columns, args.limit) if args.input else None
-    max_size = args.vocab_size - 2 if args.vocab_size else None
-    if args.kind == "word":
-        tok = build_word_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
-    elif args.kind == "subword":
-        tok = subword_tokenizer(args.source, corpus, args.vocab_size)
-    elif args.kind == "trigram":
-        tok = build_trigram_tokenizer(corpus=corpus, max_size=max_size, min_count=args.min_count)
-    else:
-        tok = train_unigram_tokenizer(corpus, vocab_size=args.vocab_size or 50_000)
+    tok = build_tokenizer(args.kind, corpus, args.vocab_size, args.min_count, source=args.source)
     with atomic_output(args.output, args.input or [], args.overwrite, directory=True) as tmp:
         tok.save_pretrained(tmp)
     asked = args.vocab_size or (50_000 if args.kind == "sp" else None)

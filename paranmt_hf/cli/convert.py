@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 
-from ..convert import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
+from ..model.convert import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -87,7 +87,7 @@ def _save(encoder: object, report: object, args: argparse.Namespace, inputs: lis
 
 def run_pras(args: argparse.Namespace) -> int:
     """Convert a PRAS checkpoint."""
-    from ..convert.pras import convert_pras
+    from ..model.convert.pras import convert_pras
 
     inputs = [args.checkpoint, args.sp_model]
     _check(args, inputs)
@@ -97,7 +97,7 @@ def run_pras(args: argparse.Namespace) -> int:
 
 def run_paranmt50m(args: argparse.Namespace) -> int:
     """Convert a ParaNMT-50M pickle."""
-    from ..convert.paranmt50m import convert_paranmt50m
+    from ..model.convert.paranmt50m import convert_paranmt50m
 
     _check(args, [args.pickle])
     encoder, report = convert_paranmt50m(

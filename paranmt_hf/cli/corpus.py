@@ -275,9 +275,10 @@ def _download_default() -> str:
 
 @_user_errors
 def _merge(args: argparse.Namespace) -> int:
+    from ..corpus.export import merge_exports
     from ..corpus.output import merge_shards
 
-    totals = merge_shards(args.output, overwrite=args.overwrite)
+    totals = merge_shards(args.output, overwrite=args.overwrite, merge_folders=merge_exports)
     counts = "; ".join(f"{v:,} {k}" for k, v in totals["counts"].items())
     bad = sum(totals["bad_lines"].values())
     print(f"merged {totals['shards']} shards of {totals['lines']:,} lines: {counts}"
@@ -287,8 +288,9 @@ def _merge(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _lexicon(args: argparse.Namespace) -> int:
-    from ..corpus.lexicon import ParaphraseLexicon, evaluate_simlex, read_simlex
+    from ..corpus.lexicon import ParaphraseLexicon, evaluate_simlex
     from ..corpus.pipeline import iter_records_progress
+    from ..data.simlex import read_simlex
     from ..utils.atomic import atomic_write_json, check_output
 
     if args.json:

@@ -18,7 +18,7 @@ def add_trust_remote_code_flag(parser: argparse.ArgumentParser) -> None:
 def load_model(args: argparse.Namespace) -> Any:
     """The encoder of ``args.model_dir``; exits with the reason when its code would run without the flag."""
     from ..evaluation.encoders import load_encoder
-    from ..utils.remote_code import RemoteCodeError
+    from ..model.remote_code import RemoteCodeError
 
     try:
         return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
@@ -28,7 +28,7 @@ def load_model(args: argparse.Namespace) -> Any:
 
 def check_model_code(args: argparse.Namespace) -> None:
     """Exit with the reason when loading ``args.model_dir`` would run its code without ``--trust-remote-code``."""
-    from ..utils.remote_code import RemoteCodeError, check_remote_code
+    from ..model.remote_code import RemoteCodeError, check_remote_code
 
     try:
         check_remote_code(args.model_dir, args.trust_remote_code)

@@ -11,6 +11,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, RECURRENT_TOKENS
+
 
 class Flag(NamedTuple):
     """One recipe flag: the field it sets, its value type, its help, and the allowed values (if a closed set)."""
@@ -22,14 +24,15 @@ class Flag(NamedTuple):
 
 
 MODEL_FLAGS: dict[str, Flag] = {
-    "kind": Flag("kind", str, "word, trigram, sp, subword, lstm, bilstm, gran, or a combination (trigram+subword)"),
+    "kind": Flag("kind", str, "; ".join(f"{k.name}: {k.description}" for k in ENCODER_KIND_SPECS.values())
+                 + "; or a combination joined by + (trigram+subword)"),
     "combination": Flag("combination", str, "how several kinds combine", ("concat", "add")),
     "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
     "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
     "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat", "sum", "max")),
     "lstm-peepholes": Flag("lstm_peepholes", bool, "recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's) "
                            "instead of torch.nn.LSTM"),
-    "token-type": Flag("token_type", str, "tokens of recurrent encoders", ("word", "sp")),
+    "token-type": Flag("token_type", str, "tokens of recurrent encoders", RECURRENT_TOKENS),
     "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
     "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
     "vocab-sentences": Flag("vocab_sentences", int, "build vocabularies from this many training sentences (a sample)"),

@@ -1,6 +1,6 @@
 """Export configs of the ParaNMT builder as a Hub-ready dataset folder (Parquet shards + README card).
 
-:func:`export_files` streams local files through the builder's row code (:class:`~paranmt_hf.data.rows.RowMaker`)
+:func:`export_files` streams local files through the builder's row code (:class:`~paranmt_hf.corpus.rows.RowMaker`)
 on every core: workers turn blocks of lines into Arrow tables, the main process appends them to Parquet files of
 ``shard_rows`` rows, so memory stays bounded by a few blocks. The folder is written under a temporary name and
 renamed into place when complete. :func:`export_hub_folder` does the same for any iterable datasets (e.g. from
@@ -24,10 +24,11 @@ from tqdm.auto import tqdm
 from ..data.configs import CONFIGS, ConfigOptions
 from ..data.reader import Block
 from ..data.records import parse_block
-from ..data.rows import RowMaker
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
+from .output import sum_counts
 from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
+from .rows import RowMaker
 
 
 @dataclass
@@ -243,7 +244,7 @@ def write_card(
         tags=["paraphrase", "paranmt", "sentence-embeddings", "back-translation"], size_categories=[size],
         configs=card_configs,
     )
-    from .. import __version__
+    from .._version import __version__
 
     template = resources.files("paranmt_hf.hub_cards").joinpath("dataset_card.md").read_text(encoding="utf-8")
     card = hub.DatasetCard.from_template(
@@ -267,8 +268,6 @@ def merge_exports(output: str | os.PathLike[str], shards: Sequence[tuple[Path, d
     Each config's Parquet files are taken in shard order (hard links where possible, renumbered), and the card is
     written again with the total row counts (and the shards' own card options).
     """
-    from .output import sum_counts
-
     with atomic_output(output, inputs=[p for p, _ in shards], overwrite=overwrite, directory=True) as tmp:
         exported: dict[str, ExportedConfig] = {}
         for folder, _ in shards:

@@ -18,9 +18,9 @@ import numpy as np
 from ..data.configs import ConfigOptions
 from ..data.reader import Block, Shard
 from ..data.records import parse_block
-from ..data.rows import make_filter
 from .output import compress_block
 from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
+from .rows import make_filter
 
 
 @dataclass

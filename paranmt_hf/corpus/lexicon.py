@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..data.simlex import read_simlex
+
 SCORES = ("adjusted", "cross")
 
 
@@ -130,20 +132,6 @@ class ParaphraseLexicon:
                 counts[v if u == word else u] = c
         scored = [(v, self.score(word, v, kind)) for v, c in counts.items() if c >= min_count]
         return sorted(((v, s) for v, s in scored if s is not None), key=lambda x: -x[1])[:k]
-
-
-def read_simlex(path: str) -> list[tuple[str, str, float]]:
-    """``(word1, word2, SimLex999 score)`` rows of the original SimLex-999 release (10-column TSV with header)."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().rstrip("\n").split("\t")
-        if header[:4] != ["word1", "word2", "POS", "SimLex999"]:
-            raise ValueError(f"{path} is not SimLex-999.txt (header {header[:4]})")
-        for line in f:
-            if line.strip():
-                w1, w2, _, score = line.rstrip("\n").split("\t")[:4]
-                rows.append((w1, w2, float(score)))
-    return rows
 
 
 def evaluate_simlex(lexicon: ParaphraseLexicon, path: str, kind: str = "adjusted") -> dict[str, Any]:

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -137,19 +137,20 @@ def find_shards(output: str | os.PathLike[str]) -> list[tuple[Path, dict[str, An
     return out
 
 
-def merge_shards(output: str | os.PathLike[str], overwrite: bool = False) -> dict[str, Any]:
+def merge_shards(output: str | os.PathLike[str], overwrite: bool = False,
+                 merge_folders: Callable[..., dict[str, Any]] | None = None) -> dict[str, Any]:
     """Join the shard files of ``output`` (in shard order) into ``output``; returns the summed counts.
 
     TSV outputs are concatenated byte for byte (gzip members concatenate into one gzip file), so the merged file
-    equals the output of a one-machine run. Export folders are merged by
-    :func:`paranmt_hf.corpus.export.merge_exports`.
+    equals the output of a one-machine run. Folder outputs (``corpus export``) are merged by ``merge_folders``
+    (:func:`paranmt_hf.corpus.export.merge_exports`), called with ``(output, shards, overwrite)``.
     """
     shards = find_shards(output)
     check_output(output, inputs=[p for p, _ in shards], overwrite=overwrite)
     if shards[0][0].is_dir():
-        from .export import merge_exports
-
-        return merge_exports(output, shards, overwrite)
+        if merge_folders is None:
+            raise ValueError(f"the shards of {output} are folders: merge them with their command's merge function")
+        return merge_folders(output, shards, overwrite)
     with atomic_output(output, inputs=[p for p, _ in shards], overwrite=overwrite) as tmp, open(tmp, "wb") as out:
         for path, _ in shards:
             with open(path, "rb") as handle:

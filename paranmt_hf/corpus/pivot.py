@@ -88,8 +88,8 @@ def pivot_files(
     from ..data.configs import ConfigOptions
     from ..data.reader import input_bytes
     from ..data.records import iter_parsed
-    from ..data.rows import RowMaker
     from .pipeline import Progress
+    from .rows import RowMaker
 
     def triples() -> Iterator[tuple[str, str, str]]:
         for index, path in enumerate(paths):

@@ -91,7 +91,7 @@ class AnnotateTask(BlockTask):
     def setup(self) -> None:
         """Load what the blocks need (once per process)."""
         if self.model is not None and self._encoder is None:
-            from ..encoder import ParaNMTEncoder
+            from ..model.encoder import ParaNMTEncoder
 
             self._encoder = ParaNMTEncoder.from_pretrained(self.model)
         if self.overlap and self.tokenizer == "nltk":

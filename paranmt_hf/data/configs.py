@@ -1,6 +1,6 @@
 """The registry of the ParaNMT builder's configs: the one place that names them and says what each holds.
 
-Every other module (the ``datasets`` builder, :func:`~paranmt_hf.data.load_paranmt`, the training sources, the
+Every other module (the ``datasets`` builder, :func:`~paranmt_hf.load_paranmt`, the training sources, the
 corpus tools' ``--config`` choices and the dataset card) reads :data:`CONFIGS`. :func:`bitext_sides` is the one rule
 for recognising an X-English bitext file name (``en-xx`` / ``xx-en``, with ``-`` or ``_``).
 """
@@ -111,7 +111,7 @@ class ConfigOptions:
         compute_overlap: ``pairs`` only: compute trigram overlap when the file has no overlap column.
         lang, english_first: ``bitext`` only: the other language's code and whether English is the first column.
         signature: what the local data files were (resolved path, size, modification time) when a non-streaming
-            load prepared its cache; part of the cache key (set by :func:`~paranmt_hf.data.load_paranmt`).
+            load prepared its cache; part of the cache key (set by :func:`~paranmt_hf.load_paranmt`).
     """
 
     paths: str | list[str] | tuple[str, ...] | None = None

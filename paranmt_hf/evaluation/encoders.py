@@ -96,12 +96,12 @@ def load_encoder(
         FileNotFoundError: no such directory. RemoteCodeError: the directory's code would run and
             ``trust_remote_code`` is false (the message says why).
     """
-    from ..utils.remote_code import check_remote_code
+    from ..model.remote_code import check_remote_code
 
     kind = model_kind(path)
     check_remote_code(path, trust_remote_code)
     if kind == "paranmt":
-        from ..encoder import ParaNMTEncoder
+        from ..model.encoder import ParaNMTEncoder
 
         return ParaNMTEncoder.from_pretrained(path, trust_remote_code=trust_remote_code)
     if kind == "model2vec":

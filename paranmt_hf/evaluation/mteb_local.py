@@ -30,9 +30,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..data.sts import STSPairs, load_sts17, load_sts_year, load_stsb
 from ..utils.imports import require
 from .mteb_layout import PAPER_YEARS, STS17_SUBSETS
-from .sts_data import STSPairs, load_sts17, load_sts_year, load_stsb
 from .tasks import eval_root
 
 LOCAL_REVISION = "local"
@@ -62,7 +62,7 @@ def _task_tables(task_name: str, root: Path) -> dict[str, dict[str, dict[str, li
                 out[target[0]] = {"test": _pooled([pairs])}
         return out
     if task_name == "Tatoeba":
-        from .tatoeba_data import load_tatoeba
+        from ..data.tatoeba import load_tatoeba
 
         return {bitext.name: {"test": {"sentence1": bitext.source, "sentence2": bitext.english}}
                 for bitext in load_tatoeba(root / "tatoeba")}

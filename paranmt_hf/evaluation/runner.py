@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..data.sts import STSPairs
 from .encoders import SupportsEncode, encode
 from .metrics import bitext_error_rates, grouped_mean, sts_correlations
-from .sts_data import STSPairs
 from .tasks import EvalTask, Pairs, eval_root, resolve_tasks
 
 logger = logging.getLogger(__name__)

@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import sts_data, tatoeba_data
+from ..data import sts, tatoeba
 
 PAPER_YEARS = ["STS12", "STS13", "STS14", "STS15", "STS16"]
 STS_TASKS = [*PAPER_YEARS, "STSBenchmark", "STS17"]
 ALL_TASKS = [*STS_TASKS, "Tatoeba"]
 GROUPS: dict[str, list[str]] = {"sts12-16": PAPER_YEARS, "paper": PAPER_YEARS, "sts": STS_TASKS, "all": ALL_TASKS}
 
-Pairs = sts_data.STSPairs | tatoeba_data.BitextPairs
+Pairs = sts.STSPairs | tatoeba.BitextPairs
 
 
 @dataclass
@@ -43,8 +43,8 @@ class EvalTask:
         """Folders below ``root`` that the task reads (for download checks)."""
         if self.kind == "bitext":
             return ["tatoeba"]
-        if self.name in sts_data.STS_YEARS:
-            return [f"sts/{sts_data.STS_YEARS[self.name][0]}"]
+        if self.name in sts.STS_YEARS:
+            return [f"sts/{sts.STS_YEARS[self.name][0]}"]
         return {"STSBenchmark": ["sts/STSBenchmark"], "STS17": ["sts/STS17"]}.get(self.name, [])
 
 
@@ -60,35 +60,35 @@ def _filter(items: list[Pairs], wanted: list[str] | None, task: str) -> list[Pai
 
 def _year_task(year: str, subsets: list[str] | None) -> EvalTask:
     def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": _filter(sts_data.load_sts_year(root / "sts", year), subsets, year)}
+        return {"test": _filter(sts.load_sts_year(root / "sts", year), subsets, year)}
 
     return EvalTask(year, "sts", load, paper_year=True, description=f"SemEval {year} English test sets")
 
 
 def _stsb_task(splits: list[str] | None) -> EvalTask:
     def load(root: Path) -> dict[str, list[Pairs]]:
-        return {s: [sts_data.load_stsb(root / "sts", s)] for s in (splits or ["validation", "test"])}
+        return {s: [sts.load_stsb(root / "sts", s)] for s in (splits or ["validation", "test"])}
 
     return EvalTask("STSBenchmark", "sts", load, description="STS Benchmark (dev = validation, test)")
 
 
 def _sts17_task(subsets: list[str] | None) -> EvalTask:
     def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": sts_data.load_sts17(root / "sts", subsets)}
+        return {"test": sts.load_sts17(root / "sts", subsets)}
 
     return EvalTask("STS17", "sts", load, description="SemEval-2017 STS, all tracks (mono- and cross-lingual)")
 
 
 def _tatoeba_task(langs: list[str] | None) -> EvalTask:
     def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": tatoeba_data.load_tatoeba(root / "tatoeba", langs)}
+        return {"test": tatoeba.load_tatoeba(root / "tatoeba", langs)}
 
     return EvalTask("Tatoeba", "bitext", load, description="LASER Tatoeba bitext mining, error rate both directions")
 
 
 def _dir_task(path: Path) -> EvalTask:
     def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": sts_data.load_sts_dir(path)}
+        return {"test": sts.load_sts_dir(path)}
 
     return EvalTask(f"STSDir-{path.resolve().name}", "sts", load, source=str(path.resolve()))
 
@@ -105,7 +105,7 @@ def get_task(spec: str) -> EvalTask:
     subsets = [s for s in rest.split(",") if s] or None
     canonical = {t.lower(): t for t in ALL_TASKS} | {"stsb": "STSBenchmark", "sts-b": "STSBenchmark"}
     key = canonical.get(name.lower())
-    if key in sts_data.STS_YEARS:
+    if key in sts.STS_YEARS:
         return _year_task(key, subsets)
     if key == "STSBenchmark":
         return _stsb_task(subsets)

@@ -4,8 +4,8 @@ Each installer copies the members it needs byte for byte (renaming only ``STS201
 data script does) plus the archive's readme / licence files, then checks the folder with the project's own readers,
 so a source whose format changed fails here (with the file and line) instead of in an evaluation later.
 
-Folder names and dataset lists come from :mod:`paranmt_hf.evaluation.sts_data` and
-:mod:`paranmt_hf.evaluation.tatoeba_data` (one source of truth with the readers).
+Folder names and dataset lists come from :mod:`paranmt_hf.data.sts` and
+:mod:`paranmt_hf.data.tatoeba` (one source of truth with the readers).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..evaluation import sts_data, tatoeba_data
+from ..data import sts, tatoeba
 from .archives import Archive, ArchiveError
 
 _DOCS = re.compile(r"(?i)(^00-readme|^readme|licen[cs]e)")
@@ -41,7 +41,7 @@ def _first_member(archive: Archive, names: list[str]) -> str:
 
 def install_sts_year(year: str, files: list[Path], out: Path) -> None:
     """SemEval ``year`` (``"STS12"`` ... ``"STS16"``): ``STS.input/gs.<dataset>.txt`` + readme/licence files."""
-    _, datasets = sts_data.STS_YEARS[year]
+    _, datasets = sts.STS_YEARS[year]
     full_year = "20" + year[3:]
     copied: set[str] = set()
     with Archive(files[0]) as archive:
@@ -51,44 +51,44 @@ def install_sts_year(year: str, files: list[Path], out: Path) -> None:
                 _write(out / f"STS.{kind}.{dataset}.txt", archive.read(name))
                 copied.add(name)
         _copy_docs(archive, out, copied)
-    sts_data.load_sts_year(out.parent, year)  # same checks as an evaluation
+    sts.load_sts_year(out.parent, year)  # same checks as an evaluation
 
 
 def install_stsb(files: list[Path], out: Path) -> None:
     """STS Benchmark: ``sts-train.csv``, ``sts-dev.csv``, ``sts-test.csv`` + readme/licence."""
     with Archive(files[0]) as archive:
-        names = list(sts_data.STSB_SPLITS.values())
+        names = list(sts.STSB_SPLITS.values())
         for name in names:
             _write(out / name, archive.read(name))
         _copy_docs(archive, out, set(names))
-    for split in sts_data.STSB_SPLITS:
-        sts_data.load_stsb(out.parent, split)
+    for split in sts.STSB_SPLITS:
+        sts.load_stsb(out.parent, split)
 
 
 def install_sts17(files: list[Path], out: Path) -> None:
     """SemEval-2017: inputs from the first archive, gold scores from the second; readme/licence from both."""
     with Archive(files[0]) as inputs, Archive(files[1]) as gold:
         copied = set()
-        for stem in sts_data.STS17_TRACKS:
+        for stem in sts.STS17_TRACKS:
             for archive, kind in ((inputs, "input"), (gold, "gs")):
                 name = f"STS.{kind}.{stem}.txt"
                 _write(out / name, archive.read(name))
                 copied.add(name)
         _copy_docs(inputs, out, copied)
         _copy_docs(gold, out, copied)
-    sts_data.load_sts17(out.parent)
+    sts.load_sts17(out.parent)
 
 
 def install_tatoeba(files: list[Path], out: Path) -> None:
     """LASER's Tatoeba test files, copied under their own names."""
     for path in files:
         _write(out / path.name, path.read_bytes())
-    tatoeba_data.load_tatoeba(out, list(tatoeba_data.TATOEBA_LANGS))
+    tatoeba.load_tatoeba(out, list(tatoeba.TATOEBA_LANGS))
 
 
 def install_simlex(files: list[Path], out: Path) -> None:
     """SimLex-999: ``SimLex-999.txt`` (999 pairs) and ``README.txt``."""
-    from ..corpus.lexicon import read_simlex
+    from ..data.simlex import read_simlex
 
     with Archive(files[0]) as archive:
         _write(out / "SimLex-999.txt", archive.read("SimLex-999.txt"))
@@ -99,7 +99,7 @@ def install_simlex(files: list[Path], out: Path) -> None:
 
 
 INSTALLERS: dict[str, Callable[[list[Path], Path], None]] = {
-    **{year.lower(): functools.partial(install_sts_year, year) for year in sts_data.STS_YEARS},
+    **{year.lower(): functools.partial(install_sts_year, year) for year in sts.STS_YEARS},
     "stsb": install_stsb,
     "sts17": install_sts17,
     "tatoeba": install_tatoeba,

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..evaluation.sts_data import STS_YEARS
-from ..evaluation.tatoeba_data import TATOEBA_LANGS
+from ..data.sts import STS_YEARS
+from ..data.tatoeba import TATOEBA_LANGS
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from .speed import speed_info
 if TYPE_CHECKING:
     from huggingface_hub import ModelCard
 
-    from ..encoder import ParaNMTEncoder
+    from ..model.encoder import ParaNMTEncoder
 
 TEMPLATE_NAME = "model_card.md"
 LIBRARY_NAME = "sentence-transformers"
@@ -169,7 +169,7 @@ def render_model_card(
     from huggingface_hub import ModelCard, ModelCardData
 
     if encoder is None:
-        from ..encoder import ParaNMTEncoder
+        from ..model.encoder import ParaNMTEncoder
 
         encoder = ParaNMTEncoder.from_pretrained(model_dir)
     model_id = model_id or default_model_id(model_dir)

@@ -9,19 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..encoder import ParaNMTEncoder
+    from ..model.encoder import ParaNMTEncoder
 
 SUMMARY_FILE = "training_summary.json"
-KIND_TEXT = {
-    "word": "word averaging",
-    "trigram": "character-trigram averaging",
-    "sp": "SentencePiece (unigram) averaging",
-    "subword": "subword (WordPiece / BPE / unigram pieces of a tokenizers tokenizer) averaging",
-    "lstm": "LSTM (pooled hidden states)",
-    "bilstm": "BiLSTM (pooled hidden states of both directions)",
-    "gran": "gated recurrent averaging network (GRAN)",
-}
-AVERAGING = ("word", "trigram", "sp", "subword")
 LANGUAGE_NAMES = {
     "en": "English", "ar": "Arabic", "cs": "Czech", "de": "German", "es": "Spanish", "fr": "French", "ru": "Russian",
     "tr": "Turkish", "zh": "Chinese",
@@ -42,6 +32,7 @@ def _lowercases(tokenizer_json: str | dict[str, Any] | None) -> bool:
 
 def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The encoder facts of the card: kinds, sizes, tokenizer traits and which loaders need what."""
+    from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS
     from ..modeling.tokenization_paranmt import ParaNMTTokenizer
 
     config = encoder.config
@@ -55,20 +46,20 @@ def encoder_info(encoder: ParaNMTEncoder, model_dir: str | os.PathLike[str]) -> 
     else:
         lowercase = _lowercases(encoder.tokenizer.backend_tokenizer.to_str())
     rows = [
-        {"kind": c["kind"], "text": KIND_TEXT.get(c["kind"], c["kind"]), "vocab_size": v,
+        {"kind": c["kind"], "text": ENCODER_KIND_SPECS[c["kind"]].description, "vocab_size": v,
          "embedding_dim": c["embedding_dim"], "output_size": size, "drop_unknown": bool(c["drop_unknown_tokens"])}
         for c, v, size in zip(components, vocab, config.component_output_sizes(), strict=True)
     ]
     return {
         "kinds": kinds,
         "kind": "+".join(kinds),
-        "title": " + ".join(KIND_TEXT.get(k, k) for k in kinds),
+        "title": " + ".join(ENCODER_KIND_SPECS[k].description for k in kinds),
         "components": rows,
         "combination": config.combination if len(kinds) > 1 else None,
         "pooling": config.pooling,
         "embedding_dim": encoder.embedding_dim,
         "n_parameters": int(sum(p.numel() for p in encoder.model.parameters())),
-        "averaging": all(k in AVERAGING for k in kinds),
+        "averaging": all(ENCODER_KIND_SPECS[k].averaging for k in kinds),
         "lowercase": lowercase,
         "custom_tokenizer": custom_tokenizer,
         "static": (Path(model_dir) / "static" / "modules.json").is_file(),

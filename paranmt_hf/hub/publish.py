@@ -63,7 +63,7 @@ def _copy_st_files(source: Path, target: Path) -> None:
 def _verify_reload(encoder: Any, folder: Path) -> None:
     import numpy as np
 
-    from ..encoder import ParaNMTEncoder
+    from ..model.encoder import ParaNMTEncoder
 
     reloaded = ParaNMTEncoder.from_pretrained(folder)
     before, after = encoder.encode(PROBE_SENTENCES), reloaded.encode(PROBE_SENTENCES)
@@ -158,7 +158,7 @@ def publish(
         FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
         PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
     """
-    from ..encoder import ParaNMTEncoder
+    from ..model.encoder import ParaNMTEncoder
 
     source, output = Path(model_dir), Path(output_dir)
     if not (source / "config.json").is_file():

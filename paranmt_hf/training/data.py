@@ -75,7 +75,7 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
         seed: shuffling seed.
     """
     datasets = require("datasets", "data")
-    from ..data import load_paranmt
+    from ..dataset_scripts.loading import load_paranmt
 
     parsed = [PairSource.parse(s) if isinstance(s, str) else s for s in sources]
     mixed = len({src.config == "bitext" for src in parsed}) > 1

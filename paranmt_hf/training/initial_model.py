@@ -32,10 +32,10 @@ def build_initial_encoder(recipe: Recipe, sentences: list[str], seed: int) -> An
     With ``word_vectors``, word embeddings take the vectors' width (GloVe 6B 50d: 50), whatever ``embedding_dim``
     says; ``embedding_dim`` sizes the other components.
     """
-    from ..build import build_encoder
+    from ..model.build import build_encoder
 
     build, teacher_options = build_encoder, {}
-    if recipe.teacher and "subword" in recipe.kind.split("+"):  # tables distilled from a teacher (training.teacher)
+    if recipe.trains_teacher_table:  # tables distilled from a teacher (training.teacher)
         from .teacher import teacher_builder
 
         build, teacher_options = teacher_builder(recipe)

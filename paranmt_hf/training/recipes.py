@@ -51,7 +51,7 @@ class Recipe:
             more to thread synchronisation than they gain (measured 3x faster on 2 cores), else torch's default).
         teacher: a sentence-transformers model (directory, Hub id or bundling package, e.g.
             ``"sentence-transformers/all-MiniLM-L6-v2"``) whose model2vec distillation initialises the ``subword``
-            components (:mod:`paranmt_hf.distill`); ``None``: no teacher.
+            components (:mod:`paranmt_hf.model.distill`); ``None``: no teacher.
         teacher_pca_dims: PCA size of the distilled table (``None``: the teacher's size).
         teacher_sif_coefficient: model2vec's Zipf/SIF token weighting of the distilled rows (``None``: none).
         teacher_learning_rate: learning rate of the teacher-initialised tables (``None``: ``learning_rate``;
@@ -102,6 +102,28 @@ class Recipe:
     keep_norms: bool = False
     teacher_weight: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The encoder kinds of ``kind`` (``"trigram+subword"`` -> ``["trigram", "subword"]``), validated."""
+        from ..modeling.kinds_paranmt import parse_kinds
+
+        return parse_kinds(self.kind)
+
+    @property
+    def averaging(self) -> bool:
+        """Whether every component averages token embeddings (no recurrent encoder)."""
+        from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS
+
+        return all(ENCODER_KIND_SPECS[k].averaging for k in self.kinds)
+
+    @property
+    def trains_teacher_table(self) -> bool:
+        """Whether a teacher's distilled table is trained as a ``subword`` component.
+
+        Else it is concatenated after training, or there is no teacher: see :mod:`paranmt_hf.training.teacher`.
+        """
+        return bool(self.teacher) and "subword" in self.kinds
 
     def override(self, **changes: Any) -> Recipe:
         """A copy with the given fields changed (``None`` values are ignored: "not given")."""

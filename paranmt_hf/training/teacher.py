@@ -1,15 +1,15 @@
 """Training with a teacher-initialised ``subword`` table: the initial encoder and the per-table learning rates.
 
 A recipe with ``teacher`` set (e.g. the ``teacher`` preset) starts its ``subword`` components from model2vec's
-distillation of that sentence-transformers teacher (:mod:`paranmt_hf.distill`) and trains them with their own
+distillation of that sentence-transformers teacher (:mod:`paranmt_hf.model.distill`) and trains them with their own
 learning rate, ``teacher_learning_rate`` (0 keeps the distilled table frozen), next to the other components at
 ``learning_rate``. The distilled rows carry model2vec's Zipf/SIF token weights in their norms; ``keep_norms``
 restores each updated row's initial norm after every step, so training changes directions only.
 
 A recipe whose ``kind`` has no ``subword`` component (e.g. ``trigram``) but sets ``teacher`` trains as usual and is
-then concatenated with the teacher's distilled table (:func:`paranmt_hf.build.combine_encoders`). Either way
+then concatenated with the teacher's distilled table (:func:`paranmt_hf.model.build.combine_encoders`). Either way
 ``teacher_weight`` finally rescales the subword tables so that their part of the sentence embedding weighs that much
-relative to the rest (:func:`paranmt_hf.distill.balance_subword`, median norms over training sentences): trained
+relative to the rest (:func:`paranmt_hf.model.distill.balance_subword`, median norms over training sentences): trained
 trigram averages grow a few times larger than the distilled table's, which would otherwise hardly count.
 """
 
@@ -27,17 +27,12 @@ BALANCE_SENTENCES = 5000
 """Training sentences (the first ones) whose embedding norms set ``teacher_weight``'s scale."""
 
 
-def has_subword(recipe: Recipe) -> bool:
-    """Whether the recipe's kind has a ``subword`` component (trained from the teacher's table)."""
-    return "subword" in recipe.kind.split("+")
-
-
 def finish_teacher_model(recipe: Recipe, encoder: Any, sentences: list[str]) -> Any:
     """The model to save after training: combined with the teacher's table if needed, subword weight balanced."""
-    from ..build import combine_encoders
-    from ..distill import balance_subword, build_teacher_encoder
+    from ..model.build import combine_encoders
+    from ..model.distill import balance_subword, build_teacher_encoder
 
-    if not has_subword(recipe):
+    if not recipe.trains_teacher_table:
         table = build_teacher_encoder(
             "subword",
             sentences[:1],
@@ -53,7 +48,7 @@ def finish_teacher_model(recipe: Recipe, encoder: Any, sentences: list[str]) -> 
 
 def teacher_builder(recipe: Recipe) -> tuple[Callable[..., Any], dict[str, Any]]:
     """The builder of a teacher recipe's initial encoder and its teacher options (for ``build_initial_encoder``)."""
-    from ..distill import build_teacher_encoder
+    from ..model.distill import build_teacher_encoder
 
     options = {
         "teacher": recipe.teacher,

@@ -142,10 +142,7 @@ def training_threads(recipe: Recipe) -> int:
     """Torch threads for training: the recipe's, else 1 for averaging encoders, else torch's default."""
     if recipe.num_threads:
         return recipe.num_threads
-    from ..build import parse_kinds
-    from ..modeling.configuration_paranmt import AVERAGING_KINDS
-
-    return 1 if all(k in AVERAGING_KINDS for k in parse_kinds(recipe.kind)) else torch.get_num_threads()
+    return 1 if recipe.averaging else torch.get_num_threads()
 
 
 OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "model.safetensors")
@@ -226,7 +223,7 @@ def _training_arguments(recipe: Recipe, out: Path, options: RunOptions) -> Any:
 
 
 def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions) -> Any:
-    from ..encoder import ParaNMTEncoder
+    from ..model.encoder import ParaNMTEncoder
 
     init_dir = out / INIT_DIR
     if options.resume and (init_dir / "config.json").is_file():
@@ -240,8 +237,8 @@ def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions)
 def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: RunOptions) -> TrainResult:
     from sentence_transformers import SentenceTransformer
 
-    from ..encoder import ParaNMTEncoder
-    from ..st import ParaNMTInputModule
+    from ..model.encoder import ParaNMTEncoder
+    from ..modeling.input_module_paranmt import ParaNMTInputModule
     from .hf_trainer import ParaNMTTrainer, RunStateCallback
 
     record = run_record(recipe, sources, options.seed)
@@ -255,7 +252,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
     optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
-    if recipe.teacher and "subword" in recipe.kind.split("+"):  # own learning rate of the teacher's tables
+    if recipe.trains_teacher_table:  # own learning rate of the teacher's tables
         from .teacher import teacher_optimizer
 
         optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)

@@ -41,8 +41,8 @@ def test_numbers(encoder: Any) -> dict[str, Any]:
 
 def dev_mining(encoder: Any, split: Path) -> dict[str, Any]:
     """Mining error (mean of both directions, %) on the pairs held out of the training bitext."""
+    from paranmt_hf.data.tatoeba import load_tatoeba
     from paranmt_hf.evaluation.metrics import bitext_error_rates
-    from paranmt_hf.evaluation.tatoeba_data import load_tatoeba
 
     out = {}
     for pairs in load_tatoeba(split / "dev"):
@@ -84,7 +84,7 @@ def main() -> None:
                    eval_steps=cfg.get("eval_steps", 1000), save_steps=cfg.get("eval_steps", 1000),
                    max_steps=cfg.get("max_steps", -1), show_progress=False)
     wall, cpu = time.time() - started, time.process_time() - cpu_started
-    from paranmt_hf.encoder import ParaNMTEncoder
+    from paranmt_hf.model.encoder import ParaNMTEncoder
 
     encoder = ParaNMTEncoder.from_pretrained(Path(args.runs) / args.name)
     curve = [(round(d.get("eval_dev_STS17_en-en_pearson", float("nan")), 4)) for d in result.dev_scores]
@@ -121,9 +121,9 @@ def encoder_model(encoder: Any) -> Any:
     """A SentenceTransformer around ``encoder`` (what the dev evaluator takes)."""
     from sentence_transformers import SentenceTransformer
 
-    from paranmt_hf.st import ParaNMTSentenceEncoder
+    from paranmt_hf import ParaNMTInputModule
 
-    return SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    return SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
 
 
 if __name__ == "__main__":

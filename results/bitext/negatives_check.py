@@ -37,7 +37,7 @@ def main() -> None:
     from paranmt_hf import ParaNMTEncoder
     from paranmt_hf.losses import MegaBatchMarginLoss
     from paranmt_hf.losses.pool import make_entry
-    from paranmt_hf.st import ParaNMTSentenceEncoder
+    from paranmt_hf import ParaNMTInputModule
     from paranmt_hf.training.data import load_pairs
 
     data = os.path.join(os.environ.get("PARANMT_HF_DATA", str(ROOT.parent / "shared/data")), "train")
@@ -46,7 +46,7 @@ def main() -> None:
         f"{data}/flickr30k-caption-pairs.tsv.gz", f"processed-5m:{data}/paranmt5m-sample-10k.tsv.gz@10",
         f"pairs:{args.split}/tatoeba-pivots.tsv.gz@3"]
     pairs = load_pairs(sources, seed=0)
-    encoder = ParaNMTSentenceEncoder.from_encoder(ParaNMTEncoder.from_pretrained(args.model))
+    encoder = ParaNMTInputModule.from_encoder(ParaNMTEncoder.from_pretrained(args.model))
     model = SentenceTransformer(modules=[encoder], device="cpu").eval()
     loss = MegaBatchMarginLoss(model, megabatch_size=args.megabatch, candidates="other_side")
     english_sides = {"other_side": 0, "labels": 0}

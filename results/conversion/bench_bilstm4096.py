@@ -95,7 +95,7 @@ def main() -> None:
     p.add_argument("--output", default=str(HERE / "bilstm4096_speed.json"))
     args = p.parse_args()
 
-    from paranmt_hf.convert.paranmt50m import convert_paranmt50m
+    from paranmt_hf.model.convert.paranmt50m import convert_paranmt50m
     from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.provenance import provenance
 

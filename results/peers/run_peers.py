@@ -90,7 +90,7 @@ def glove_word_model(cache: Path, drop_unknown: bool) -> Path:
     target = cache / ("paranmt-word-glove-6b-50d" + ("-dropunk" if drop_unknown else ""))
     if not (target / "model.safetensors").is_file():
         from paranmt_hf import build_encoder
-        from paranmt_hf.vectors import load_word_vectors
+        from paranmt_hf.model.word_vectors import load_word_vectors
 
         words, matrix = load_word_vectors("glove-6b-50d")
         encoder = build_encoder("word", corpus=words, word_vectors=(words, matrix), drop_unknown_tokens=drop_unknown)

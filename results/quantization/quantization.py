@@ -1,8 +1,8 @@
 """Weight storage (float16 / int8) and ONNX export (fp32 / int8): quality change and agreement with PyTorch.
 
 1. STS12-16 (papers' protocol: mean Pearson x 100 per year, then over years) of a GloVe-50d word-averaging model
-   stored as float32, float16 and int8 (``paranmt_hf.export.quantize``) and exported to ONNX fp32 / int8
-   (``paranmt_hf.export.onnx``, run with onnxruntime). Its vocabulary: the words of the English training corpora and
+   stored as float32, float16 and int8 (``paranmt_hf.model.storage``) and exported to ONNX fp32 / int8
+   (``paranmt_hf.model.onnx``, run with onnxruntime). Its vocabulary: the words of the English training corpora and
    of the STS12-16 sentences that have a GloVe vector (no labels used).
 2. The three averaging kinds at benchmark size (word 300-d, trigram 300-d, sp 1024-d, from ``results/speed``):
    ONNX fp32 max |diff| and ONNX int8 / int8-storage minimum cosine against PyTorch over all 38,393 STS sentences,
@@ -39,8 +39,8 @@ def sts_table(data: Path, work: Path) -> dict[str, Any]:
     """STS12-16 of the GloVe model in every storage / export form."""
     from paranmt_hf import ParaNMTEncoder, build_encoder
     from paranmt_hf.evaluation import evaluate, paper_average
-    from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
-    from paranmt_hf.export.quantize import save_quantized, storage_bytes
+    from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
+    from paranmt_hf.model.storage import save_quantized, storage_bytes
 
     encoder = build_encoder("word", english_corpus(data) + sts_sentences(data), word_vectors="glove-6b-50d")
     forms: dict[str, Any] = {}
@@ -64,8 +64,8 @@ def sts_table(data: Path, work: Path) -> dict[str, Any]:
 def agreement(data: Path, work: Path) -> dict[str, Any]:
     """ONNX and int8 storage vs PyTorch on every STS sentence, for the benchmark-size averaging models."""
     from paranmt_hf import ParaNMTEncoder
-    from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
-    from paranmt_hf.export.quantize import save_quantized, storage_bytes
+    from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
+    from paranmt_hf.model.storage import save_quantized, storage_bytes
 
     sentences = sts_sentences(data)
     models = build_models(data, Path(os.environ.get("SPEED_CACHE", "/tmp/paranmt_speed_models")))

@@ -28,10 +28,10 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
-from paranmt_hf.encoder import ParaNMTEncoder
 from paranmt_hf.evaluation.runner import evaluate, paper_average
 from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
-from paranmt_hf.st import ParaNMTSentenceEncoder
+from paranmt_hf.model.encoder import ParaNMTEncoder
+from paranmt_hf import ParaNMTInputModule
 from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
@@ -66,7 +66,7 @@ def main() -> None:
     unk_zero = all(
         bool(component.embedding.weight[component.unk_token_id].eq(0).all()) for component in encoder.model.components
     )
-    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     bitext = any("bitext" in f for f in files)
     loss = make_loss(recipe, model, bitext)
     optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)

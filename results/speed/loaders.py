@@ -83,7 +83,7 @@ def auto_model(path: str, kind: str) -> list[Entry]:
 
 def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
     """onnxruntime on the exported graph (averaging encoders and combinations), one intra-op thread."""
-    from paranmt_hf.export.onnx import OnnxEncoder, export_onnx
+    from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
 
     out_dir = cache / f"{kind}-onnx"
     graph, weights = out_dir / "model.onnx", Path(path) / "model.safetensors"

@@ -3,8 +3,8 @@
     python results/teacher/combine.py runs/models/trigram-best NAME [--weights 0.5 0.75 1 1.25 1.5]
     python results/teacher/combine.py runs/models/joint-frozen NAME   # a trained trigram+subword: reweight it
 
-``paranmt_hf.build.combine_encoders`` concatenates the trained model with the distilled table (a trained
-combination keeps its own), then ``paranmt_hf.distill.balance_subword`` scales the subword table so that its part of
+``paranmt_hf.model.build.combine_encoders`` concatenates the trained model with the distilled table (a trained
+combination keeps its own), then ``paranmt_hf.model.distill.balance_subword`` scales the subword table so that its part of
 the embedding has ``w`` times the median norm of the rest on the training sentences ``paranmt-hf train`` uses (the
 recipe field ``teacher_weight``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
 the chosen model's test numbers are computed once and appended to results/teacher/runs.jsonl; the model is saved
@@ -54,8 +54,8 @@ def main() -> None:
     import torch
 
     from paranmt_hf import ParaNMTEncoder
-    from paranmt_hf.build import combine_encoders
-    from paranmt_hf.distill import balance_subword, build_teacher_encoder, distill_teacher
+    from paranmt_hf.model.build import combine_encoders
+    from paranmt_hf.model.distill import balance_subword, build_teacher_encoder, distill_teacher
 
     torch.set_num_threads(1)
     parser = argparse.ArgumentParser()
@@ -70,7 +70,7 @@ def main() -> None:
     if len(trained.model.components) == 1:
         vocabulary = None
         if args.vocab_min_count:  # model2vec also embeds these whole words with the teacher
-            from paranmt_hf.tokenization.word import count_words
+            from paranmt_hf.model.tokenization.word import count_words
 
             counts = count_words(sorted(set(sample_corpus())))
             vocabulary = [w for w, c in counts.most_common() if c >= args.vocab_min_count and w.isalpha()]

@@ -1,7 +1,7 @@
 """Teacher-initialised recipes on the shared corpora (the runs of results/teacher/README.md).
 
 A lean loop with the library's pieces (as results/recipes/explore.py): the model (``build_encoder`` /
-``paranmt_hf.distill.build_teacher_encoder``), the loss (``MegaBatchMarginLoss`` on a SentenceTransformer), the
+``paranmt_hf.model.distill.build_teacher_encoder``), the loss (``MegaBatchMarginLoss`` on a SentenceTransformer), the
 optimizer (``LazyAdam``, one parameter group per component so that the distilled table can get its own learning
 rate), one torch thread, the main job's data (Flickr30k caption pairs + ParaNMT sample x10 + Tatoeba pivots x3,
 shuffled every epoch). Selection reads dev only (STS17 en-en + STS-B validation, Pearson); test numbers (STS12-16,
@@ -74,7 +74,7 @@ def teacher_embeddings(sentences: list[str]) -> np.ndarray:
         return np.load(path)
     from sentence_transformers import SentenceTransformer
 
-    from paranmt_hf.distill import DEFAULT_TEACHER, resolve_teacher
+    from paranmt_hf.model.distill import DEFAULT_TEACHER, resolve_teacher
 
     model = SentenceTransformer(resolve_teacher(DEFAULT_TEACHER), device="cpu")
     started = time.time()
@@ -86,7 +86,7 @@ def teacher_embeddings(sentences: list[str]) -> np.ndarray:
 
 def build(cfg: dict, corpus: list[str]) -> Any:
     from paranmt_hf import build_encoder
-    from paranmt_hf.distill import build_teacher_encoder
+    from paranmt_hf.model.distill import build_teacher_encoder
 
     kind = cfg["kind"]
     if cfg.get("teacher") and "subword" in kind:
@@ -148,7 +148,7 @@ def main() -> None:  # noqa: C901
 
     from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
     from paranmt_hf.losses import MegaBatchMarginLoss
-    from paranmt_hf.st import ParaNMTSentenceEncoder
+    from paranmt_hf import ParaNMTInputModule
     from paranmt_hf.training.optim import LazyAdam
     from paranmt_hf.training.trainer import set_sparse_embeddings
 
@@ -161,7 +161,7 @@ def main() -> None:  # noqa: C901
     corpus = [s for p in epoch_pairs for s in p]
     encoder = build(cfg, corpus)
     set_sparse_embeddings(encoder.model, True)
-    model = SentenceTransformer(modules=[ParaNMTSentenceEncoder.from_encoder(encoder)], device="cpu")
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     cache_token_ids(model[0]._encoder)
     dev = STSSuiteEvaluator(tasks=DEV, name="dev")
     log = []

@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 
 from explore import DEV, RUNS, TEST, evaluate, sources  # noqa: E402
 
-from paranmt_hf.distill import build_teacher_encoder, distill_teacher  # noqa: E402
+from paranmt_hf.model.distill import build_teacher_encoder, distill_teacher  # noqa: E402
 
 
 def corpus_sif(encoder: object, corpus: list[str], a: float) -> np.ndarray:

@@ -58,7 +58,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from paranmt_hf import ParaNMTEncoder
-    from paranmt_hf.distill import distill_teacher
+    from paranmt_hf.model.distill import distill_teacher
     from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.provenance import provenance
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
-from paranmt_hf.st import ParaNMTSentenceEncoder
+from paranmt_hf import ParaNMTInputModule
 from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
@@ -50,7 +50,7 @@ def main() -> None:
     best: dict[str, float] = {}
     for _ in range(2):
         for layout in ("flat", "padded"):
-            module = ParaNMTSentenceEncoder.from_encoder(encoder)
+            module = ParaNMTInputModule.from_encoder(encoder)
             module.featurizer.flat = layout == "flat"  # same model read through padded features
             model = SentenceTransformer(modules=[module], device="cpu")
             model.train()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..modeling.tokenization_paranmt import ParaNMTTokenizer
+from ...modeling.tokenization_paranmt import ParaNMTTokenizer
 
 
 def component_spec(tokenizer: Any) -> list[dict[str, Any]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..modeling.tokenization_paranmt import LOOKUP_RULES, ParaNMTTokenizer, char_trigrams, paranmt50m_trigrams
+from ...modeling.segmentation_paranmt import LOOKUP_RULES, char_trigrams, paranmt50m_trigrams
+from ...modeling.tokenization_paranmt import ParaNMTTokenizer
 from .word import select_vocab, split_words, with_specials
 
 

@@ -53,15 +53,15 @@ def _installed_module_class(ref: str) -> bool:
     """Whether sentence-transformers resolves a ``modules.json`` type to installed code (nothing from the directory).
 
     Its own classes, and the refs it finds in ``BaseModel._module_classes`` before importing anything (paranmt_hf
-    registers its input module's refs there: ``paranmt_hf._registration.ST_MODULE_CLASSES``).
+    registers its input module's refs there: ``paranmt_hf.model.registration.ST_MODULE_CLASSES``).
     """
     if ref.startswith(ST_PREFIX):
         return True
-    from .. import _registration
+    from . import registration as _registration
 
     if ref in getattr(_registration, "ST_MODULE_CLASSES", {}):
         return True
-    from .imports import is_available
+    from ..utils.imports import is_available
 
     if not is_available("sentence_transformers"):
         return False
@@ -74,8 +74,6 @@ def _installed_module_class(ref: str) -> bool:
 
 def remote_code_reasons(path: str | os.PathLike[str]) -> list[str]:
     """Why loading the model directory ``path`` would execute code from it (empty: it would not)."""
-    import paranmt_hf  # noqa: F401 - registers model_type "paranmt" before the check
-
     base = Path(path)
     reasons = _config_reasons(base, "")
     modules = _json(base / "modules.json")

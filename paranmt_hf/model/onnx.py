@@ -30,7 +30,7 @@ import numpy as np
 from ..utils.imports import require
 
 if TYPE_CHECKING:
-    from ..encoder import ParaNMTEncoder
+    from .encoder import ParaNMTEncoder
 
 OPSET = 18
 ONNX_FILE = "model.onnx"
@@ -38,7 +38,7 @@ ONNX_INT8_FILE = "model_int8.onnx"
 
 
 def _encoder(model: ParaNMTEncoder | str | os.PathLike[str]) -> ParaNMTEncoder:
-    from ..encoder import ParaNMTEncoder
+    from .encoder import ParaNMTEncoder
 
     return model if isinstance(model, ParaNMTEncoder) else ParaNMTEncoder.from_pretrained(model)
 

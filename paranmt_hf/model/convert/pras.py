@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ...utils.safe_pickle import load_torch_checkpoint
 from ..tokenization.fast import to_transformers
-from ..utils.safe_pickle import load_torch_checkpoint
 from .sentencepiece import (
     build_sentencepiece_tokenizer,
     is_unknown_run,
@@ -109,9 +109,9 @@ def convert_pras(
     Returns:
         ``(encoder, report)``.
     """
+    from ...modeling.configuration_paranmt import ParaNMTConfig
+    from ...modeling.modeling_paranmt import ParaNMTModel
     from ..encoder import ParaNMTEncoder
-    from ..modeling.configuration_paranmt import ParaNMTConfig
-    from ..modeling.modeling_paranmt import ParaNMTModel
 
     ckpt = load_pras_checkpoint(checkpoint)
     args, vocab, state = ckpt["args"], ckpt["vocab"], ckpt["state_dict"]

@@ -25,21 +25,21 @@ from typing import Any
 
 
 def _register_config(module: ModuleType) -> None:
-    from .modeling.configuration_paranmt import ParaNMTConfig
+    from ..modeling.configuration_paranmt import ParaNMTConfig
 
     module.AutoConfig.register(ParaNMTConfig.model_type, ParaNMTConfig, exist_ok=True)
 
 
 def _register_model(module: ModuleType) -> None:
-    from .modeling.configuration_paranmt import ParaNMTConfig
-    from .modeling.modeling_paranmt import ParaNMTModel
+    from ..modeling.configuration_paranmt import ParaNMTConfig
+    from ..modeling.modeling_paranmt import ParaNMTModel
 
     module.AutoModel.register(ParaNMTConfig, ParaNMTModel, exist_ok=True)
 
 
 def _register_tokenizer(module: ModuleType) -> None:
-    from .modeling.configuration_paranmt import ParaNMTConfig
-    from .modeling.tokenization_paranmt import ParaNMTTokenizer
+    from ..modeling.configuration_paranmt import ParaNMTConfig
+    from ..modeling.tokenization_paranmt import ParaNMTTokenizer
 
     module.AutoTokenizer.register(ParaNMTConfig, tokenizer_class=ParaNMTTokenizer, exist_ok=True)
 

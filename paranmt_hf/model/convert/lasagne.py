@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..modeling.peephole_lstm import PeepholeLSTM
+from ...modeling.peephole_lstm import PeepholeLSTM
 
 GATES = ("ingate", "forgetgate", "cell", "outgate")
 """Lasagne's gate order, also the order of ``torch.nn.LSTM`` and of ``PeepholeLSTM``'s 4H blocks."""

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .configs import ConfigOptions, bitext_sides, get_config
-from .reader import Opener
-from .records import ParsedBlock
+from ..data.configs import ConfigOptions, bitext_sides, get_config
+from ..data.reader import Opener
+from ..data.records import ParsedBlock
 
 Columns = dict[str, list[Any]]
 
@@ -33,7 +33,7 @@ def f32(values: Sequence[float | None]) -> list[float | None]:
 def make_filter(options: ConfigOptions, paths: Sequence[str | os.PathLike[str]] = (),
                 member_pattern: str | None = None, opener: Opener = open) -> Any:
     """The ``filtered`` config's filter from the options (ACL-2018 fold bounds read from ``paths`` when needed)."""
-    from ..corpus.filters import ACL2018Filter, PRASFilter, corpus_fold_bounds
+    from .filters import ACL2018Filter, PRASFilter, corpus_fold_bounds
 
     if options.recipe == "pras":
         given = {f.name: getattr(options, f.name) for f in fields(PRASFilter) if f.init
@@ -88,7 +88,7 @@ class RowMaker:
         return english_first, self.options.lang or (sides[1] if sides else "")
 
     def _overlaps(self, a: list[str], b: list[str]) -> list[float]:
-        from ..corpus.overlap import overlaps_many
+        from .overlap import overlaps_many
 
         return overlaps_many(a, b, self.options.tokenizer)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 from .fast import to_transformers
 
 if TYPE_CHECKING:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from ..encoder import ParaNMTEncoder
     from ..modeling.modeling_paranmt import ParaNMTModel
 
 INT8_FILE = "model_int8.safetensors"
@@ -42,35 +41,36 @@ def dequantize_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * scale[:, None]
 
 
-def _embedding_keys(encoder: ParaNMTEncoder) -> list[str]:
-    return [f"components.{i}.embedding.weight" for i in range(len(encoder.model.components))]
+def _embedding_keys(model: ParaNMTModel) -> list[str]:
+    return [f"components.{i}.embedding.weight" for i in range(len(model.components))]
 
 
-def save_quantized(encoder: ParaNMTEncoder, directory: str | os.PathLike[str], dtype: str = "float16") -> Path:
-    """Save ``encoder`` like ``save_pretrained`` with weights stored as ``dtype`` (float32, float16 or int8)."""
+def store_weights(model: ParaNMTModel, directory: str | os.PathLike[str], dtype: str) -> None:
+    """Rewrite the weights of a directory that ``save_pretrained`` just wrote in float32 as ``dtype``.
+
+    ``float32`` leaves the directory as it is; ``float16`` rewrites ``model.safetensors`` in half precision and drops
+    the ``static/`` copy (a stock ``StaticEmbedding`` would compute in float16); ``int8`` replaces
+    ``model.safetensors`` by ``model_int8.safetensors`` (and drops ``static/``). ``config.json`` records the storage.
+    """
     from safetensors.torch import save_file
 
     if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
-    out = Path(directory)
-    encoder.save_pretrained(out, sentence_transformers=dtype != "int8")
+        raise ValueError(f"weight dtype must be one of {DTYPES}, got {dtype!r}")
     if dtype == "float32":
-        return out
-    state = {k: v.detach().cpu().contiguous() for k, v in encoder.model.state_dict().items()}
+        return
+    out = Path(directory)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    shutil.rmtree(out / "static", ignore_errors=True)
     if dtype == "float16":
         half = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
         save_file(half, str(out / "model.safetensors"), metadata={"format": "pt"})
-        shutil.rmtree(out / "static", ignore_errors=True)  # StaticEmbedding would compute in float16
-        _mark(out, "float16")
-        return out
-    tensors = dict(state)
-    for key in _embedding_keys(encoder):
-        tensors[key], tensors[key + SCALE_SUFFIX] = quantize_rows(state[key])
-    (out / "model.safetensors").unlink()
-    shutil.rmtree(out / "static", ignore_errors=True)
-    save_file(tensors, str(out / INT8_FILE), metadata={"format": "pt", "paranmt_quantization": "int8-rowwise"})
-    _mark(out, "int8")
-    return out
+    else:
+        tensors = dict(state)
+        for key in _embedding_keys(model):
+            tensors[key], tensors[key + SCALE_SUFFIX] = quantize_rows(state[key])
+        (out / "model.safetensors").unlink()
+        save_file(tensors, str(out / INT8_FILE), metadata={"format": "pt", "paranmt_quantization": "int8-rowwise"})
+    _mark(out, dtype)
 
 
 def _mark(directory: Path, dtype: str) -> None:

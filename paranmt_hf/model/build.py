@@ -8,47 +8,19 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..modeling.configuration_paranmt import ParaNMTConfig
+from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, RECURRENT_TOKENS, parse_kinds
+from ..modeling.modeling_paranmt import ParaNMTModel
 from .encoder import ParaNMTEncoder
-from .modeling.configuration_paranmt import AVERAGING_KINDS, ENCODER_KINDS, ParaNMTConfig
-from .modeling.modeling_paranmt import ParaNMTModel
+from .tokenization import build_tokenizer
 from .tokenization.combined import combine_tokenizers
-from .tokenization.subword import subword_tokenizer as make_subword_tokenizer
-from .tokenization.trigram import build_trigram_tokenizer
-from .tokenization.unigram import train_unigram_tokenizer
 from .tokenization.word import build_word_tokenizer, count_words, select_vocab
-from .vectors import load_word_vectors
-
-TOKEN_TYPES = ("word", "trigram", "sp", "subword")
+from .word_vectors import load_word_vectors
 
 
-def parse_kinds(kind: str | Sequence[str]) -> list[str]:
-    """``"trigram+word"`` or ``["trigram", "word"]`` -> ``["trigram", "word"]`` (validated)."""
-    kinds = kind.split("+") if isinstance(kind, str) else list(kind)
-    for k in kinds:
-        if k not in ENCODER_KINDS:
-            raise ValueError(f"unknown encoder kind {k!r}; choose from {ENCODER_KINDS} (combine with '+')")
-    return kinds
-
-
-def _tokenizer_for(
-    token_type: str,
-    corpus: list[str],
-    vocab_size: int | None,
-    min_count: int,
-    words: list[str] | None,
-    lookup: str = "split",
-    subword_source: Any = None,
-) -> Any:
-    if token_type == "subword":
-        return make_subword_tokenizer(subword_source, corpus, None if subword_source is not None else vocab_size)
-    size = vocab_size and vocab_size - 2
-    if token_type == "word":
-        if words is not None:
-            return build_word_tokenizer(vocab=words, lookup=lookup)
-        return build_word_tokenizer(corpus=corpus, max_size=size, min_count=min_count, lookup=lookup)
-    if token_type == "trigram":
-        return build_trigram_tokenizer(corpus=corpus, max_size=size, min_count=min_count, lookup=lookup)
-    return train_unigram_tokenizer(corpus, vocab_size=vocab_size or 50_000, show_progress=False)
+def _tokens(kind: str, token_type: str) -> str:
+    """The tokens a component of ``kind`` reads: its own (averaging kinds) or ``token_type`` (recurrent kinds)."""
+    return ENCODER_KIND_SPECS[kind].tokens or token_type
 
 
 def _vector_vocab(
@@ -103,13 +75,13 @@ def build_encoder(
             ``LOOKUP_RULES``). Sentencepiece components ignore it.
         subword_tokenizer: the tokenizer of ``subword`` components (a ``tokenizers.Tokenizer``, a fast tokenizer, a
             tokenizer.json path, a model directory or Hub id), brought to the ParaNMT conventions by
-            :func:`paranmt_hf.tokenization.subword.adapt_tokenizer`; ``None``: a WordPiece tokenizer trained on
+            :func:`paranmt_hf.model.tokenization.subword.adapt_tokenizer`; ``None``: a WordPiece tokenizer trained on
             ``corpus``.
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
     """
     kinds = parse_kinds(kind)
-    if token_type not in ("word", "sp"):
-        raise ValueError(f"token_type must be 'word' or 'sp', got {token_type!r}")
+    if token_type not in RECURRENT_TOKENS:
+        raise ValueError(f"token_type must be one of {RECURRENT_TOKENS}, got {token_type!r}")
     corpus = list(corpus)
     if not corpus:
         raise ValueError("corpus is empty")
@@ -120,11 +92,14 @@ def build_encoder(
     torch.manual_seed(seed)
     tokenizers, components = [], []
     for k, kind_dim in zip(kinds, dims, strict=True):
-        tok_type = k if k in AVERAGING_KINDS else token_type
+        tok_type = _tokens(k, token_type)
         words = None
         if vectors is not None and tok_type == "word":
             words = _vector_vocab(corpus, vectors, vocab_size, min_count, vector_vocab_size)
-        tok = _tokenizer_for(tok_type, corpus, vocab_size, min_count, words, lookup, subword_tokenizer)
+            tok = build_word_tokenizer(vocab=words, lookup=lookup)
+        else:
+            tok = build_tokenizer(tok_type, corpus, vocab_size, min_count, lookup,
+                                  subword_tokenizer if tok_type == "subword" else None)
         tokenizers.append(tok)
         dim = vectors[1].shape[1] if words is not None else kind_dim
         components.append(
@@ -155,7 +130,7 @@ def _init_from_vectors(
 ) -> None:
     index = {w: i for i, w in enumerate(vectors[0])}
     for encoder, tok, k in zip(model.components, tokenizers, kinds, strict=True):
-        if (k if k in AVERAGING_KINDS else token_type) != "word":
+        if _tokens(k, token_type) != "word":
             continue
         vocab = tok.get_vocab()
         rows = [(i, index[w]) for w, i in vocab.items() if w in index]
@@ -188,7 +163,7 @@ def combine_encoders(
     specs = []
     for enc in encoders:
         parts = enc.config.resolved_components()
-        if len(parts) != 1 or parts[0]["kind"] not in AVERAGING_KINDS:
+        if len(parts) != 1 or not ENCODER_KIND_SPECS[parts[0]["kind"]].averaging:
             raise ValueError(f"only single averaging encoders can be combined, got {enc!r}")
         specs.append({k: parts[0][k] for k in ("kind", "vocab_size", "embedding_dim", "unk_token_id",
                                                "unknown_token_ids", "drop_unknown_tokens")})

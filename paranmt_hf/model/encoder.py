@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from .modeling.configuration_paranmt import ParaNMTConfig
-from .modeling.featurization_paranmt import ParaNMTFeaturizer, component_vocab_sizes
-from .modeling.modeling_paranmt import ParaNMTModel
-from .modeling.tokenization_paranmt import load_tokenizer
+from ..modeling.configuration_paranmt import ParaNMTConfig
+from ..modeling.featurization_paranmt import ParaNMTFeaturizer, component_vocab_sizes
+from ..modeling.modeling_paranmt import ParaNMTModel
+from ..modeling.tokenization_paranmt import load_tokenizer
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -117,13 +117,13 @@ class ParaNMTEncoder:
 
         Keyword arguments (``revision``, ``token``, ``cache_dir``, ``local_files_only``, ``trust_remote_code``, ...) go
         to both the model's and the tokenizer's ``from_pretrained``. Directories with int8 weight storage are
-        dequantised (:mod:`paranmt_hf.export.quantize`).
+        dequantised (:mod:`paranmt_hf.model.storage`).
 
         Raises:
             FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
         """
-        from .export.quantize import is_int8_dir, load_int8_model
-        from .utils.paths import check_model_path
+        from ..utils.paths import check_model_path
+        from .storage import is_int8_dir, load_int8_model
 
         check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
 
@@ -147,25 +147,37 @@ class ParaNMTEncoder:
         """Whether a directory entry belongs to the saved model (see :attr:`MODEL_FILES`)."""
         return name in cls.MODEL_FILES or name.endswith("_paranmt.py")
 
-    def save_pretrained(self, directory: str | os.PathLike[str], sentence_transformers: bool = True) -> None:
+    def save_pretrained(
+        self, directory: str | os.PathLike[str], sentence_transformers: bool = True, weight_dtype: str = "float32"
+    ) -> None:
         """Write everything every loader needs into ``directory``, atomically.
 
         config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
         ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
-        module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact and sentence-transformers
-        is installed). They are written into a temporary sibling folder that then replaces ``directory``: a process
-        killed at any point leaves the complete old model or the complete new one, never new weights with an old
-        tokenizer. Other entries of an existing ``directory`` (a training run's ``checkpoints/``, a README) are kept.
+        module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact). They are written into a
+        temporary sibling folder that then replaces ``directory``: a process killed at any point leaves the complete
+        old model or the complete new one, never new weights with an old tokenizer. Other entries of an existing
+        ``directory`` (a training run's ``checkpoints/``, a README) are kept.
+
+        Args:
+            directory: the model directory.
+            sentence_transformers: also write the sentence-transformers files.
+            weight_dtype: how the weights are stored: ``"float32"``, ``"float16"`` (half the size; every loader
+                upcasts, computing in float32) or ``"int8"`` (embedding rows as int8 with a float32 scale each, a
+                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` only). See
+                :mod:`paranmt_hf.model.storage`.
         """
-        from .utils.atomic import atomic_output
+        from ..utils.atomic import atomic_output
+        from .storage import store_weights
 
         with atomic_output(directory, overwrite=True, directory=True, keep=lambda n: not self.is_model_file(n)) as tmp:
             self.model.save_pretrained(tmp)
             self.tokenizer.save_pretrained(tmp)
-            if sentence_transformers:
-                from .st.layout import write_sentence_transformers_files
+            if sentence_transformers and weight_dtype != "int8":
+                from .st_layout import write_sentence_transformers_files
 
                 write_sentence_transformers_files(self.model, self.tokenizer, tmp)
+            store_weights(self.model, tmp, weight_dtype)
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
     def flat_token_ids(self, sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -202,7 +214,7 @@ class ParaNMTEncoder:
         """Embeddings of the batches ``bounds`` of a plan (:meth:`_batches`), rows in plan order.
 
         Batch ``(start, end)`` holds ``sentences[order[start:end]]`` (``sentences[start:end]`` when ``order`` is
-        None). Worker processes of :func:`paranmt_hf.parallel.encode_parallel` call this on their share of batches.
+        None). Worker processes of :func:`paranmt_hf.model.parallel.encode_parallel` call this on their share of batches.
         """
         total = sum(e - s for s, e in bounds)
         out = torch.empty(total, self.embedding_dim, dtype=torch.float32)

@@ -8,14 +8,8 @@ from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer, models, normalizers
 
-from ..modeling.tokenization_paranmt import (
-    LOOKUP_RULES,
-    PAD_TOKEN,
-    UNK_TOKEN,
-    ParaNMTTokenizer,
-    paranmt50m_words,
-    word_pre_tokenizer,
-)
+from ...modeling.segmentation_paranmt import LOOKUP_RULES, PAD_TOKEN, UNK_TOKEN, paranmt50m_words, word_pre_tokenizer
+from ...modeling.tokenization_paranmt import ParaNMTTokenizer
 from .fast import to_transformers
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ...utils.safe_pickle import load_legacy_pickle
 from ..tokenization.fast import to_transformers
-from ..utils.safe_pickle import load_legacy_pickle
 from . import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
 from .lasagne import LASAGNE_LSTM_PARAMS, copy_lstm, read_lstm
 from .pras import UNK_STRING, ConversionReport
@@ -88,7 +88,7 @@ class _Part:
 
 def _ordered_tokens(vocab: dict[str, int], rows: int, what: str) -> list[str]:
     """Tokens in row order, ``UUUNKKK`` left out; checks that ``vocab`` indexes the ``rows`` rows exactly once."""
-    from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+    from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
     if UNK_STRING not in vocab:
         raise ValueError(f"the {what} vocabulary has no {UNK_STRING!r} entry")
@@ -114,7 +114,7 @@ def word_tokenizer_backend(tokens: list[str]) -> Tokenizer:
     """``lookup="split"``: lower-casing + ``WhitespaceSplit`` + exact word lookup, ``[UNK]`` for unknowns."""
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
-    from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+    from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
     vocab = {PAD_TOKEN: 0, UNK_TOKEN: 1}
     for token in tokens:
@@ -129,7 +129,7 @@ def word_tokenizer_backend(tokens: list[str]) -> Tokenizer:
 
 def _unreachable(tokens: list[str], token_type: str, lookup: str) -> list[str]:
     """Vocabulary entries that the lookup can never produce (upper case, whitespace in a word, wrong length)."""
-    from ..modeling.tokenization_paranmt import py2_lower
+    from ...modeling.segmentation_paranmt import py2_lower
 
     lower = py2_lower if lookup == "paranmt50m" else str.lower
     bad = [t for t in tokens if t != lower(t) or (token_type == "word" and (not t or len(t.split()) != 1))]
@@ -210,7 +210,7 @@ def _mixed_parts(
 
 
 def _tokenizer_spec(tokens: list[str], token_type: str, lookup: str) -> dict[str, Any]:
-    from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+    from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
     if lookup == "paranmt50m":
         return {"kind": token_type, "vocab": [PAD_TOKEN, UNK_TOKEN, *tokens], "lookup": lookup}
@@ -289,10 +289,11 @@ def convert_paranmt50m(
     """
     from tokenizers import Tokenizer
 
+    from ...modeling.configuration_paranmt import ParaNMTConfig
+    from ...modeling.modeling_paranmt import ParaNMTModel
+    from ...modeling.segmentation_paranmt import LOOKUP_RULES
+    from ...modeling.tokenization_paranmt import ParaNMTTokenizer
     from ..encoder import ParaNMTEncoder
-    from ..modeling.configuration_paranmt import ParaNMTConfig
-    from ..modeling.modeling_paranmt import ParaNMTModel
-    from ..modeling.tokenization_paranmt import LOOKUP_RULES, ParaNMTTokenizer
 
     source = os.fspath(path)
     if lookup not in LOOKUP_RULES:

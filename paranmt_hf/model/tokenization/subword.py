@@ -1,7 +1,7 @@
 """Subword tokenizers (the ``subword`` encoder kind): the pieces of any ``tokenizers`` tokenizer, ParaNMT-style.
 
 A ``subword`` model averages the pieces of a WordPiece, BPE, Unigram or WordLevel ``tokenizers`` tokenizer, typically
-a transformer teacher's, so that its embedding table can be distilled from that teacher (``paranmt_hf.distill``).
+a transformer teacher's, so that its embedding table can be distilled from that teacher (``paranmt_hf.model.distill``).
 :func:`adapt_tokenizer` brings such a tokenizer to the conventions every ParaNMT model shares:
 
 - ``[PAD]`` is id 0 and ``[UNK]`` id 1 (the teacher's pad/unknown tokens are renamed and moved there, or added);
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 from .fast import to_transformers
 
 if TYPE_CHECKING:

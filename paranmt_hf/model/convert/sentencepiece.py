@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -73,7 +73,7 @@ class SentencePieceModel:
 
 def read_sentencepiece_model(path: str) -> SentencePieceModel:
     """Parse a sentencepiece ``.model`` file (a protobuf ``ModelProto``)."""
-    from ..utils.imports import require
+    from ...utils.imports import require
 
     require("google.protobuf", "sp")
     model_pb2 = require("sentencepiece.sentencepiece_model_pb2", "sp")

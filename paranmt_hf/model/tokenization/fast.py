@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer
 
-from ..modeling.tokenization_paranmt import PAD_TOKEN, UNK_TOKEN
+from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast

@@ -6,7 +6,7 @@ Here that table becomes the ``subword`` component of a ParaNMT model (alone, or 
 which the papers' mega-batch margin loss then trains further on paraphrase pairs (``paranmt-hf train --recipe
 teacher``).
 
-    from paranmt_hf.distill import build_teacher_encoder
+    from paranmt_hf.model.distill import build_teacher_encoder
     encoder = build_teacher_encoder("trigram+subword", corpus, teacher="sentence-transformers/all-MiniLM-L6-v2")
 
 Distillation runs the teacher once per vocabulary piece (about 30 s for all-MiniLM-L6-v2's 30K pieces on one CPU
@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .build import build_encoder, parse_kinds
+from ..modeling.kinds_paranmt import parse_kinds
+from ..utils.imports import require
+from .build import build_encoder
 from .encoder import ParaNMTEncoder
 from .tokenization.subword import adapt_tokenizer
-from .utils.imports import require
 
 logger = logging.getLogger(__name__)
 

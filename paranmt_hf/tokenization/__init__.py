@@ -1,1 +1,0 @@
-"""Tokenizers for ParaNMT models, built with the ``tokenizers`` library (word-level, unigram, trigram)."""
