@@ -61,7 +61,7 @@ def load_paranmt(
         split: ``"train"`` (the only split), or None for the ``{split: dataset}`` dict.
         cache_dir: datasets cache directory (non-streaming).
         **config_kwargs: parameters of :class:`paranmt_hf.data.configs.ConfigOptions`, e.g. ``strict=True``,
-            ``recipe="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
+            ``filter="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
 
     Raises:
         ValueError: (non-streaming) the files hold no valid line; the message names them.
@@ -73,6 +73,12 @@ def load_paranmt(
     """
     get_config(config)
     require("datasets", "data")
+    if "recipe" in config_kwargs:  # the option's name before 0.2
+        import warnings
+
+        warnings.warn("load_paranmt(recipe=...) is now filter=... (recipe= stops working in paranmt_hf 0.3)",
+                      FutureWarning, stacklevel=2)
+        config_kwargs.setdefault("filter", config_kwargs.pop("recipe"))
     from .paranmt import ParaNMT
 
     files: list[str] = []

@@ -10,8 +10,8 @@ Pass plain local paths or http(s) URLs (``file://`` URIs break datasets' streami
 
 * ``full``: ``para-nmt-50m.txt`` (reference \\t back-translation \\t paraphrase score) with trigram overlap and
   whitespace token lengths added.
-* ``filtered``: ``full`` rows passing the PRAS filter (``recipe="pras"``) or the ACL-2018 recipe
-  (``recipe="acl2018"``); every threshold is a config parameter.
+* ``filtered``: ``full`` rows passing a filter of :data:`paranmt_hf.corpus.filters.FILTERS`: the PRAS filter
+  (``filter="pras"``) or the ACL-2018 recipe (``filter="acl2018"``); every threshold is a config parameter.
 * ``processed-5m``: the filtered, tokenised 5M release (reference \\t paraphrase, no score).
 * ``pairs``: any TSV(.gz/.zip) with 2-4 columns: text_a \\t text_b [\\t score [\\t trigram_overlap]].
 * ``bitext``: X-English sentence pairs (2 columns; which side is English is a parameter or read from an
@@ -42,9 +42,6 @@ class ParaNMTBuilderConfig(datasets.BuilderConfig, ConfigOptions):
     The parameters are those of :class:`paranmt_hf.data.configs.ConfigOptions` (all optional; see the module
     docstring for the configs).
     """
-
-
-ParaNMTConfig = ParaNMTBuilderConfig  # its earlier name (paranmt_hf.ParaNMTConfig is the model's config)
 
 
 class ParaNMT(datasets.GeneratorBasedBuilder):

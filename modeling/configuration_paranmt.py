@@ -6,6 +6,7 @@ This file is Hub remote code: it imports only ``transformers`` (and the standard
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from transformers import PretrainedConfig
@@ -30,10 +31,15 @@ COMPONENT_FIELDS = (
 )
 
 
+_RENAMED = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the model "
+            "again to update its config.json)")
+
+
 def _renamed(component: dict[str, Any]) -> dict[str, Any]:
     """A component dict with the field names of this release (``encoder`` is now ``kind``)."""
     out = dict(component)
     if "encoder" in out and "kind" not in out:
+        warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
         out["kind"] = out.pop("encoder")
     return out
 
@@ -122,7 +128,6 @@ class ParaNMTConfig(PretrainedConfig):
     """
 
     model_type = "paranmt"
-    attribute_map = {"encoder": "kind"}  # the field's name in earlier releases
 
     def __init__(
         self,
@@ -147,7 +152,9 @@ class ParaNMTConfig(PretrainedConfig):
         **kwargs: Any,
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
-        kind = kwargs.pop("encoder", kind)  # the field's name in earlier releases
+        if "encoder" in kwargs:  # the field's name in earlier releases
+            warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
+            kind = kwargs.pop("encoder")
         self.kind = kind
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim

@@ -35,9 +35,9 @@ def test_builder_config_is_not_called_like_the_model_config() -> None:
     import paranmt_hf
     from paranmt_hf.dataset_scripts import paranmt as builder
 
-    assert builder.ParaNMTBuilderConfig is builder.ParaNMTConfig  # the old name still imports
-    assert paranmt_hf.ParaNMTConfig.__name__ == "ParaNMTConfig"  # the model's config
-    assert paranmt_hf.ParaNMTConfig is not builder.ParaNMTBuilderConfig
+    assert not hasattr(builder, "ParaNMTConfig")  # one name, one meaning: ParaNMTConfig is the model's config
+    assert paranmt_hf.ParaNMTConfig.model_type == "paranmt"
+    assert builder.ParaNMTBuilderConfig.__name__ == "ParaNMTBuilderConfig"
 
 
 @pytest.mark.parametrize(("name", "sides"), [

@@ -89,13 +89,13 @@ def test_acl2018_recipe_top_folds_and_30_tokens(tmp_path: Path) -> None:
     rows[18] = (_side(31), _side(10, 20), "0.95")  # a selected score, but a side longer than 30 tokens
     rows[17] = (_side(30), _side(30, 20), "0.90")  # exactly 30 tokens: kept
     path = _write(tmp_path / "para-nmt-50m.txt", rows)
-    got = list(load_paranmt("filtered", str(path), recipe="acl2018"))
+    got = list(load_paranmt("filtered", str(path), filter="acl2018"))
     assert [r["paraphrase_score"] for r in got] == pytest.approx([0.85, 0.90, 1.0])
-    explicit = list(load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.5, max_tokens=40))
+    explicit = list(load_paranmt("filtered", str(path), filter="acl2018", min_score=0.5, max_tokens=40))
     assert len(explicit) == 11
-    sampled = [r["paraphrase_score"] for r in load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.0,
+    sampled = [r["paraphrase_score"] for r in load_paranmt("filtered", str(path), filter="acl2018", min_score=0.0,
                                                            sample_rate=0.5, seed=3)]
-    again = [r["paraphrase_score"] for r in load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.0,
+    again = [r["paraphrase_score"] for r in load_paranmt("filtered", str(path), filter="acl2018", min_score=0.0,
                                                          sample_rate=0.5, seed=3)]
     assert sampled == again and 0 < len(sampled) < 20
 
@@ -105,7 +105,11 @@ def test_acl2018_filter_requires_bounds() -> None:
         ACL2018Filter()({"paraphrase_score": 0.9, "reference_length": 3, "paraphrase_length": 3})
 
 
-def test_unknown_recipe(tmp_path: Path) -> None:
+def test_unknown_filter_and_the_options_earlier_name(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.txt", [LOW + ("0.5",)])
-    with pytest.raises(ValueError, match="recipe"):
-        list(load_paranmt("filtered", str(path), recipe="nope"))
+    with pytest.raises(ValueError, match="unknown filter 'nope'"):
+        list(load_paranmt("filtered", str(path), filter="nope"))
+    explicit = list(load_paranmt("filtered", str(path), filter="acl2018", min_score=0.0, max_tokens=40))
+    assert len(explicit) == 1
+    with pytest.warns(FutureWarning, match="now filter="):  # the option's earlier name still works, with a warning
+        assert list(load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.0, max_tokens=40)) == explicit

@@ -175,30 +175,3 @@ def test_unknown_token_rules_survive_save_and_load(tmp_path):
     torch.testing.assert_close(expected[0], w[[2, 3]].mean(0))
     torch.testing.assert_close(expected[1], w[1])
     torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask).pooler_output, expected)
-
-
-def test_directories_of_earlier_releases_load(tmp_path):
-    """Configs naming the kind ``encoder`` and weights under ``encoders.`` (earlier releases) load unchanged."""
-    import json
-
-    from safetensors.torch import load_file, save_file
-
-    from paranmt_hf import ParaNMTConfig, ParaNMTEncoder, build_encoder
-
-    encoder = build_encoder("trigram+word", ["a man plays a guitar .", "two dogs run ."] * 3, embedding_dim=4, seed=4)
-    encoder.save_pretrained(tmp_path / "m")
-    expected = encoder.encode(["a man plays", "dogs"])
-    config = json.loads((tmp_path / "m" / "config.json").read_text())
-    assert "kind" in config and [c["kind"] for c in config["components"]] == ["trigram", "word"]
-    config["encoder"] = config.pop("kind")
-    for component in config["components"]:
-        component["encoder"] = component.pop("kind")
-    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
-    weights = load_file(tmp_path / "m" / "model.safetensors")
-    save_file({k.replace("components.", "encoders.", 1): v for k, v in weights.items()},
-              tmp_path / "m" / "model.safetensors", metadata={"format": "pt"})
-    reloaded = ParaNMTEncoder.from_pretrained(tmp_path / "m")
-    kinds = [c["kind"] for c in reloaded.config.resolved_components()]
-    assert kinds == ["trigram", "word"] and reloaded.config.encoder == reloaded.config.kind  # the old name reads
-    np.testing.assert_array_equal(reloaded.encode(["a man plays", "dogs"]), expected)
-    assert ParaNMTConfig(encoder="word", vocab_size=5, embedding_dim=2).kind == "word"

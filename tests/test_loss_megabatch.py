@@ -10,11 +10,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
-from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf import (
+    ParaNMTInputModule,  # noqa: E402
+    build_encoder,  # noqa: E402
+)
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
 from paranmt_hf.losses.features import Rows, features_from_rows, hash_rows, rows_from_features  # noqa: E402
 from paranmt_hf.losses.mining import select_negatives  # noqa: E402
-from paranmt_hf import ParaNMTInputModule  # noqa: E402
 
 # three mini-batches of (anchor, positive) pairs; "a dog runs ." repeats across batches (identical texts)
 BATCHES = [

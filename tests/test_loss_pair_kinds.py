@@ -10,9 +10,11 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
-from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf import (
+    ParaNMTInputModule,  # noqa: E402
+    build_encoder,  # noqa: E402
+)
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
-from paranmt_hf import ParaNMTInputModule  # noqa: E402
 
 # (anchor, positive, kind): 1 = translation (English first), 0 = English paraphrase pair
 BATCHES = [

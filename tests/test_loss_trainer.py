@@ -15,9 +15,11 @@ from sentence_transformers import (  # noqa: E402
 )
 from sentence_transformers.sentence_transformer.modules import StaticEmbedding  # noqa: E402
 
-from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf import (
+    ParaNMTInputModule,  # noqa: E402
+    build_encoder,  # noqa: E402
+)
 from paranmt_hf.losses import MegaBatchMarginLoss  # noqa: E402
-from paranmt_hf import ParaNMTInputModule  # noqa: E402
 
 ANCHORS = ["a man plays a guitar .", "a dog runs .", "the cat sleeps .", "kids play soccer .",
            "a woman sings a song .", "the sun is hot .", "a zebra eats grass .", "two men talk ."]

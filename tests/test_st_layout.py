@@ -15,8 +15,10 @@ pytest.importorskip("sentence_transformers")
 import numpy as np  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
-from paranmt_hf import build_encoder  # noqa: E402
-from paranmt_hf import ParaNMTInputModule  # noqa: E402
+from paranmt_hf import (
+    ParaNMTInputModule,  # noqa: E402
+    build_encoder,  # noqa: E402
+)
 from paranmt_hf.model.st_layout import static_embedding_is_exact  # noqa: E402
 
 CORPUS = ["a man plays a guitar .", "a dog runs in the park .", "the cat sleeps .", "two men are talking ."] * 3

@@ -61,6 +61,7 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         from ..corpus.pipeline import CorpusError
         from ..data.reader import InputError
         from ..data.records import BadLineError
+        from ..fetch.http import DownloadError
         from ..utils.atomic import OutputExistsError, OutputIsInputError
 
         if threading.current_thread() is threading.main_thread():  # `kill`: unwind, removing temporary outputs
@@ -68,7 +69,7 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         try:
             return func(args)
         except (InputError, BadLineError, OutputExistsError, OutputIsInputError, FileNotFoundError,
-                CorpusError) as err:
+                CorpusError, DownloadError) as err:
             print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
             return 1
 
@@ -76,7 +77,12 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
 
 
 def _filter_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--recipe", default="pras", choices=["pras", "acl2018"])
+    from ..corpus.filters import FILTERS
+
+    parser.add_argument("--filter", dest="filter_name", default="pras", choices=list(FILTERS),
+                        help="; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
+    parser.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_DeprecatedFlag,
+                        help=argparse.SUPPRESS)
     for name in FILTER_OPTIONS:
         kind = int if name in ("seed", "max_tokens", "num_folds") else float
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None)
@@ -85,6 +91,18 @@ def _filter_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-language-filter", action="store_true", help="pras: skip the English check")
     parser.add_argument("--langid-model", default=None, help="fastText LID model (default: bundled lid.176.ftz)")
     _tokenizer_arg(parser)
+
+
+class _DeprecatedFlag(argparse.Action):
+    """A renamed flag: takes its value and warns with the new name (removed in 0.3)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        import warnings
+
+        warnings.warn(f"{option_string} is now --filter ({option_string} stops working in paranmt_hf 0.3)",
+                      FutureWarning, stacklevel=2)
+        setattr(namespace, self.dest, values)
 
 
 def _tokenizer_arg(parser: argparse.ArgumentParser) -> None:
@@ -96,7 +114,7 @@ def _tokenizer_arg(parser: argparse.ArgumentParser) -> None:
 def _filter_options(args: argparse.Namespace) -> Any:
     from ..data.configs import ConfigOptions
 
-    kwargs: dict[str, Any] = {"recipe": args.recipe, "tokenizer": args.tokenizer, "strict": args.strict,
+    kwargs: dict[str, Any] = {"filter": args.filter_name, "tokenizer": args.tokenizer, "strict": args.strict,
                               "require_english": not args.no_language_filter, "langid_model": args.langid_model}
     kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None})
     if getattr(args, "member", None):
@@ -265,12 +283,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _download_default() -> str:
-    """The public ParaNMT-50M zip, downloaded once into the datasets cache."""
-    from ..dataset_scripts.paranmt import PARANMT_50M_URL
-    from ..utils.imports import require
+    """The public ParaNMT-50M zip, downloaded once into the user cache (checksummed, resumable)."""
+    from ..fetch import fetch_remote
+    from ..fetch.registry import PARANMT_50M
 
-    datasets = require("datasets", "data")
-    return datasets.DownloadManager().download(PARANMT_50M_URL)
+    return str(fetch_remote(PARANMT_50M))
 
 
 @_user_errors

@@ -1,23 +1,56 @@
-"""Corpus tools: overlap, language ID, filters, scoring, de-duplication, histogram, export, paraphrase lexicon."""
+"""Corpus tools: overlap, language ID, filters, scoring, de-duplication, histogram, export, paraphrase lexicon.
+
+The names below are imported on first use, so that importing a module of the package (the CLI reads the filter
+registry, :mod:`paranmt_hf.corpus.filters`, to build its parser) does not import them all.
+"""
 
 from __future__ import annotations
 
-from ..data.records import FORMATS, BadLineError, BadLineReport, LineFormat, iter_records
-from ..data.writer import write_pairs
-from .dedup import DedupStats, dedup_records
-from .export import export_hub_folder, write_parquet_shards
-from .filters import ACL2018Filter, PRASFilter, corpus_fold_bounds, fold_bounds
-from .histogram import TABLE3_EDGES, plot_histogram, score_histogram
-from .langid import LanguageIdentifier
-from .lexicon import ParaphraseLexicon, evaluate_simlex, read_simlex
-from .overlap import ngram_overlap, trigram_overlap
-from .score import annotate_pairs, cosine_scores
-from .tokens import nltk_word_tokenize
+import importlib
+from typing import Any
 
-__all__ = [
-    "ACL2018Filter", "BadLineError", "BadLineReport", "DedupStats", "FORMATS", "LanguageIdentifier", "LineFormat",
-    "PRASFilter", "ParaphraseLexicon", "TABLE3_EDGES", "annotate_pairs", "corpus_fold_bounds", "cosine_scores",
-    "dedup_records", "evaluate_simlex", "export_hub_folder", "fold_bounds", "iter_records", "ngram_overlap",
-    "nltk_word_tokenize", "plot_histogram", "read_simlex", "score_histogram", "trigram_overlap", "write_pairs",
-    "write_parquet_shards",
-]
+_LAZY: dict[str, str] = {
+    "FORMATS": "paranmt_hf.data.records",
+    "BadLineError": "paranmt_hf.data.records",
+    "BadLineReport": "paranmt_hf.data.records",
+    "LineFormat": "paranmt_hf.data.records",
+    "iter_records": "paranmt_hf.data.records",
+    "write_pairs": "paranmt_hf.data.writer",
+    "DedupStats": "paranmt_hf.corpus.dedup",
+    "dedup_records": "paranmt_hf.corpus.dedup",
+    "export_hub_folder": "paranmt_hf.corpus.export",
+    "write_parquet_shards": "paranmt_hf.corpus.export",
+    "FILTERS": "paranmt_hf.corpus.filters",
+    "ACL2018Filter": "paranmt_hf.corpus.filters",
+    "PRASFilter": "paranmt_hf.corpus.filters",
+    "corpus_fold_bounds": "paranmt_hf.corpus.filters",
+    "fold_bounds": "paranmt_hf.corpus.filters",
+    "make_filter": "paranmt_hf.corpus.filters",
+    "TABLE3_EDGES": "paranmt_hf.corpus.histogram",
+    "plot_histogram": "paranmt_hf.corpus.histogram",
+    "score_histogram": "paranmt_hf.corpus.histogram",
+    "LanguageIdentifier": "paranmt_hf.corpus.langid",
+    "ParaphraseLexicon": "paranmt_hf.corpus.lexicon",
+    "evaluate_simlex": "paranmt_hf.corpus.lexicon",
+    "read_simlex": "paranmt_hf.data.simlex",
+    "ngram_overlap": "paranmt_hf.corpus.overlap",
+    "trigram_overlap": "paranmt_hf.corpus.overlap",
+    "annotate_pairs": "paranmt_hf.corpus.score",
+    "cosine_scores": "paranmt_hf.corpus.score",
+    "nltk_word_tokenize": "paranmt_hf.corpus.tokens",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'paranmt_hf.corpus' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

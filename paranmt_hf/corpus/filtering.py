@@ -18,9 +18,9 @@ import numpy as np
 from ..data.configs import ConfigOptions
 from ..data.reader import Block, Shard
 from ..data.records import parse_block
+from .filters import fold_bounds, get_filter_spec, make_filter
 from .output import compress_block
 from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
-from .rows import make_filter
 
 
 @dataclass
@@ -87,9 +87,8 @@ def build_filter(options: ConfigOptions, inputs: Sequence[str | os.PathLike[str]
     For the ACL-2018 recipe without ``min_score`` the fold bounds come from a first, parallel pass over every score
     of the inputs (all shards: the bounds are global; 8 bytes per line in memory).
     """
-    from .filters import fold_bounds
-
-    if options.recipe == "acl2018" and options.min_score is None:
+    spec = get_filter_spec(options.filter)
+    if spec.name == "acl2018" and spec.needs_corpus_pass(options):
         chunks: list[np.ndarray] = []
         every = replace(settings or RunSettings(), shard=Shard())
         run_blocks(inputs, ScoresTask(fmt), lambda r: chunks.append(r.payload), every, member_pattern=member_pattern,

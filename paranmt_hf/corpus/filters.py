@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
 
 import numpy as np
 
+from ..data.configs import ConfigOptions
 from ..data.reader import Opener
 from ..data.records import FORMATS, iter_parsed
 from .langid import LanguageIdentifier
@@ -73,15 +74,6 @@ def _fill_overlaps(text_a: Sequence[str], text_b: Sequence[str], given: Sequence
                             strict=True):
             out[i] = value
     return out
-
-
-def ensure_overlap(example: dict[str, Any], tokenizer: str = "nltk") -> float:
-    """The example's ``trigram_overlap``, computed (and stored) when missing."""
-    value = example.get("trigram_overlap")
-    if value is None:
-        value = overlaps_many([example["reference"]], [example["paraphrase"]], tokenizer)[0]
-        example["trigram_overlap"] = value
-    return value
 
 
 def _example_columns(example: dict[str, Any]) -> tuple[list[str], list[str], list[float], list[float | None]]:
@@ -239,3 +231,80 @@ def corpus_fold_bounds(
     scores = np.concatenate(chunks) if chunks else np.zeros(0)
     del chunks
     return fold_bounds(scores, folds, num_folds)
+
+
+class RowFilter(Protocol):
+    """What every filter does: decide on a batch of pairs (:class:`Selection`), and on one example dict."""
+
+    def select(self, text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
+               overlaps: Sequence[float | None] | None = None) -> Selection:
+        """The filter on a batch of pairs."""
+
+    def __call__(self, example: dict[str, Any]) -> bool:
+        """Whether one example passes."""
+
+
+def _pras(options: ConfigOptions, paths: Sequence[str | os.PathLike[str]], member_pattern: str | None,
+          opener: Opener) -> PRASFilter:
+    given = {f.name: getattr(options, f.name) for f in fields(PRASFilter) if f.init
+             and getattr(options, f.name, None) is not None}
+    return PRASFilter(**given)
+
+
+def _acl2018(options: ConfigOptions, paths: Sequence[str | os.PathLike[str]], member_pattern: str | None,
+             opener: Opener) -> ACL2018Filter:
+    low, high = options.min_score, options.max_score
+    if low is None:
+        low, high_auto = corpus_fold_bounds(paths, options.folds, options.num_folds, member_pattern=member_pattern,
+                                            opener=opener)
+        high = high if high is not None else high_auto
+    return ACL2018Filter(low, high, tuple(options.folds), options.num_folds, options.max_tokens, options.sample_rate,
+                         options.seed)
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """One named filter of the registry: how to make it from :class:`~paranmt_hf.data.configs.ConfigOptions`.
+
+    Attributes:
+        name: the name (``ConfigOptions.filter``, ``corpus filter --filter``, the builder's ``filter=``).
+        description: one line for ``--help`` and dataset cards.
+        make: ``(options, paths, member_pattern, opener) -> filter`` (``paths``: the corpus, for filters that need
+            a first pass over it, such as the ACL-2018 fold bounds).
+        options: the :class:`ConfigOptions` fields it reads (``--help`` and the export record list them).
+        needs_corpus_pass: whether ``make`` reads the corpus when some options are not given.
+    """
+
+    name: str
+    description: str
+    make: Callable[..., RowFilter]
+    options: tuple[str, ...]
+    needs_corpus_pass: Callable[[ConfigOptions], bool] = lambda options: False
+
+
+FILTERS: dict[str, FilterSpec] = {spec.name: spec for spec in (
+    FilterSpec("pras", "Paraphrastic Representations at Scale: score in [sim_low, sim_high], mean length in "
+               "[min_mean_tokens, max_mean_tokens], trigram overlap <= max_overlap, both sides English (lid.176)",
+               _pras, ("sim_low", "sim_high", "max_overlap", "min_mean_tokens", "max_mean_tokens", "require_english",
+                       "langid_model", "tokenizer")),
+    FilterSpec("acl2018", "ParaNMT-50M (ACL 2018) §5.4: the top score folds (bounds from a first pass unless given), "
+               "both sides <= max_tokens, optional seeded sampling",
+               _acl2018, ("folds", "num_folds", "min_score", "max_score", "max_tokens", "sample_rate", "seed"),
+               needs_corpus_pass=lambda options: options.min_score is None),
+)}
+"""The one registry of corpus filters, read by the ``filtered`` builder config, ``corpus filter`` / ``export`` and the
+corpus pipeline."""
+
+
+def get_filter_spec(name: str) -> FilterSpec:
+    """The :class:`FilterSpec` called ``name`` (a ValueError naming the choices otherwise)."""
+    try:
+        return FILTERS[name]
+    except KeyError:
+        raise ValueError(f"unknown filter {name!r}; choose one of {tuple(FILTERS)}") from None
+
+
+def make_filter(options: ConfigOptions, paths: Sequence[str | os.PathLike[str]] = (),
+                member_pattern: str | None = None, opener: Opener = open) -> RowFilter:
+    """The filter ``options.filter`` names, made from the options (reading ``paths`` when it needs a corpus pass)."""
+    return get_filter_spec(options.filter).make(options, paths, member_pattern, opener)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from ..data.configs import ConfigOptions, bitext_sides, get_config
 from ..data.reader import Opener
 from ..data.records import ParsedBlock
+from .filters import make_filter
 
 Columns = dict[str, list[Any]]
 
@@ -28,26 +28,6 @@ def f32(values: Sequence[float | None]) -> list[float | None]:
     if any(v is None for v in values):
         return [None if v is None else float(np.float32(v)) for v in values]
     return np.asarray(values, dtype=np.float32).astype(np.float64).tolist()
-
-
-def make_filter(options: ConfigOptions, paths: Sequence[str | os.PathLike[str]] = (),
-                member_pattern: str | None = None, opener: Opener = open) -> Any:
-    """The ``filtered`` config's filter from the options (ACL-2018 fold bounds read from ``paths`` when needed)."""
-    from .filters import ACL2018Filter, PRASFilter, corpus_fold_bounds
-
-    if options.recipe == "pras":
-        given = {f.name: getattr(options, f.name) for f in fields(PRASFilter) if f.init
-                 and getattr(options, f.name, None) is not None}
-        return PRASFilter(**given)
-    if options.recipe == "acl2018":
-        low, high = options.min_score, options.max_score
-        if low is None:
-            low, high_auto = corpus_fold_bounds(paths, options.folds, options.num_folds, member_pattern=member_pattern,
-                                                opener=opener)
-            high = high if high is not None else high_auto
-        return ACL2018Filter(low, high, tuple(options.folds), options.num_folds, options.max_tokens,
-                             options.sample_rate, options.seed)
-    raise ValueError(f"unknown recipe {options.recipe!r}: use 'pras' or 'acl2018'")
 
 
 class RowMaker:

@@ -104,7 +104,8 @@ class ConfigOptions:
         member_pattern: glob of the zip member(s) to read (default per config).
         strict: raise on the first bad line (``file:line``) instead of skipping and counting bad lines.
         tokenizer: tokenizer for trigram overlap, ``"nltk"`` (original) or ``"whitespace"``.
-        recipe: ``filtered`` only: ``"pras"`` or ``"acl2018"``.
+        filter: ``filtered`` only: the filter's name in :data:`paranmt_hf.corpus.filters.FILTERS` (``"pras"`` or
+            ``"acl2018"``; called ``recipe`` before 0.2).
         sim_low, sim_high, max_overlap, min_mean_tokens, max_mean_tokens, require_english, langid_model: PRAS filter
             (None: the defaults of :class:`~paranmt_hf.corpus.filters.PRASFilter`, their one source).
         folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe.
@@ -118,7 +119,7 @@ class ConfigOptions:
     member_pattern: str | None = None
     strict: bool = False
     tokenizer: str = "nltk"
-    recipe: str = "pras"
+    filter: str = "pras"
     sim_low: float | None = None
     sim_high: float | None = None
     max_overlap: float | None = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..data.sts import STSPairs, load_sts17, load_sts_dir, load_sts_year, load_stsb, read_sts_pair_files
 from ..data.tatoeba import BitextPairs, load_tatoeba
-from .encoders import Encoder, SupportsEncode, encode, load_encoder
+from .encoders import SupportsEncode, encode, load_encoder
 from .metrics import bitext_error_rates, mteb_paired_cosine, paired_cosine, sts_correlations
 from .results import format_table, read_results, read_task_json, task_json, write_results
 from .runner import TaskResult, evaluate, paper_average, run_task
@@ -28,7 +28,6 @@ __all__ = [
     "ALL_TASKS",
     "GROUPS",
     "BitextPairs",
-    "Encoder",
     "SupportsEncode",
     "EvalTask",
     "STSPairs",

@@ -131,6 +131,3 @@ def embedding_dim(encoder: SupportsEncode) -> int | None:
                 return value
     return None
 
-
-Encoder = SupportsEncode
-"""Earlier name of :class:`SupportsEncode` (kept for existing code)."""

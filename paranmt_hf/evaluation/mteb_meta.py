@@ -157,6 +157,3 @@ class MTEBWrapper(_mteb_encoder_base()):  # type: ignore[misc]
         texts = [t for batch in inputs for t in batch["text"]]
         return encode(self.model, texts, batch_size=self.batch_size)
 
-
-MTEBEncoder = MTEBWrapper
-"""Earlier name of :class:`MTEBWrapper` (kept for existing code)."""

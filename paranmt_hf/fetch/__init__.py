@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .http import ChecksumError, DownloadError, UnreachableError
 from .lock import UnpinnedError
-from .pipeline import FetchFailed, FetchReport, SourceFormatError, fetch_data, verify_checksums
+from .pipeline import FetchFailed, FetchReport, SourceFormatError, fetch_data, fetch_remote, verify_checksums
 from .registry import SOURCES, Remote, Source
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "Remote",
     "Source",
     "SourceFormatError",
+    "fetch_remote",
     "UnpinnedError",
     "UnreachableError",
     "fetch_data",

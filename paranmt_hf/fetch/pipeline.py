@@ -315,6 +315,24 @@ def _raw_pairs(source: Source, sample: int, seed: int, progress: bool) -> Callab
     raise KeyError(f"no builder for training source {source.name!r}")
 
 
+def fetch_remote(remote: Remote, dest: str | os.PathLike[str] | None = None, verify: str = "tofu",
+                 mirror: str | None = None, progress: bool = True) -> Path:
+    """A verified local copy of one registry download, e.g. :data:`~paranmt_hf.fetch.registry.PARANMT_50M`.
+
+    The file is kept in ``<dest>/.downloads/<key>`` (``dest`` default: the user cache of ``data fetch``), resumed
+    after an interruption, held to the registry's checksum (or to the one recorded on its first download, in
+    ``<dest>/SOURCES.json``), and reused by later calls.
+    """
+    from ..utils.paths import cache_data_dir
+
+    fetcher = DataFetcher(dest if dest is not None else cache_data_dir(), verify=verify, mirror=mirror,
+                          progress=progress)
+    _, got = fetcher.download(remote)
+    fetcher.lock.record(remote, got.sha256, got.size, got.url)
+    fetcher.lock.save()
+    return got.path
+
+
 def fetch_data(
     dest: str | os.PathLike[str], only: str | None = None, verify: str = "tofu", mirror: str | None = None,
     overwrite: bool = False, paranmt_sample: int = PARANMT_SAMPLE, seed: int = 0, retries: int = 3,

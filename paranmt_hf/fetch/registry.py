@@ -100,9 +100,6 @@ PARANMT_50M = Remote(
     "authors after phontron.com went away. Read by load_paranmt('full'), not by `data fetch`.",
 )
 
-# PRAS's own bundle of the STS sets (STS17 in a different, 3-column layout), for reference (not used).
-PRAS_STS_ZIP = "http://www.cs.cmu.edu/~jwieting/STS.zip"
-
 # ------------------------------------------------------------------------------------------------ evaluation sets
 _STS_ARCHIVES = {  # SentEval's data/downstream/get_transfer_data.bash
     "STS12": "4/40/STS2012-en-test.zip",

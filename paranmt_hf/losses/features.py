@@ -58,11 +58,6 @@ def is_flat(features: dict[str, Any]) -> bool:
     return "offsets" in features and features["input_ids"].dim() == 1
 
 
-def num_sentences(features: dict[str, Any]) -> int:
-    """Number of sentences in a feature dict of either layout."""
-    return int(features["offsets"].shape[0]) if is_flat(features) else int(features["input_ids"].shape[0])
-
-
 def rows_from_features(features: dict[str, Any]) -> Rows:
     """The sentences of a feature dict (either layout) as :class:`Rows`."""
     ids = features["input_ids"]

@@ -163,11 +163,6 @@ class MegaBatchMarginLoss(nn.Module):
             return self.megabatch_size
         return min(self.megabatch_size, 1 + self.steps // self.anneal)
 
-    def reset(self) -> None:
-        """Empty the pool and restart annealing."""
-        self.pool.clear()
-        self.steps = 0
-
     def training_state(self) -> dict[str, Any]:
         """The state a resumed run needs: the annealing clock and the pool (CPU tensors only, for ``torch.save``)."""
         pool = [

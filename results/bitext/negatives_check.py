@@ -34,10 +34,9 @@ def main() -> None:
     datasets.disable_progress_bars()
     from sentence_transformers import SentenceTransformer
 
-    from paranmt_hf import ParaNMTEncoder
+    from paranmt_hf import ParaNMTEncoder, ParaNMTInputModule
     from paranmt_hf.losses import MegaBatchMarginLoss
     from paranmt_hf.losses.pool import make_entry
-    from paranmt_hf import ParaNMTInputModule
     from paranmt_hf.training.data import load_pairs
 
     data = os.path.join(os.environ.get("PARANMT_HF_DATA", str(ROOT.parent / "shared/data")), "train")

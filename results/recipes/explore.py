@@ -28,10 +28,10 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
+from paranmt_hf import ParaNMTInputModule
 from paranmt_hf.evaluation.runner import evaluate, paper_average
 from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
 from paranmt_hf.model.encoder import ParaNMTEncoder
-from paranmt_hf import ParaNMTInputModule
 from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings

@@ -146,9 +146,9 @@ def main() -> None:  # noqa: C901
     cfg, name = json.loads(sys.argv[1]), sys.argv[2]
     from sentence_transformers import SentenceTransformer
 
+    from paranmt_hf import ParaNMTInputModule
     from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
     from paranmt_hf.losses import MegaBatchMarginLoss
-    from paranmt_hf import ParaNMTInputModule
     from paranmt_hf.training.optim import LazyAdam
     from paranmt_hf.training.trainer import set_sparse_embeddings
 

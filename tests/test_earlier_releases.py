@@ -1,0 +1,71 @@
+"""Model directories saved by earlier releases keep loading, with the embeddings they gave, in every loader."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from paranmt_hf import ParaNMTEncoder
+
+FIXTURES = Path(__file__).parent / "fixtures" / "releases"
+TEXTS = ["a man plays a guitar .", "a cat runs .", ""]
+MODELS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def test_the_fixtures_cover_both_earlier_layouts():
+    assert {m.split("-", 1)[0] for m in MODELS} == {"161fee2", "907b5cc"}
+    assert len(MODELS) == 4
+
+
+@pytest.fixture(params=MODELS)
+def release(request, tmp_path):
+    """A copy of one saved directory (loaders may write caches next to it) and the embeddings it gave.
+
+    The oldest layout loads with a FutureWarning (the config's ``encoder`` field): checked here for every loader.
+    """
+    folder = tmp_path / request.param
+    shutil.copytree(FIXTURES / request.param, folder)
+    if request.param.startswith("161fee2"):
+        with pytest.warns(FutureWarning, match="earlier release"):
+            yield folder, np.load(FIXTURES / f"{request.param}-expected.npy")
+    else:
+        yield folder, np.load(FIXTURES / f"{request.param}-expected.npy")
+
+
+def test_paranmt_encoder(release):
+    folder, expected = release
+    np.testing.assert_allclose(ParaNMTEncoder.from_pretrained(folder).encode(TEXTS), expected, rtol=0, atol=1e-6)
+
+
+def test_automodel_and_autotokenizer(release):
+    from transformers import AutoModel, AutoTokenizer
+
+    folder, expected = release
+    model, tok = AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    with torch.no_grad():
+        got = model(**tok(TEXTS, padding=True, return_tensors="pt")).pooler_output.numpy()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
+def test_sentence_transformers(release):
+    from sentence_transformers import SentenceTransformer
+
+    folder, expected = release
+    got = SentenceTransformer(str(folder), device="cpu").encode(TEXTS)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
+def test_the_oldest_layout_says_it_is_old_and_saving_updates_it(tmp_path):
+    folder = tmp_path / "old"
+    shutil.copytree(FIXTURES / "161fee2-trigram-word", folder)
+    with pytest.warns(FutureWarning, match="earlier release"):
+        encoder = ParaNMTEncoder.from_pretrained(folder)
+    encoder.save_pretrained(tmp_path / "new")
+    config = (tmp_path / "new" / "config.json").read_text()
+    assert '"encoder"' not in config and '"kind": "trigram"' in config
+    np.testing.assert_allclose(ParaNMTEncoder.from_pretrained(tmp_path / "new").encode(TEXTS),
+                               np.load(FIXTURES / "161fee2-trigram-word-expected.npy"), rtol=0, atol=1e-6)
