@@ -11,11 +11,13 @@ mteb = pytest.importorskip("mteb")
 datasets = pytest.importorskip("datasets")
 
 from paranmt_hf import build_encoder  # noqa: E402
+from paranmt_hf.data.eval_sets import EVAL_SETS  # noqa: E402
 from paranmt_hf.data.sts import STSPairs  # noqa: E402
 from paranmt_hf.data.tatoeba import BitextPairs  # noqa: E402
 from paranmt_hf.evaluation import format_table, run_task, write_results  # noqa: E402
 from paranmt_hf.evaluation.metrics import mining_scores  # noqa: E402
-from paranmt_hf.evaluation.mteb_layout import STS17_SUBSETS  # noqa: E402
+
+STS17_SUBSETS = EVAL_SETS["STS17"].mteb_subsets
 from paranmt_hf.evaluation.mteb_meta import MTEBWrapper  # noqa: E402
 from paranmt_hf.evaluation.results import read_results, read_task_json  # noqa: E402
 from paranmt_hf.evaluation.tasks import EvalTask  # noqa: E402

@@ -1,5 +1,8 @@
-"""Import layering (issue 16, "import circle"): the low-level modules do not depend on the high-level encoder.
+"""Import layering: sub-packages only import those below them in the data flow, no modules import each other, and
+the low-level model modules do not depend on the high-level encoder.
 
+The order is docs/CONTRIBUTING.md's map (:data:`PACKAGE_ORDER`); every import counts, at any depth, type hints
+included.
 ``ParaNMTEncoder`` (paranmt_hf/encoder.py) uses the int8 loader (export/quantize.py), the multiprocessing runner
 (parallel.py) and the sentence-transformers writer (st/layout.py); those take a model, a tokenizer or a callable and
 never import the encoder back (type hints only, under ``TYPE_CHECKING``). And building a ``ParaNMTEncoder`` leaves
@@ -18,6 +21,116 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ORDER = ("utils", "metrics", "modeling", "data", "fetch", "model", "corpus", "dataset_scripts", "losses",
+                 "training", "evaluation", "hub", "cli")
+"""paranmt_hf's sub-packages from the bottom of the data flow to the top (the package root is above them all)."""
+TOP_LEVEL = {"modeling": "paranmt_hf.modeling", "dataset_scripts": "paranmt_hf.dataset_scripts",
+             "hub_cards": "paranmt_hf.hub_cards"}
+
+
+def module_imports(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the paranmt_hf modules it imports (every import statement at any depth; ``from X import name``
+    counts as X, or as X.name when that is a module)."""
+    files = {}
+    for folder in ("paranmt_hf", *TOP_LEVEL):
+        for path in (root / folder).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[0] in TOP_LEVEL:
+                parts = ["paranmt_hf", *parts]
+            is_package = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_package else parts)
+            files[name] = (path, is_package)
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in files.items():
+        package = name if is_package else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                origin = node.module if node.level == 0 else ".".join(p for p in (base, node.module) if p)
+                targets = [f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in files else origin
+                           for alias in node.names]
+            else:
+                continue
+            found |= {t for t in targets if t in files and t != name}
+        graph[name] = found
+    return graph
+
+
+def _package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in PACKAGE_ORDER) else None
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a sub-package to one above it in :data:`PACKAGE_ORDER` (unknown sub-packages are violations)."""
+    bad = []
+    for module, targets in graph.items():
+        source = _package(module)
+        for target in targets:
+            dest = _package(target)
+            if source is None or dest is None or source == dest:
+                continue
+            if source not in PACKAGE_ORDER or dest not in PACKAGE_ORDER:
+                bad.append(f"{module} -> {target}: sub-package not in PACKAGE_ORDER")
+            elif PACKAGE_ORDER.index(dest) > PACKAGE_ORDER.index(source):
+                bad.append(f"{module} -> {target}: {source}/ imports {dest}/, which stands above it")
+    return bad
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Modules that import each other, directly or through others (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_sub_packages_import_only_those_below_them():
+    assert layering_violations(module_imports()) == []
+
+
+def test_no_modules_import_each_other():
+    assert circles(module_imports()) == []
+
+
+def test_the_layering_checks_catch_a_back_import_and_a_circle():
+    graph = {"paranmt_hf.data.reader": {"paranmt_hf.corpus.filters"}, "paranmt_hf.corpus.filters": set(),
+             "paranmt_hf.model.a": {"paranmt_hf.model.b"}, "paranmt_hf.model.b": {"paranmt_hf.model.a"}}
+    assert layering_violations(graph) == [
+        "paranmt_hf.data.reader -> paranmt_hf.corpus.filters: data/ imports corpus/, which stands above it"]
+    assert circles(graph) == [["paranmt_hf.model.a", "paranmt_hf.model.b"]]
+
 
 LOW_LEVEL = ("paranmt_hf.model.storage", "paranmt_hf.model.parallel", "paranmt_hf.model.st_layout")
 ENCODER = "paranmt_hf.model.encoder"

@@ -11,16 +11,23 @@ from .model_loading import add_trust_remote_code_flag, load_model
 
 logger = logging.getLogger(__name__)
 
-EPILOG = """tasks: STS12 STS13 STS14 STS15 STS16 STSBenchmark STS17 Tatoeba, groups sts12-16 (= paper), sts, all,
-a subset filter after a colon (STS17:en-en, Tatoeba:fra,deu, STSBenchmark:validation) or any folder holding
-STS.input.<name>.txt + STS.gs.<name>.txt files. Results: <output>/<org>__<name>/<revision>/<Task>.json +
-model_meta.json (mteb's layout) and a printed table."""
+
+
+def _epilog() -> str:
+    from ..data.eval_sets import EVAL_SETS
+
+    tasks = "\n".join(f"  {name:<13} {spec.description}" for name, spec in EVAL_SETS.items())
+    return f"""tasks:
+{tasks}
+groups: sts12-16 (= paper), sts, all; a subset filter after a colon (STS17:en-en, Tatoeba:fra,deu,
+STSBenchmark:validation); or any folder holding STS.input.<name>.txt + STS.gs.<name>.txt files.
+Results: <output>/<org>__<name>/<revision>/<Task>.json + model_meta.json (mteb's layout) and a printed table."""
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``eval``."""
     p = subparsers.add_parser(
-        "eval", help="evaluate a model on STS / bitext mining (papers' protocol and mteb's)", epilog=EPILOG,
+        "eval", help="evaluate a model on STS / bitext mining (papers' protocol and mteb's)", epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")

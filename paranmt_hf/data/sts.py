@@ -198,3 +198,21 @@ def load_stsb(root: str | os.PathLike[str], split: str = "test") -> STSPairs:
         s1.append(normalize_space(cols[5]))
         s2.append(normalize_space(cols[6]))
     return STSPairs("default", s1, s2, scores, n_skipped=skipped)
+
+
+def input_sentences(folder: str | os.PathLike[str]) -> list[str]:
+    """Both sentences of every line of every ``STS.input.*.txt`` in ``folder``, scored or not (as written)."""
+    out = []
+    for path in sorted(Path(folder).glob("STS.input.*.txt")):
+        for line in _read_lines(path):
+            out.extend(line.split("\t")[:2])
+    return out
+
+
+def stsb_sentences(root: str | os.PathLike[str]) -> list[str]:
+    """Both sentences of every line of the three STS Benchmark files below ``root`` (as written)."""
+    out = []
+    for name in STSB_SPLITS.values():
+        for line in _read_lines(Path(root) / "STSBenchmark" / name):
+            out.extend(line.split("\t")[5:7])
+    return out

@@ -68,3 +68,8 @@ def load_tatoeba(root: str | os.PathLike[str], langs: list[str] | None = None) -
 def _lines(path: Path) -> list[str]:
     with open(path, encoding="utf-8", newline="") as handle:
         return [" ".join(line.split()) for line in handle.read().splitlines()]
+
+
+def all_sentences(root: str | os.PathLike[str]) -> list[str]:
+    """Every line of every ``tatoeba.*-eng.*`` file below ``root`` (both sides, every language)."""
+    return [line for path in sorted(Path(root).glob("tatoeba.*-eng.*")) for line in _lines(path)]

@@ -6,7 +6,7 @@ or mteb reads back a different number than stock mteb would compute:
 
 - ``STS12``-``STS16``: mteb's tasks are the year's datasets pooled: only our ``default`` subset (split ``test``).
 - ``STSBenchmark``: only the ``test`` split (mteb's ``eval_splits``), subset ``default``.
-- ``STS17``: the SemEval tracks under mteb's subset names (``STS17_SUBSETS``, checked against
+- ``STS17``: the SemEval tracks under mteb's subset names (``EVAL_SETS["STS17"].mteb_subsets``, checked against
   ``mteb.get_task("STS17").hf_subsets`` and the descriptive statistics' text lengths): track 4b (``es-en-wmt``) is
   not in mteb's STS17 and stays out.
 - ``Tatoeba``: one entry per language pair (``deu-eng``, ...), mteb's metrics of the ``xx->en`` direction
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..data.eval_sets import EVAL_SETS
+
 EXTRA_KEY = "paranmt_hf"
 """Top-level key of the task JSON holding our complete scores (ignored by mteb)."""
 LAYOUT_VERSION = 2
 """1: everything in ``scores`` (before mteb's view was separated); 2: ``scores`` = mteb's view + ``EXTRA_KEY``."""
-
-PAPER_YEARS = ("STS12", "STS13", "STS14", "STS15", "STS16")
 
 STS_KEYS = ("pearson", "spearman", "cosine_pearson", "cosine_spearman", "manhattan_pearson", "manhattan_spearman",
             "euclidean_pearson", "euclidean_spearman", "main_score")
@@ -37,31 +37,22 @@ BITEXT_KEYS = ("precision", "recall", "f1", "accuracy")
 """mteb's bitext-mining metrics (``main_score`` = ``f1``); ours carry them as ``xx2en_<key>``."""
 ENTRY_KEYS = ("hf_subset", "languages", "mteb_version")
 
-STS17_SUBSETS: dict[str, tuple[str, list[str]]] = {
-    "ar-ar": ("ar-ar", ["ara-Arab"]),
-    "ar-en": ("en-ar", ["eng-Latn", "ara-Arab"]),
-    "es-es": ("es-es", ["spa-Latn"]),
-    "es-en": ("es-en", ["spa-Latn", "eng-Latn"]),
-    "en-en": ("en-en", ["eng-Latn"]),
-    "tr-en": ("en-tr", ["eng-Latn", "tur-Latn"]),
-}
-"""Our STS17 subset -> (mteb's ``hf_subset``, mteb's languages). Not in mteb: ``es-en-wmt`` (track 4b)."""
-MTEB_SPLITS: dict[str, tuple[str, ...]] = {name: ("test",) for name in (*PAPER_YEARS, "STSBenchmark", "STS17",
-                                                                        "Tatoeba")}
-"""mteb's ``eval_splits`` of the tasks we run."""
-
 
 def mteb_subset(task: str, subset: str, split: str = "test") -> tuple[str, list[str] | None] | None:
     """Where one of our entries sits in mteb's task: ``(hf_subset, languages or None = ours)``.
 
     ``None``: mteb's task has no such entry (another split, a per-dataset subset of a pooled year, STS17 track 4b).
+    Tasks that are not mteb's (STS-format folders) keep every entry.
     """
-    if task in MTEB_SPLITS and split not in MTEB_SPLITS[task]:
+    spec = EVAL_SETS.get(task)
+    if spec is None or spec.mteb_dataset is None:
+        return subset, None
+    if split not in spec.mteb_splits:
         return None
-    if task in PAPER_YEARS:
+    if spec.mteb_pooled:
         return ("default", None) if subset == "default" else None
-    if task == "STS17":
-        return STS17_SUBSETS.get(subset)
+    if spec.mteb_subsets is not None:
+        return spec.mteb_subsets.get(subset)
     return subset, None
 
 
@@ -79,7 +70,7 @@ def mteb_entry(task: str, entry: dict[str, Any], split: str = "test") -> dict[st
         if "xx2en_f1" not in entry:
             raise ValueError(f"{task} {entry['hf_subset']}: no mteb metrics (xx2en_f1): re-run the evaluation")
         metrics = {k: entry[f"xx2en_{k}"] for k in BITEXT_KEYS} | {"main_score": entry["xx2en_f1"]}
-    elif task in MTEB_SPLITS:
+    elif task in EVAL_SETS and EVAL_SETS[task].mteb_dataset is not None:
         metrics = {k: entry[k] for k in STS_KEYS if k in entry}
     else:
         metrics = dict(entry)  # not an mteb task: everything, as computed

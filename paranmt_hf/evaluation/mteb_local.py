@@ -30,13 +30,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..data.sts import STSPairs, load_sts17, load_sts_year, load_stsb
+from ..data.eval_sets import EVAL_SETS
+from ..data.sts import STSPairs
 from ..utils.imports import require
-from .mteb_layout import PAPER_YEARS, STS17_SUBSETS
 from .tasks import eval_root
 
 LOCAL_REVISION = "local"
-SUPPORTED = (*PAPER_YEARS, "STSBenchmark", "STS17", "Tatoeba")
+SUPPORTED = tuple(name for name, spec in EVAL_SETS.items() if spec.mteb_dataset is not None)
 
 
 def _pooled(parts: list[STSPairs]) -> dict[str, list[Any]]:
@@ -49,24 +49,17 @@ def _pooled(parts: list[STSPairs]) -> dict[str, list[Any]]:
 
 def _task_tables(task_name: str, root: Path) -> dict[str, dict[str, dict[str, list[Any]]]]:
     """``{subset: {split: columns}}`` of one task from the local evaluation files (monolingual: ``default``)."""
-    sts = root / "sts"
-    if task_name in PAPER_YEARS:
-        return {"default": {"test": _pooled(load_sts_year(sts, task_name))}}
-    if task_name == "STSBenchmark":
-        return {"default": {split: _pooled([load_stsb(sts, split)]) for split in ("train", "validation", "test")}}
-    if task_name == "STS17":
-        out = {}
-        for pairs in load_sts17(sts):
-            target = STS17_SUBSETS.get(pairs.name)
-            if target is not None:
-                out[target[0]] = {"test": _pooled([pairs])}
-        return out
-    if task_name == "Tatoeba":
-        from ..data.tatoeba import load_tatoeba
-
-        return {bitext.name: {"test": {"sentence1": bitext.source, "sentence2": bitext.english}}
-                for bitext in load_tatoeba(root / "tatoeba")}
-    raise ValueError(f"no local data layout for mteb task {task_name!r}; supported: {SUPPORTED}")
+    spec = EVAL_SETS.get(task_name)
+    if spec is None or spec.mteb_dataset is None:
+        raise ValueError(f"no local data layout for mteb task {task_name!r}; supported: {SUPPORTED}")
+    loaded = spec.load(root, list(spec.all_subsets) if spec.all_subsets else None)
+    if spec.kind == "bitext":
+        return {pairs.name: {split: {"sentence1": pairs.source, "sentence2": pairs.english}}
+                for split, items in loaded.items() for pairs in items}
+    if spec.mteb_subsets is not None:
+        return {spec.mteb_subsets[pairs.name][0]: {split: _pooled([pairs])}
+                for split, items in loaded.items() for pairs in items if pairs.name in spec.mteb_subsets}
+    return {"default": {split: _pooled(items) for split, items in loaded.items()}}
 
 
 def write_task_data(task_name: str, output_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .mteb_layout import EXTRA_KEY, LAYOUT_VERSION, PAPER_YEARS, full_scores, mteb_scores, mteb_subset
+from ..data.eval_sets import PAPER_YEARS
+from .mteb_layout import EXTRA_KEY, LAYOUT_VERSION, full_scores, mteb_scores, mteb_subset
 from .runner import TaskResult, paper_average
 
 

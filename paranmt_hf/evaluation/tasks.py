@@ -1,6 +1,7 @@
 """The evaluation tasks, by name: what data each reads and how it is scored.
 
-Names follow mteb's task names: ``STS12`` ... ``STS16``, ``STSBenchmark``, ``STS17``, ``Tatoeba``. A name may carry a
+The tasks are the evaluation sets of :data:`paranmt_hf.data.eval_sets.EVAL_SETS`, named as mteb names them:
+``STS12`` ... ``STS16``, ``STSBenchmark``, ``STS17``, ``Tatoeba``. A name may carry a
 subset filter after a colon (``STS17:en-en``, ``Tatoeba:fra,deu``, ``STSBenchmark:validation``). Groups:
 ``sts12-16`` (the papers' headline average), ``sts`` (all STS tasks), ``all``. Any directory holding
 ``STS.input.<name>.txt`` + ``STS.gs.<name>.txt`` files is a task too (named after the folder).
@@ -13,14 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data import sts, tatoeba
+from ..data import sts
+from ..data.eval_sets import EVAL_SETS, PAPER_YEARS, EvalSet, Pairs
 
-PAPER_YEARS = ["STS12", "STS13", "STS14", "STS15", "STS16"]
-STS_TASKS = [*PAPER_YEARS, "STSBenchmark", "STS17"]
-ALL_TASKS = [*STS_TASKS, "Tatoeba"]
-GROUPS: dict[str, list[str]] = {"sts12-16": PAPER_YEARS, "paper": PAPER_YEARS, "sts": STS_TASKS, "all": ALL_TASKS}
-
-Pairs = sts.STSPairs | tatoeba.BitextPairs
+STS_TASKS = [name for name, spec in EVAL_SETS.items() if spec.kind == "sts"]
+ALL_TASKS = list(EVAL_SETS)
+GROUPS: dict[str, list[str]] = {"sts12-16": list(PAPER_YEARS), "paper": list(PAPER_YEARS), "sts": STS_TASKS,
+                                "all": ALL_TASKS}
 
 
 @dataclass
@@ -37,53 +37,13 @@ class EvalTask:
     paper_year: bool = False
     source: str = "local"
     description: str = ""
-
-    @property
-    def data_folders(self) -> list[str]:
-        """Folders below ``root`` that the task reads (for download checks)."""
-        if self.kind == "bitext":
-            return ["tatoeba"]
-        if self.name in sts.STS_YEARS:
-            return [f"sts/{sts.STS_YEARS[self.name][0]}"]
-        return {"STSBenchmark": ["sts/STSBenchmark"], "STS17": ["sts/STS17"]}.get(self.name, [])
+    data_folders: tuple[str, ...] = ()
+    """Folders below ``root`` that the task reads (for download checks)."""
 
 
-def _filter(items: list[Pairs], wanted: list[str] | None, task: str) -> list[Pairs]:
-    if not wanted:
-        return items
-    names = {getattr(x, "name", None) for x in items} | {getattr(x, "lang", None) for x in items}
-    missing = [w for w in wanted if w not in names]
-    if missing:
-        raise KeyError(f"{task}: unknown subset(s) {missing}; available: {sorted(n for n in names if n)}")
-    return [x for x in items if x.name in wanted or getattr(x, "lang", None) in wanted]
-
-
-def _year_task(year: str, subsets: list[str] | None) -> EvalTask:
-    def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": _filter(sts.load_sts_year(root / "sts", year), subsets, year)}
-
-    return EvalTask(year, "sts", load, paper_year=True, description=f"SemEval {year} English test sets")
-
-
-def _stsb_task(splits: list[str] | None) -> EvalTask:
-    def load(root: Path) -> dict[str, list[Pairs]]:
-        return {s: [sts.load_stsb(root / "sts", s)] for s in (splits or ["validation", "test"])}
-
-    return EvalTask("STSBenchmark", "sts", load, description="STS Benchmark (dev = validation, test)")
-
-
-def _sts17_task(subsets: list[str] | None) -> EvalTask:
-    def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": sts.load_sts17(root / "sts", subsets)}
-
-    return EvalTask("STS17", "sts", load, description="SemEval-2017 STS, all tracks (mono- and cross-lingual)")
-
-
-def _tatoeba_task(langs: list[str] | None) -> EvalTask:
-    def load(root: Path) -> dict[str, list[Pairs]]:
-        return {"test": tatoeba.load_tatoeba(root / "tatoeba", langs)}
-
-    return EvalTask("Tatoeba", "bitext", load, description="LASER Tatoeba bitext mining, error rate both directions")
+def _set_task(spec: EvalSet, subsets: list[str] | None) -> EvalTask:
+    return EvalTask(spec.name, spec.kind, lambda root: spec.load(root, subsets), paper_year=spec.paper_year,
+                    description=spec.description, data_folders=spec.folders)
 
 
 def _dir_task(path: Path) -> EvalTask:
@@ -105,15 +65,10 @@ def get_task(spec: str) -> EvalTask:
     subsets = [s for s in rest.split(",") if s] or None
     canonical = {t.lower(): t for t in ALL_TASKS} | {"stsb": "STSBenchmark", "sts-b": "STSBenchmark"}
     key = canonical.get(name.lower())
-    if key in sts.STS_YEARS:
-        return _year_task(key, subsets)
-    if key == "STSBenchmark":
-        return _stsb_task(subsets)
-    if key == "STS17":
-        return _sts17_task(subsets)
-    if key == "Tatoeba":
-        return _tatoeba_task(subsets)
-    raise KeyError(f"unknown task {spec!r}: use one of {ALL_TASKS}, a group {sorted(GROUPS)} or an STS-format folder")
+    if key is None:
+        raise KeyError(f"unknown task {spec!r}: use one of {ALL_TASKS}, a group {sorted(GROUPS)} or an STS-format "
+                       "folder")
+    return _set_task(EVAL_SETS[key], subsets)
 
 
 def resolve_tasks(specs: Sequence[str] | str) -> list[EvalTask]:

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data.eval_sets import EVAL_SETS
+
 _BREAKS = re.compile(r"[\t\n\r]")
 
 
@@ -79,34 +81,22 @@ def _lines(path: Path) -> list[str]:
         return handle.read().splitlines()
 
 
-def _columns(path: Path, columns: slice) -> Iterator[str]:
-    for line in _lines(path):
-        yield from line.split("\t")[columns]
-
-
 def eval_sentences(eval_root: Path) -> set[str]:
-    """Normalised sentences (and SimLex words) of every evaluation set installed below ``eval_root``.
+    """Normalised sentences of every evaluation set installed below ``eval_root``, and the SimLex-999 words.
+
+    The sets are those of :data:`~paranmt_hf.data.eval_sets.EVAL_SETS`, every input line, scored or not.
 
     Raises:
         FileNotFoundError: a set is missing (decontamination needs all of them).
     """
-    sts = eval_root / "sts"
-    needed = {"STS 2012-2016": sorted(sts.glob("STS1[2-6]-en-test/STS.input.*.txt")),
-              "STS-B": sorted(sts.glob("STSBenchmark/sts-*.csv")), "STS17": sorted(sts.glob("STS17/STS.input.*.txt")),
-              "Tatoeba": sorted((eval_root / "tatoeba").glob("tatoeba.*-eng.*")),
-              "SimLex-999": sorted((eval_root / "simlex").glob("SimLex-999.txt"))}
-    missing = [name for name, files in needed.items() if not files]
+    simlex = eval_root / "simlex" / "SimLex-999.txt"
+    missing = [name for name, spec in EVAL_SETS.items() if not all((eval_root / f).is_dir() for f in spec.folders)]
+    missing += [] if simlex.is_file() else ["SimLex-999"]
     if missing:
         raise FileNotFoundError(f"evaluation sets missing under {eval_root}: {missing}; the training data cannot be "
                                 "decontaminated without them (fetch them first)")
-    found: set[str] = set()
-    for path in needed["STS 2012-2016"] + needed["STS17"]:
-        found.update(normalize(s) for s in _columns(path, slice(0, 2)))
-    for path in needed["STS-B"]:
-        found.update(normalize(s) for s in _columns(path, slice(5, 7)))
-    for path in needed["Tatoeba"]:
-        found.update(normalize(s) for s in _lines(path))
-    for line in _lines(needed["SimLex-999"][0])[1:]:
+    found = {normalize(s) for spec in EVAL_SETS.values() for s in spec.held_out(eval_root)}
+    for line in _lines(simlex)[1:]:
         found.update(normalize(s) for s in line.split("\t")[:2])
     found.discard("")
     return found

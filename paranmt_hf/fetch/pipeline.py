@@ -40,7 +40,7 @@ from ..utils.atomic import (
 from . import registry
 from .archives import ArchiveError
 from .decontaminate import CleanStats, clean_pairs, eval_sentences, sick_sentences
-from .eval_sets import INSTALLERS
+from .installers import INSTALLERS
 from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError, sha256_file
 from .lock import VERIFY_MODES, SourceLock, UnpinnedError
 from .registry import Remote, Source

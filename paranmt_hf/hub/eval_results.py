@@ -24,23 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..data.eval_sets import EVAL_SETS, PAPER_YEARS
 from ..evaluation.mteb_layout import full_scores, mteb_subset
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
 
-PAPER_YEARS = ("STS12", "STS13", "STS14", "STS15", "STS16")
-MTEB_DATASETS = {
-    "STS12": "mteb/sts12-sts",
-    "STS13": "mteb/sts13-sts",
-    "STS14": "mteb/sts14-sts",
-    "STS15": "mteb/sts15-sts",
-    "STS16": "mteb/sts16-sts",
-    "STSBenchmark": "mteb/stsbenchmark-sts",
-    "STS17": "mteb/sts17-crosslingual-sts",
-    "Tatoeba": "mteb/tatoeba-bitext-mining",
-}
-"""mteb's Hub dataset of each task (the ``dataset.type`` of ``model-index`` entries)."""
+MTEB_DATASETS = {name: spec.mteb_dataset for name, spec in EVAL_SETS.items() if spec.mteb_dataset}
+"""Task -> the Hub id of mteb's copy of its data (the card's ``dataset_type``)."""
 
 SPEARMAN_NAME = "cosine Spearman x100 (mteb protocol)"
 PEARSON_NAME = "Pearson x100 (papers' protocol)"

@@ -214,7 +214,8 @@ class ParaNMTEncoder:
         """Embeddings of the batches ``bounds`` of a plan (:meth:`_batches`), rows in plan order.
 
         Batch ``(start, end)`` holds ``sentences[order[start:end]]`` (``sentences[start:end]`` when ``order`` is
-        None). Worker processes of :func:`paranmt_hf.model.parallel.encode_parallel` call this on their share of batches.
+        None). Worker processes of :func:`paranmt_hf.model.parallel.encode_parallel` call this on their share of
+        batches.
         """
         total = sum(e - s for s, e in bounds)
         out = torch.empty(total, self.embedding_dim, dtype=torch.float32)

@@ -7,8 +7,8 @@ which adds:
 - at the root, a one-module ``modules.json`` naming ``input_module_paranmt.ParaNMTInputModule``, the fast input
   module shipped in the directory (``modeling/input_module_paranmt.py`` and its siblings). ``SentenceTransformer(dir)``
   then embeds exactly as ``ParaNMTEncoder`` does, at its speed: no flag once paranmt_hf is imported (the class ref
-  resolves to the installed copy, see ``paranmt_hf.model.registration``), ``trust_remote_code=True`` where paranmt_hf is
-  not installed. No sentence-transformers installation is needed to write these files.
+  resolves to the installed copy, see ``paranmt_hf.model.registration``), ``trust_remote_code=True`` where
+  paranmt_hf is not installed. No sentence-transformers installation is needed to write these files.
 - for single averaging encoders with mean pooling that keep unknown tokens (where an ``nn.EmbeddingBag`` mean over
   the same token ids is the same function), when sentence-transformers is installed, a complete second model in
   ``static/``: the stock ``StaticEmbedding`` (``static/model.safetensors`` + ``static/tokenizer.json`` + its own
