@@ -40,8 +40,8 @@ from ..utils.atomic import (
 from . import registry
 from .archives import ArchiveError
 from .decontaminate import CleanStats, clean_pairs, eval_sentences, sick_sentences
-from .installers import INSTALLERS
 from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError, sha256_file
+from .installers import INSTALLERS
 from .lock import VERIFY_MODES, SourceLock, UnpinnedError
 from .registry import Remote, Source
 from .train_sets import anki_pairs, flickr_ring_pairs, parallel_pairs, sampled_pairs

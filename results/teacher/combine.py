@@ -5,8 +5,8 @@
 
 ``paranmt_hf.model.build.combine_encoders`` concatenates the trained model with the distilled table (a trained
 combination keeps its own), then ``paranmt_hf.model.distill.balance_subword`` scales the subword table so that its
-part of the embedding has ``w`` times the median norm of the rest on the training sentences ``paranmt-hf train`` uses (the
-recipe field ``teacher_weight``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
+part of the embedding has ``w`` times the median norm of the rest on the training sentences ``paranmt-hf train`` uses
+(the recipe field ``teacher_weight``). ``w`` is chosen on dev (STS17 en-en + STS-B validation);
 the chosen model's test numbers are computed once and appended to results/teacher/runs.jsonl; the model is saved
 under runs/models/NAME.
 """
