@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import numpy as np
 import pytest
@@ -81,14 +82,31 @@ def test_build_combination_is_seeded(tmp_path):
     assert a.shape == (1, 8)
 
 
-def test_build_tokenizer_kinds(tmp_path):
-    corpus = _corpus(tmp_path)
-    for kind in ("word", "trigram", "sp"):
-        out = tmp_path / kind
-        args = ["build-tokenizer", "--kind", kind, "--input", corpus, "--output", str(out)]
-        assert main(args + (["--vocab-size", "40"] if kind == "sp" else [])) == 0
-        tok = AutoTokenizer.from_pretrained(out)
-        assert tok.convert_ids_to_tokens(0) == "[PAD]" and tok("two dogs")["input_ids"]
+TRIGRAMS = [" tw", "two", "wo ", "o d", " do", "dog", "ogs", "gs "]
+
+
+@pytest.mark.parametrize(
+    "kind, model_type, tokens",
+    [
+        ("word", "WordLevel", ["two", "dogs"]),
+        ("trigram", None, TRIGRAMS),  # paranmt_tokenizer.json (remote code), no tokenizer.json
+        ("sp", "Unigram", None),  # pieces of a 28-piece unigram model: they spell "▁two▁dogs"
+        ("subword", "WordPiece", ["two", "dogs"]),
+    ],
+)
+def test_build_tokenizer_kinds(tmp_path, kind, model_type, tokens):
+    out = tmp_path / kind
+    args = ["build-tokenizer", "--kind", kind, "--input", _corpus(tmp_path), "--output", str(out)]
+    assert main(args + (["--vocab-size", "40"] if kind == "sp" else [])) == 0
+    tok = AutoTokenizer.from_pretrained(out)
+    assert tok.convert_ids_to_tokens(0) == "[PAD]"
+    pieces = tok.convert_ids_to_tokens(tok("two dogs")["input_ids"])
+    saved = out / "tokenizer.json"
+    assert (json.loads(saved.read_text())["model"]["type"] if saved.is_file() else None) == model_type
+    if kind == "sp":
+        assert "".join(pieces) == "▁two▁dogs" and len(pieces) > 2
+    else:
+        assert pieces == tokens
 
 
 def test_build_never_replaces_an_existing_model_without_overwrite(tmp_path):

@@ -199,11 +199,23 @@ def test_scrambling_only_in_training_and_only_for_recurrent():
 
 def test_scrambling_permutes_tokens_of_a_sentence():
     lstm = make(kind="lstm", scramble_rate=1.0).train()
-    ids = torch.tensor([[2, 3, 4, 5, 0, 0]])
-    valid = torch.tensor([[1, 1, 1, 1, 0, 0]]).bool()
+    rows = 16
+    ids = torch.tensor([[2, 3, 4, 5, 6, 7, 0, 0]] * rows)
+    valid = ids != 0
     torch.manual_seed(3)
     packed, packed_valid = lstm.components[0]._pack_front(ids, valid)
-    assert sorted(packed[0, :4].tolist()) == [2, 3, 4, 5] and packed_valid[0].tolist() == [True] * 4 + [False] * 2
+    for row, row_valid in zip(packed.tolist(), packed_valid.tolist(), strict=True):
+        assert sorted(row[:6]) == [2, 3, 4, 5, 6, 7] and row_valid == [True] * 6 + [False] * 2  # a permutation
+    scrambled = sum(row[:6] != [2, 3, 4, 5, 6, 7] for row in packed.tolist())
+    assert scrambled >= rows - 1  # 1/720 chance per row of drawing the original order (seeded: 16 of 16)
+
+
+def test_no_scrambling_at_rate_zero():
+    lstm = make(kind="lstm", scramble_rate=0.0).train()
+    ids = torch.tensor([[2, 3, 4, 5, 6, 7, 0, 0]] * 8)
+    torch.manual_seed(3)
+    packed, _ = lstm.components[0]._pack_front(ids, ids != 0)
+    assert packed.tolist() == ids.tolist()
 
 
 def test_embedding_dropout_only_in_training():
