@@ -48,7 +48,11 @@ def test_simlex_evaluation_and_cli(tmp_path: Path) -> None:
     lex = ParaphraseLexicon.from_pairs(records())
     result = evaluate_simlex(lex, str(simlex))
     assert result["pairs"] == 4 and result["covered"] == 3
-    assert -1.0 <= result["spearman_all"] <= 1.0
+    # adjusted PMI orders the covered pairs as SimLex does (happy/glad > dog/barked > hong/kong): rho 1; all pairs:
+    # the unseen happy/elephant gets the lowest seen score (ties with hong/kong): ranks 4,1.5,3,1.5 vs 4,2,3,1
+    assert result["spearman_covered"] == pytest.approx(1.0)
+    assert result["spearman_all"] == pytest.approx(3 / 10**0.5)
+    assert evaluate_simlex(lex, str(simlex), "cross")["spearman_covered"] == pytest.approx(0.5)  # hong/kong high
     src = tmp_path / "pairs.tsv"
     src.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in CORPUS))
     out = tmp_path / "lex.json"

@@ -42,7 +42,12 @@ def test_suite_with_years_and_spearman(st_model, data_dir):
     metrics = evaluator(st_model)
     assert evaluator.primary_metric == "dev_mean_spearman"
     assert "dev_STS13_FNWN_pearson" in metrics and "dev_STSBenchmark_default_validation_spearman" in metrics
-    assert -1.0 <= metrics["dev_mean_spearman"] <= 1.0
+    # the primary metric: STS13's per-year mean (papers' protocol) and STS-B validation, averaged over the 2 tasks
+    ours = evaluate(st_model, ["STS13", "STSBenchmark:validation"], data_dir=data_dir, max_pairs=100)
+    year = ours["STS13"].subset("default")["paper_spearman_mean"]
+    stsb = ours["STSBenchmark"].subset("default", "validation")["cosine_spearman"]
+    assert metrics["dev_mean_spearman"] == pytest.approx((year + stsb) / 2, abs=1e-6)
+    assert metrics["dev_STSBenchmark_default_validation_spearman"] == pytest.approx(stsb, abs=1e-6)
     assert evaluator.get_config_dict() == {"tasks": ["STS13", "STSBenchmark"], "metric": "spearman"}
     with pytest.raises(ValueError, match="STS tasks only"):
         STSSuiteEvaluator(["Tatoeba"], data_dir=data_dir)

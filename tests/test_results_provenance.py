@@ -19,14 +19,25 @@ import pytest
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
+GIT_COMMIT = re.compile(r"[0-9a-f]{7,40}([+-].*)?")
+"""A recorded ``git_commit``: a SHA, optionally marked dirty (``+dirty``, ``-dirty``, ``+uncommitted changes``)."""
+
+
+def _command(value: dict) -> bool:
+    return isinstance(value.get("command"), str) and bool(value["command"].strip())
+
+
+def _git_commit(value: Any) -> bool:
+    return isinstance(value, dict) and GIT_COMMIT.fullmatch(str(value.get("git_commit"))) is not None
 
 
 def has_provenance(value: Any) -> bool:
-    """Whether ``value`` holds a dict with ``command`` and ``git_commit`` (or a full-SHA ``commit``), at any depth."""
+    """Whether ``value`` holds a dict with a ``command`` and a ``git_commit`` SHA (or a full-SHA ``commit``), at
+    any depth (``git_commit`` None, as outside a git checkout, does not count)."""
     if isinstance(value, dict):
-        if "command" in value and ("git_commit" in value or FULL_SHA.fullmatch(str(value.get("commit", "")))):
+        if _command(value) and (_git_commit(value) or FULL_SHA.fullmatch(str(value.get("commit", "")))):
             return True
-        if any(isinstance(v, dict) and "git_commit" in v for v in value.values()) and "command" in value:
+        if _command(value) and any(_git_commit(v) for v in value.values()):
             return True  # {"command": ..., "environment": {"git_commit": ...}}
         return any(has_provenance(v) for v in value.values())
     if isinstance(value, list):
@@ -49,8 +60,10 @@ def result_files() -> list[Path]:
                   and not any(part.startswith(".") or part == "mteb_results" for part in p.relative_to(RESULTS).parts))
 
 
-def test_there_are_results() -> None:
-    assert len(result_files()) >= 10
+def test_every_benchmark_folder_has_results() -> None:
+    folders = {p.parent for p in RESULTS.rglob("*.py")} | {p.parent for p in RESULTS.rglob("*.sh")}
+    with_results = {folder for folder in folders for p in result_files() if p.is_relative_to(folder)}
+    assert folders and folders == with_results, sorted(str(f) for f in folders - with_results)
 
 
 @pytest.mark.parametrize("path", result_files(), ids=lambda p: str(p.relative_to(RESULTS)))
@@ -74,6 +87,10 @@ def test_checker_rejects_a_bare_result(tmp_path: Path) -> None:
     assert not readme_names_commit(bare)
     (tmp_path / "README.md").write_text("`numbers.json`: measured at commit `abc1234` on 2026-11-22.\n")
     assert readme_names_commit(bare)
-    assert has_provenance({"models": {"m": {"provenance": {"command": "python x.py", "git_commit": "abc"}}}})
+    assert has_provenance({"models": {"m": {"provenance": {"command": "python x.py", "git_commit": "abc1234"}}}})
+    assert has_provenance({"command": "python x.py", "environment": {"git_commit": "abc1234+uncommitted changes"}})
+    assert not has_provenance({"command": "python x.py", "git_commit": None})  # outside a git checkout
+    assert not has_provenance({"command": "python x.py", "git_commit": "unknown"})
+    assert not has_provenance({"command": "", "git_commit": "abc1234"})
     assert has_provenance({"command": "python x.py", "commit": "9fb2e8d6eb35ad1ca2d2b7a8d8ef8e9128e201b1"})
     assert not has_provenance({"command": "python x.py", "commit": "see README"})
