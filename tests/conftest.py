@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,12 +47,96 @@ def _fail_missing_extra(report: pytest.TestReport | pytest.CollectReport) -> Non
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
-    outcome = yield
-    _fail_missing_extra(outcome.get_result())
-
-
-@pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> object:
     outcome = yield
     _fail_missing_extra(outcome.get_result())
+
+
+# ---- the `data` marker: every test that reads the shared real data carries it --------------------------------------
+
+DATA_MARKER_HELP = ("mark it `@pytest.mark.data` and take the `data_dir` fixture (tests/conftest.py), so that "
+                    "`pytest -m 'not data'` runs without the real data and the suite says which tests need it")
+
+
+def _shared_data_roots() -> tuple[str, ...]:
+    """The real data folder as given and resolved (``$PARANMT_HF_DATA`` / ``../shared/data``), when it exists."""
+    from paranmt_hf.utils.paths import data_dir
+
+    try:
+        root = data_dir()
+    except FileNotFoundError:
+        return ()
+    given = os.environ.get("PARANMT_HF_DATA")
+    forms = {str(root), os.path.realpath(root), *([os.path.abspath(given)] if given else [])}
+    return tuple(sorted(form.rstrip(os.sep) + os.sep for form in forms))
+
+
+class _DataReads:
+    """Paths under the shared data that the running test (setup or call) opened or listed, seen by an audit hook."""
+
+    EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
+
+    def __init__(self) -> None:
+        self.roots: tuple[str, ...] = ()
+        self.watching = False
+        self.paths: list[str] = []
+
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.watching or event not in self.EVENTS or not args:
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        elif isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):  # a file descriptor
+            return
+        path = os.path.abspath(path) + os.sep
+        if path.startswith(self.roots):
+            self.paths.append(path.rstrip(os.sep))
+
+
+DATA_READS = _DataReads()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    DATA_READS.roots = _shared_data_roots()
+    if DATA_READS.roots:
+        sys.addaudithook(DATA_READS)  # lives as long as the process; idle unless a test runs
+
+
+def data_marker_problem(item: pytest.Item, paths: list[str]) -> str | None:
+    """Why ``item`` breaks the data-marker rule (uses ``data_dir`` or read the shared data, unmarked), or ``None``."""
+    if item.get_closest_marker("data") is not None:
+        return None
+    if "data_dir" in getattr(item, "fixturenames", ()):
+        return f"{item.nodeid} uses the data_dir fixture without @pytest.mark.data: {DATA_MARKER_HELP}"
+    if paths:
+        return (f"{item.nodeid} read the shared real data ({paths[0]}"
+                f"{f' and {len(paths) - 1} more' if len(paths) > 1 else ''}) without @pytest.mark.data: "
+                f"{DATA_MARKER_HELP}")
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> object:
+    DATA_READS.paths, DATA_READS.watching = [], True
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> object:
+    DATA_READS.watching = False  # a module fixture's teardown reads nothing the test did not
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    report = outcome.get_result()
+    _fail_missing_extra(report)
+    if report.when == "call" and report.passed:
+        problem = data_marker_problem(item, DATA_READS.paths)
+        if problem:
+            report.outcome = "failed"
+            report.longrepr = problem

@@ -9,6 +9,8 @@ from paranmt_hf.cli.main import main
 from paranmt_hf.evaluation.metrics import paired_cosine
 from paranmt_hf.evaluation.streaming import count_lines, embed_file
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 
 @pytest.fixture(scope="module")
 def tiny(data_dir, tmp_path_factory):

@@ -123,6 +123,7 @@ def converted(corpus, tmp_path_factory) -> dict:
     return out
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", CASES)
 def test_converted_model_matches_original_inference(converted, name):
     """ParaNMTEncoder, reloaded from the saved directory, equals the original inference on raw text."""
@@ -135,6 +136,7 @@ def test_converted_model_matches_original_inference(converted, name):
     assert any("not recorded in the pickle" in note for note in report.notes)
 
 
+@pytest.mark.data
 def test_lookup_fallbacks_are_exercised(corpus):
     """The test sentences need the punctuation fallback and the unknown token often (else the test proves little)."""
     words = set(corpus["words"])
@@ -144,6 +146,7 @@ def test_lookup_fallbacks_are_exercised(corpus):
     assert len(fallback) > 0.05 * len(tokens) and len(unknown) > 0.01 * len(tokens)
 
 
+@pytest.mark.data
 def test_sentence_transformers_matches_original(converted):
     from sentence_transformers import SentenceTransformer
 
@@ -153,6 +156,7 @@ def test_sentence_transformers_matches_original(converted):
         assert worst_cosine(got, want) >= MIN_COSINE, name
 
 
+@pytest.mark.data
 def test_auto_model_remote_code_without_paranmt_hf(converted, tmp_path):
     """AutoModel/AutoTokenizer with trust_remote_code in a fresh process where paranmt_hf cannot be imported."""
     jobs = {name: (converted[name][0], converted[name][2]) for name in REMOTE_CASES}
@@ -228,6 +232,7 @@ def test_float32_matrix_converts_exactly(tmp_path):
     np.testing.assert_array_equal(encoder.encode(["Q"])[0], we[3])  # unknown -> UUUNKKK
 
 
+@pytest.mark.data
 def test_split_lookup_keeps_the_exact_match_tokenizer(tmp_path, corpus):
     """lookup='split' (no fallback, fast path) equals the original on tokenised, lower-cased text."""
     vocab = orig.make_vocab(corpus["words"])
@@ -245,6 +250,7 @@ def test_split_lookup_keeps_the_exact_match_tokenizer(tmp_path, corpus):
     assert worst_cosine(encoder.encode(raw), orig.embed_single(raw, "wordaverage", we, orig.as_loaded(vocab))) < 0.99
 
 
+@pytest.mark.data
 def test_conversion_report_and_config(converted):
     directory = converted["bilstmavg"][0]
     config = json.load(open(os.path.join(directory, "config.json")))

@@ -26,6 +26,8 @@ from paranmt_hf.model.convert.sentencepiece import (  # noqa: E402
 )
 from paranmt_hf.model.encoder import ParaNMTEncoder  # noqa: E402
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 EDGE_CASES = [
     "",
     "   ",

@@ -67,6 +67,7 @@ def _rows(path: Path) -> list[list[str]]:
     return [line.split("\t") for line in data.decode("utf-8").splitlines()]
 
 
+@pytest.mark.data
 def test_filter_keeps_exactly_the_rows_of_the_papers_filter_and_of_the_builder(corpus: Path, tmp_path: Path,
                                                                                capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "filtered.tsv"
@@ -84,6 +85,7 @@ def test_filter_keeps_exactly_the_rows_of_the_papers_filter_and_of_the_builder(c
     assert "bad (" in summary and "NUL byte" in summary
 
 
+@pytest.mark.data
 def test_one_or_two_processes_and_gzip_give_the_same_output(corpus: Path, tmp_path: Path) -> None:
     one, two, gz = tmp_path / "one.tsv", tmp_path / "two.tsv", tmp_path / "two.tsv.gz"
     base = ["corpus", "filter", str(corpus), "--quiet", "--no-language-filter"]
@@ -94,6 +96,7 @@ def test_one_or_two_processes_and_gzip_give_the_same_output(corpus: Path, tmp_pa
     assert gzip.decompress(gz.read_bytes()) == one.read_bytes()
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("command", [
     ["filter", "--no-language-filter"],
     ["annotate", "--format", "paranmt", "--tokenizer", "whitespace"],
@@ -116,6 +119,7 @@ def test_two_shards_merge_into_the_one_machine_output(corpus: Path, tmp_path: Pa
         assert gzip.decompress(sharded.read_bytes()) == gzip.decompress(whole.read_bytes())
 
 
+@pytest.mark.data
 def test_shards_from_torchrun_environment(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "kept.tsv"
     for rank in (0, 1):
@@ -189,6 +193,7 @@ def _run_and_kill(args: list[str], tmp_path: Path, sig: int, after_bytes: int = 
     return proc
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_filter_leaves_nothing_under_the_final_name(data_dir: Path, tmp_path: Path, sig: int) -> None:
     src = write_synthetic_paranmt(tmp_path / "in.txt", 6000, data_dir, seed=5)
@@ -203,6 +208,7 @@ def test_killed_filter_leaves_nothing_under_the_final_name(data_dir: Path, tmp_p
         assert not list(tmp_path.glob(".paranmt-tmp-*"))
 
 
+@pytest.mark.data
 def test_killed_export_leaves_nothing_under_the_final_name(data_dir: Path, tmp_path: Path) -> None:
     src = write_synthetic_paranmt(tmp_path / "para-nmt-50m.txt", 6000, data_dir, seed=6)
     out = tmp_path / "hub"

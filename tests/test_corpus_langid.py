@@ -33,6 +33,7 @@ def _texts(data_dir: Path) -> list[str]:
     return texts
 
 
+@pytest.mark.data
 def test_same_answers_as_fasttext(lid: LanguageIdentifier, data_dir: Path) -> None:
     texts = _texts(data_dir)
     expected = np.array([label == "en" for label in lid.labels_many(texts)])
@@ -44,6 +45,7 @@ def test_same_answers_as_fasttext(lid: LanguageIdentifier, data_dir: Path) -> No
     assert [lid.is_english(t) for t in texts[:300]] == expected[:300].tolist()
 
 
+@pytest.mark.data
 def test_without_the_fallback_the_numpy_model_already_agrees(lid: LanguageIdentifier, data_dir: Path) -> None:
     # the fallback is for near-ties only: force every row through NumPy and compare the English probability test
     texts = [t for t in _texts(data_dir) if t.strip()]
@@ -55,6 +57,7 @@ def test_without_the_fallback_the_numpy_model_already_agrees(lid: LanguageIdenti
     assert answer[english].mean() > 0.75  # and it decides most English rows itself
 
 
+@pytest.mark.data
 def test_partial_hidden_vectors_equal_the_full_one(lid: LanguageIdentifier, data_dir: Path) -> None:
     # the test computes the label's path columns for every text and the full vector for the undecided rows only:
     # the same sums, bit for bit, as the full hidden vector of every text
@@ -70,6 +73,7 @@ def test_partial_hidden_vectors_equal_the_full_one(lid: LanguageIdentifier, data
     assert np.array_equal(again[: len(ids)], ids)
 
 
+@pytest.mark.data
 def test_vectorised_subwords_equal_the_scalar_rule(lid: LanguageIdentifier, data_dir: Path) -> None:
     lid.is_english_many(["warm up"])
     batch = lid._batch

@@ -53,6 +53,7 @@ def test_the_audited_nltk_patterns_are_installed() -> None:
     assert ChunkCachedTokenizer().enabled
 
 
+@pytest.mark.data
 def test_equals_word_tokenize_on_real_text(data_dir: Path) -> None:
     texts = [t.lower() for t in _real(data_dir, 600)]
     tok = ChunkCachedTokenizer(max_entries=500)  # small: the cache empties itself several times
@@ -79,6 +80,7 @@ def test_edge_cases(text: str) -> None:
     assert ChunkCachedTokenizer().tokenize_many([text]) == [nltk_word_tokenize_reference(text)]
 
 
+@pytest.mark.data
 def test_misses_are_tokenised_in_few_nltk_calls(data_dir: Path) -> None:
     texts = [t.lower() for t in _real(data_dir, 300)]
     tok = ChunkCachedTokenizer()
@@ -89,6 +91,7 @@ def test_misses_are_tokenised_in_few_nltk_calls(data_dir: Path) -> None:
     assert tok.calls == first  # everything cached now
 
 
+@pytest.mark.data
 def test_memoised_punkt_decides_like_punkt(data_dir: Path) -> None:
     import punkt
 
@@ -109,6 +112,7 @@ def test_vectorised_trigram_overlap_equals_the_definition() -> None:
         assert trigram_overlaps(flat, lengths).tolist() == [ngram_overlap(seqs[i], seqs[n + i]) for i in range(n)]
 
 
+@pytest.mark.data
 def test_overlaps_many_equals_trigram_overlap(data_dir: Path) -> None:
     texts = _real(data_dir, 200)
     refs, paras = texts[0::2], texts[1::2]

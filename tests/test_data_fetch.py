@@ -81,6 +81,7 @@ def _pairs(path: Path) -> bytes:
 
 
 # ------------------------------------------------------------------------------------------- full reproduction
+@pytest.mark.data
 def test_fetch_reproduces_the_shared_layout_and_counts(fetched, data_dir):
     dest, report, _ = fetched
     assert _files(dest / "eval") == _files(data_dir / "eval")
@@ -97,6 +98,7 @@ def test_fetch_reproduces_the_shared_layout_and_counts(fetched, data_dir):
                                            *(f"train/{n}" for n in train)])
 
 
+@pytest.mark.data
 def test_planted_evaluation_sentences_and_duplicates_are_removed(fetched, data_dir):
     dest, _, _ = fetched
     stats = json.loads((dest / "train" / "STATS.json").read_text())
@@ -110,6 +112,7 @@ def test_planted_evaluation_sentences_and_duplicates_are_removed(fetched, data_d
             assert not planted & {normalize(side) for side in line.split("\t")}, (path, line)
 
 
+@pytest.mark.data
 def test_records_sources_licences_and_checksums(fetched):
     dest, _, _ = fetched
     record = json.loads((dest / "SOURCES.json").read_text())
@@ -123,6 +126,7 @@ def test_records_sources_licences_and_checksums(fetched):
         [p for p in _files(dest) if p.startswith(("eval/", "train/"))])
 
 
+@pytest.mark.data
 def test_second_fetch_keeps_everything_and_downloads_nothing(fetched):
     dest, _, srv = fetched
     before = len(srv.requests)
@@ -131,6 +135,7 @@ def test_second_fetch_keeps_everything_and_downloads_nothing(fetched):
     assert "train/flickr30k-caption-pairs.tsv.gz" in report.kept
 
 
+@pytest.mark.data
 def test_verify_command_detects_a_changed_file(fetched, tmp_path, capsys):
     import shutil
 
@@ -144,6 +149,7 @@ def test_verify_command_detects_a_changed_file(fetched, tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------ resume, checksums, offline
+@pytest.mark.data
 def test_resumes_after_the_connection_drops_mid_file(server, data_dir, tmp_path):
     key = "sts/STS2016-en-test.zip"
     path = server_path(remote_by_key(key).urls[0])
@@ -158,6 +164,7 @@ def test_resumes_after_the_connection_drops_mid_file(server, data_dir, tmp_path)
         assert (tmp_path / "d" / "eval" / "sts" / "STS16-en-test" / f.name).read_bytes() == f.read_bytes()
 
 
+@pytest.mark.data
 def test_a_server_that_ignores_ranges_gets_a_fresh_download(server, data_dir, tmp_path):
     path = server_path(remote_by_key("tatoeba/tatoeba.fra-eng.fra").urls[0])
     server.drop_once.add(path)
@@ -170,6 +177,7 @@ def test_a_server_that_ignores_ranges_gets_a_fresh_download(server, data_dir, tm
         data_dir / "eval" / "tatoeba" / "tatoeba.fra-eng.fra").read_bytes()
 
 
+@pytest.mark.data
 def test_resumes_in_the_next_run(server, tmp_path):
     key = "simlex/SimLex-999.zip"
     path = server_path(remote_by_key(key).urls[0])
@@ -184,6 +192,7 @@ def test_resumes_in_the_next_run(server, tmp_path):
     assert (tmp_path / "eval" / "simlex" / "SimLex-999.txt").is_file()
 
 
+@pytest.mark.data
 def test_a_corrupted_download_is_rejected(server, tmp_path):
     # pinned checksum (LASER's files): a flipped byte is refused, nothing is installed
     path = server_path(remote_by_key("tatoeba/tatoeba.fra-eng.fra").urls[0])
@@ -196,6 +205,7 @@ def test_a_corrupted_download_is_rejected(server, tmp_path):
     assert not list((tmp_path / ".downloads").rglob("tatoeba.fra-eng.fra*"))
 
 
+@pytest.mark.data
 def test_a_changed_source_is_rejected_after_first_use(server, tmp_path):
     fetch_data(tmp_path, only="eval", mirror=server.url, progress=False)
     path = server_path(remote_by_key("sts/STS2012-en-test.zip").urls[0])
@@ -210,6 +220,7 @@ def test_a_changed_source_is_rejected_after_first_use(server, tmp_path):
     assert not (tmp_path / "eval" / "sts" / "STS12-en-test").exists()
 
 
+@pytest.mark.data
 def test_strict_refuses_files_without_a_known_checksum(server, tmp_path):
     with pytest.raises(FetchFailed, match="--verify strict") as failed:
         fetch_data(tmp_path, only="eval", verify="strict", mirror=server.url, progress=False)
@@ -219,6 +230,7 @@ def test_strict_refuses_files_without_a_known_checksum(server, tmp_path):
     assert all("/tatoeba." in p or "/README.md" in p for p, _ in server.requests)  # nothing unpinned downloaded
 
 
+@pytest.mark.data
 def test_a_failing_source_leaves_the_rest_and_a_copy_given_by_hand_completes_it(fetched, served, data_dir,
                                                                                    tmp_path):
     import shutil
@@ -268,6 +280,7 @@ def test_offline_stops_at_once_with_what_to_do(tmp_path, capsys):
     assert not (tmp_path / "a" / "eval").exists()
 
 
+@pytest.mark.data
 def test_google_drive_warning_page_is_followed(server, tmp_path):
     remote = remote_by_key("paranmt/para-nmt-5m-processed.zip")
     path = server_path(remote.urls[0])
@@ -283,6 +296,7 @@ def test_google_drive_warning_page_is_followed(server, tmp_path):
         DataFetcher(tmp_path / "other", mirror=server.url, progress=False).download(remote)
 
 
+@pytest.mark.data
 def test_cli_fetch_eval_only(server, tmp_path, capsys):
     assert main(["data", "fetch", "--dest", str(tmp_path), "--only", "eval", "--mirror", server.url,
                  "--no-progress"]) == 0

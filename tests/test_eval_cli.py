@@ -9,6 +9,8 @@ import pytest
 from paranmt_hf.cli.main import main
 from paranmt_hf.evaluation import load_sts_year
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 
 @pytest.fixture(scope="module")
 def tiny_model_dir(data_dir, tmp_path_factory):

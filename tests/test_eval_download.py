@@ -21,6 +21,7 @@ def eval_server(data_dir, monkeypatch):
     server.close()
 
 
+@pytest.mark.data
 def test_missing_folders_are_installed_in_reader_layout(data_dir, tmp_path, eval_server):
     root = tmp_path / "data" / "eval"
     download.ensure_data(root, ["sts/STS16-en-test", "tatoeba"], download=True)
@@ -49,6 +50,7 @@ def test_offline_gives_a_clear_error(tmp_path, monkeypatch):
         download.download_folder(tmp_path, "sts/unknown")
 
 
+@pytest.mark.data
 def test_download_into_a_new_data_dir_uses_the_standard_layout(tmp_path, eval_server):
     from paranmt_hf.evaluation.tasks import eval_root
 

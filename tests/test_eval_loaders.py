@@ -31,6 +31,7 @@ EXPECTED = {
 MTEB_SIZES = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("year", sorted(EXPECTED))
 def test_sts_year_counts_and_skipped_gold_lines(data_dir, year):
     datasets = load_sts_year(data_dir / "eval" / "sts", year)
@@ -43,12 +44,14 @@ def test_sts_year_counts_and_skipped_gold_lines(data_dir, year):
         assert all(s and s == " ".join(s.split()) for s in d.sentences1[:50] + d.sentences2[:50])
 
 
+@pytest.mark.data
 def test_sts16_extra_source_columns_are_dropped(data_dir):
     headlines = load_sts_year(data_dir / "eval" / "sts", "STS16")[1]
     assert headlines.name == "headlines"
     assert not any("Europe Media Monitor" in s for s in headlines.sentences1 + headlines.sentences2)
 
 
+@pytest.mark.data
 def test_stsb_splits_with_extra_columns(data_dir):
     root = data_dir / "eval" / "sts"
     assert [len(load_stsb(root, s)) for s in ("train", "dev", "validation", "test")] == [5749, 1500, 1500, 1379]
@@ -60,6 +63,7 @@ def test_stsb_splits_with_extra_columns(data_dir):
         load_stsb(root, "nope")
 
 
+@pytest.mark.data
 def test_sts17_all_tracks_and_column_orders(data_dir):
     tracks = load_sts17(data_dir / "eval" / "sts")
     assert [t.name for t in tracks] == ["ar-ar", "ar-en", "es-es", "es-en", "es-en-wmt", "en-en", "tr-en"]
@@ -73,6 +77,7 @@ def test_sts17_all_tracks_and_column_orders(data_dir):
         load_sts17(data_dir / "eval" / "sts", ["xx-yy"])
 
 
+@pytest.mark.data
 def test_tatoeba_all_languages(data_dir):
     sets = load_tatoeba(data_dir / "eval" / "tatoeba")
     assert [s.lang for s in sets] == ["ara", "cmn", "deu", "fra", "rus", "spa", "tur"]
@@ -82,6 +87,7 @@ def test_tatoeba_all_languages(data_dir):
         load_tatoeba(data_dir / "eval" / "tatoeba", ["xxx"])
 
 
+@pytest.mark.data
 def test_sts_dir_on_real_folder_and_tmp_folder(data_dir, tmp_path):
     found = load_sts_dir(data_dir / "eval" / "sts" / "STS16-en-test")
     assert [d.name for d in found] == ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"]

@@ -56,6 +56,7 @@ def test_metrics_load_offline_and_are_the_package_code(sts_metric, tatoeba_metri
     assert metrics.bitext_error_rates is mining.bitext_error_rates
 
 
+@pytest.mark.data
 def test_sts_metric_matches_the_eval_numbers_on_sts12_16(sts_metric, data_dir):
     encoder = HashEncoder()
     results = run_eval(encoder, "sts12-16", data_dir=data_dir)
@@ -99,6 +100,7 @@ def test_sts_metric_aggregation_and_edge_cases(sts_metric):
         sts_metric.compute(predictions=pred, references=gold, subsets=["a"])
 
 
+@pytest.mark.data
 def test_tatoeba_metric_matches_the_eval_numbers(tatoeba_metric, data_dir):
     encoder = HashEncoder()
     (result,) = run_eval(encoder, ["Tatoeba:fra"], data_dir=data_dir).values()

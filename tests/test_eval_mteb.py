@@ -10,6 +10,8 @@ datasets = pytest.importorskip("datasets")
 from paranmt_hf.evaluation import evaluate, load_sts_year, load_stsb  # noqa: E402
 from paranmt_hf.evaluation.mteb_meta import MTEBWrapper, build_model_meta, meta_to_dict  # noqa: E402
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 
 @pytest.fixture(scope="module")
 def tiny_encoder(data_dir):

@@ -15,6 +15,8 @@ from paranmt_hf.evaluation.mteb_layout import mteb_scores  # noqa: E402
 from paranmt_hf.evaluation.mteb_local import local_mteb_tasks  # noqa: E402
 from paranmt_hf.evaluation.mteb_meta import MTEBWrapper  # noqa: E402
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 TASKS = ["STSBenchmark", "STS12", "STS17", "Tatoeba"]
 
 

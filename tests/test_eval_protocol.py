@@ -83,6 +83,7 @@ def test_encode_adapts_to_signatures():
         encode(type("Bad", (), {"encode": lambda self, s: np.zeros(3)})(), ["a", "b"])
 
 
+@pytest.mark.data
 def test_paper_protocol_on_real_sts12_16(data_dir):
     encoder = HashBagEncoder()
     results = evaluate(encoder, "sts12-16", data_dir=data_dir)
@@ -103,6 +104,7 @@ def test_paper_protocol_on_real_sts12_16(data_dir):
     assert paper_average(results) == pytest.approx(np.mean(year_means))
 
 
+@pytest.mark.data
 def test_other_tasks_run_subsampled(data_dir):
     results = evaluate(HashBagEncoder(), ["STSBenchmark", "STS17", "Tatoeba:fra,deu"], data_dir=data_dir,
                        max_pairs=50)

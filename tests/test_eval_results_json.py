@@ -10,6 +10,8 @@ import pytest
 
 from paranmt_hf.evaluation import evaluate, format_table, task_json, write_results
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 
 class HashBagEncoder:
     def encode(self, sentences):

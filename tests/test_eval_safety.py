@@ -16,6 +16,7 @@ from paranmt_hf.utils.paths import data_dir as resolve_data_dir
 from tests.test_eval_results_json import HashBagEncoder
 
 
+@pytest.mark.data
 def test_a_mistyped_data_dir_fails_instead_of_falling_back(tmp_path, monkeypatch, data_dir):
     from paranmt_hf import build_encoder
 

@@ -9,6 +9,8 @@ st = pytest.importorskip("sentence_transformers")
 from paranmt_hf.evaluation import evaluate, load_sts17  # noqa: E402
 from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator  # noqa: E402
 
+pytestmark = pytest.mark.data  # every test here reads the shared real data
+
 
 @pytest.fixture(scope="module")
 def st_model(data_dir):

@@ -160,6 +160,7 @@ def _train(tmp_path, name, *extra):
 SENTENCES = ["a man plays guitar .", "the dog is running in a park .", "two kids read a book ."]
 
 
+@pytest.mark.data
 def test_cli_training_writes_a_loadable_trained_model(tmp_path, data_dir):
     out = _train(tmp_path, "model", "--max-steps", "6")
     summary = json.loads((out / "training_summary.json").read_text())
@@ -181,6 +182,7 @@ def test_cli_training_writes_a_loadable_trained_model(tmp_path, data_dir):
     assert not np.allclose(trained, initial)  # the weights moved
 
 
+@pytest.mark.data
 def test_training_is_deterministic_for_a_seed(tmp_path, data_dir):
     a = ParaNMTEncoder.from_pretrained(_train(tmp_path, "a", "--max-steps", "4")).encode(SENTENCES)
     b = ParaNMTEncoder.from_pretrained(_train(tmp_path, "b", "--max-steps", "4")).encode(SENTENCES)
@@ -189,6 +191,7 @@ def test_training_is_deterministic_for_a_seed(tmp_path, data_dir):
     assert not np.allclose(a, c)
 
 
+@pytest.mark.data
 @pytest.mark.timeout(600)
 def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     data = write_pairs(tmp_path / "pairs.tsv.gz")
@@ -315,6 +318,7 @@ def test_build_takes_a_recipe_and_writes_its_initial_model(tmp_path):
     assert (enc.config.kind, enc.embedding_dim) == ("trigram", 12)
 
 
+@pytest.mark.data
 @pytest.mark.timeout(300)
 def test_a_short_real_run_improves_dev_pearson(tmp_path, data_dir):
     """End to end on real data: 120 steps on the ParaNMT sample must raise STS-B validation Pearson (a loss with
