@@ -16,10 +16,10 @@ import collections
 import gzip
 import json
 import random
-import sys
 from pathlib import Path
 
 from paranmt_hf.utils.atomic import atomic_output, atomic_write_json, atomic_write_text
+from paranmt_hf.utils.provenance import provenance
 
 LASER = {"es": "spa", "fr": "fra", "de": "deu"}
 
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             with gzip.open(tmp, "wt", encoding="utf-8") as out:
                 out.writelines(f"{e}\t{x}\n" for e, x in kept)
         stats[name] = {"pairs": len(pairs), "kept": len(kept), "removed": len(pairs) - len(kept)}
-    atomic_write_json(args.output / "split.json", {"command": " ".join(sys.argv), "seed": args.seed, **stats})
+    atomic_write_json(args.output / "split.json", {"provenance": provenance(), "seed": args.seed, **stats})
     print(json.dumps(stats, indent=1))
     return 0
 

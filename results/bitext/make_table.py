@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -95,6 +96,7 @@ def plot(runs: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     runs = load()
     (HERE / "table.md").write_text(table(runs), encoding="utf-8")
     plot(runs)

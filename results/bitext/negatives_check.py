@@ -23,12 +23,15 @@ BATCH = 128
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("model")
-    parser.add_argument("--megabatch", type=int, default=27)
-    parser.add_argument("--megabatches", type=int, default=20)
-    parser.add_argument("--split", default=str(ROOT / "runs/data/split"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a trained model directory")
+    parser.add_argument("--megabatch", type=int, default=27, help="mini-batches per mega-batch (M)")
+    parser.add_argument("--megabatches", type=int, default=20, help="mega-batches to mine")
+    parser.add_argument("--split", default=str(ROOT / "runs/data/split"), help="the dev split (dev_split.py)")
     args = parser.parse_args()
+    from paranmt_hf.utils.provenance import provenance
+
+    record = provenance()  # at the start: the load average the run began under
     import datasets
 
     datasets.disable_progress_bars()
@@ -72,14 +75,11 @@ def main() -> None:
                 index, has, _, _ = loss._mine(pool, own)
                 picked = index[:BATCH]  # the negatives of the anchors (English sides)
                 english_sides[rule] += int((kinds[own] & has[:BATCH] & ~foreign[picked]).sum())
-    import subprocess
-    import sys
-
     from paranmt_hf.utils.atomic import atomic_write_json
 
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     result = {
-        "command": "python " + " ".join(sys.argv), "commit": commit, "load_average": os.getloadavg(),
+        "provenance": record,
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "model": args.model, "megabatch": args.megabatch, "megabatches": args.megabatches,
         "bitext_pairs": bitext_pairs,
         "english_side_took_english": english_sides,

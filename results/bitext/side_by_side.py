@@ -77,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         result["targets"] = [dict(zip(("row", "op", "bound", "value", "met"), c, strict=True)) for c in checks]
     if args.json:
         from paranmt_hf.utils.atomic import atomic_write_json
+        from paranmt_hf.utils.provenance import provenance
 
-        atomic_write_json(args.json, result)
+        atomic_write_json(args.json, {"provenance": provenance(), **result})
     return 0
 
 

@@ -10,6 +10,7 @@ checks the pipeline end to end on real data, it does not reproduce Table 13.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -26,7 +27,9 @@ WORDS = ["laughed", "respectful", "happy", "big", "said", "car", "smart"]
 
 
 def main() -> None:
-    data = data_dir()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=None, help="the data folder (default: $PARANMT_HF_DATA, ../shared/data)")
+    data = data_dir(parser.parse_args().data_dir)
     simlex = str(data / "eval" / "simlex" / "SimLex-999.txt")
     targets = {w for row in read_simlex(simlex) for w in row[:2]} | set(WORDS)
     corpora = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -112,13 +113,15 @@ def provenance_table(summary: dict) -> str:
 
 
 def write_readme(folder: Path = HERE) -> None:
+    from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
+
     summary = json.loads((folder / "summary.json").read_text())
     for name, m in summary["models"].items():
         m.update(model_numbers(folder / "mteb_results" / name.replace("/", "__") / "local"))
-    (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_write_json(folder / "summary.json", summary, overwrite=True, indent=2)
     text = (HERE / "README.template.md").read_text().replace("{{TABLES}}", tables(summary)).replace(
         "{{PROVENANCE}}", provenance_table(summary))
-    (folder / "README.md").write_text(text)
+    atomic_write_text(folder / "README.md", text, overwrite=True)
     try:
         plot(summary, folder / "peers_sts.png")
     except ImportError:
@@ -126,5 +129,7 @@ def write_readme(folder: Path = HERE) -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", nargs="?", default=str(HERE), help="folder holding summary.json (default: here)")
     sys.path.insert(0, str(HERE.parents[1]))  # the repository root: paranmt_hf without installing
-    write_readme(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
+    write_readme(Path(parser.parse_args().folder))

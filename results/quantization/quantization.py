@@ -1,7 +1,7 @@
 """Weight storage (float16 / int8) and ONNX export (fp32 / int8): quality change and agreement with PyTorch.
 
 1. STS12-16 (papers' protocol: mean Pearson x 100 per year, then over years) of a GloVe-50d word-averaging model
-   stored as float32, float16 and int8 (``paranmt_hf.model.storage``) and exported to ONNX fp32 / int8
+   stored as float32, float16 and int8 (``save_pretrained(weight_dtype=...)``) and exported to ONNX fp32 / int8
    (``paranmt_hf.model.onnx``, run with onnxruntime). Its vocabulary: the words of the English training corpora and
    of the STS12-16 sentences that have a GloVe vector (no labels used).
 2. The three averaging kinds at benchmark size (word 300-d, trigram 300-d, sp 1024-d, from ``results/speed``):
@@ -16,6 +16,7 @@ current code.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -40,12 +41,13 @@ def sts_table(data: Path, work: Path) -> dict[str, Any]:
     from paranmt_hf import ParaNMTEncoder, build_encoder
     from paranmt_hf.evaluation import evaluate, paper_average
     from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
-    from paranmt_hf.model.storage import save_quantized, storage_bytes
+    from paranmt_hf.model.storage import storage_bytes
 
     encoder = build_encoder("word", english_corpus(data) + sts_sentences(data), word_vectors="glove-6b-50d")
     forms: dict[str, Any] = {}
     for dtype in ("float32", "float16", "int8"):
-        d = save_quantized(encoder, work / dtype, dtype)
+        d = work / dtype
+        encoder.save_pretrained(d, weight_dtype=dtype)
         forms[f"storage {dtype}"] = (ParaNMTEncoder.from_pretrained(d), storage_bytes(d))
     for int8 in (False, True):
         path = export_onnx(encoder, work / f"onnx{'-int8' if int8 else ''}", int8=int8)
@@ -65,7 +67,7 @@ def agreement(data: Path, work: Path) -> dict[str, Any]:
     """ONNX and int8 storage vs PyTorch on every STS sentence, for the benchmark-size averaging models."""
     from paranmt_hf import ParaNMTEncoder
     from paranmt_hf.model.onnx import OnnxEncoder, export_onnx
-    from paranmt_hf.model.storage import save_quantized, storage_bytes
+    from paranmt_hf.model.storage import storage_bytes
 
     sentences = sts_sentences(data)
     models = build_models(data, Path(os.environ.get("SPEED_CACHE", "/tmp/paranmt_speed_models")))
@@ -87,7 +89,8 @@ def agreement(data: Path, work: Path) -> dict[str, Any]:
                 "sent_per_s_1_thread": len(sentences) / (time.perf_counter() - t0),
             }
         for dtype in ("float32", "float16", "int8"):
-            d = save_quantized(enc, work / f"{kind}-{dtype}", dtype)
+            d = work / f"{kind}-{dtype}"
+            enc.save_pretrained(d, weight_dtype=dtype)
             got = ParaNMTEncoder.from_pretrained(d).encode(sentences)
             row[f"storage_{dtype}"] = {
                 "max_abs_diff": float(np.abs(got - ref).max()),
@@ -141,6 +144,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     """Run both parts and write the outputs."""
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
     from paranmt_hf.utils.paths import data_dir
     from paranmt_hf.utils.provenance import provenance

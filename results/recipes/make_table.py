@@ -2,13 +2,15 @@
 
     python results/recipes/make_table.py
 
-explore.jsonl holds the lean-loop runs of explore.py; each says whether its model started the unknown-token row at
-zero (``unk_zero``: runs before that change had a random, never-trained row) and in which commit it was recorded.
-The table shows both, so runs from before and after the change are never compared unawares.
+explore.jsonl holds the runs of explore.py (the first 51 from its earlier lean loop); each says whether its model
+started the unknown-token row at zero (``unk_zero``: runs before that change had a random, never-trained row) and in
+which commit it was recorded. The table shows both, so runs from before and after the change are never compared
+unawares.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -52,9 +54,10 @@ def recorded(run: dict) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     runs = [json.loads(line) for line in (HERE / "explore.jsonl").read_text().splitlines() if line.strip()]
     rows = [
-        "# Recipe exploration (explore.py's lean loop)", "",
+        "# Recipe exploration (explore.py)", "",
         "Written by `make_table.py` from `explore.jsonl`. `unk row`: the unknown-token row at initialisation, `0` "
         "since commit 9f56b0d, `random` (N(0, 1), never trained) before it: a `random` run and a `0` run differ "
         "by more than the setting their names vary. "

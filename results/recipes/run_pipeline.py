@@ -38,10 +38,9 @@ YEARS = ["STS12", "STS13", "STS14", "STS15", "STS16"]
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """This script's options, and the ``paranmt-hf train`` flags after ``--``."""
-    if "--" not in argv:
-        raise SystemExit("run_pipeline.py: give the paranmt-hf train flags after '--'")
-    cut = argv.index("--")
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    cut = argv.index("--") if "--" in argv else len(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     usage="%(prog)s GROUP NAME [options] -- PARANMT_HF_TRAIN_FLAGS...")
     parser.add_argument("group", help="result folder under results/recipes/pipeline/ (e.g. ablation)")
     parser.add_argument("name", help="run name (the JSON file's name)")
     parser.add_argument("--work", default=os.environ.get("WORK", "/tmp/paranmt-results"), help="scratch folder")
@@ -49,8 +48,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing result of this run")
     args = parser.parse_args(argv[:cut])
     train_flags = argv[cut + 1 :]
+    if not train_flags:
+        parser.error("give the paranmt-hf train flags after '--'")
     if "--output" in train_flags:
-        raise SystemExit("run_pipeline.py: the model folder is chosen here; do not pass --output")
+        parser.error("the model folder is chosen here; do not pass --output")
     return args, train_flags
 
 
@@ -67,16 +68,18 @@ def run_logged(cmd: list[str], log: Path) -> float:
     return time.perf_counter() - started
 
 
-def dev_curve(model_dir: Path) -> list[dict[str, Any]]:
-    """Dev evaluations logged during training, with their step (from the last checkpoint's trainer state)."""
+def trainer_history(model_dir: Path) -> list[dict[str, Any]]:
+    """The trainer's log history (losses, dev evaluations, with their step) from the last checkpoint's state."""
     states = sorted(model_dir.glob("checkpoints/checkpoint-*/trainer_state.json"),
                     key=lambda p: int(p.parent.name.rsplit("-", 1)[1]))
-    if not states:
-        return []
-    history = json.loads(states[-1].read_text(encoding="utf-8"))["log_history"]
+    return json.loads(states[-1].read_text(encoding="utf-8"))["log_history"] if states else []
+
+
+def dev_curve(model_dir: Path) -> list[dict[str, Any]]:
+    """Dev evaluations logged during training, with their step, Pearson x 100."""
     return [{"step": h["step"], **{k.removeprefix("eval_dev_"): round(100 * v, 2) for k, v in h.items()
                                    if k.startswith("eval_dev_") and k.endswith("pearson")}}
-            for h in history if "eval_dev_mean_pearson" in h]
+            for h in trainer_history(model_dir) if "eval_dev_mean_pearson" in h]
 
 
 def unknown_row_zero(init_dir: Path) -> bool | None:

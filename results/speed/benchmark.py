@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -88,21 +87,16 @@ def worker(cache: Path, rounds: int) -> dict[str, Any]:
 
 
 def environment() -> dict[str, Any]:
-    """Machine, libraries and the git commit."""
-    import model2vec
-    import sentence_transformers
-    import tokenizers
-    import torch
-    import transformers
+    """Machine, libraries and the git commit (``paranmt_hf.utils.provenance``), in this report's keys."""
+    from paranmt_hf.utils.provenance import provenance
 
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                                text=True, cwd=HERE).stdout.strip())
-    return {"cpu": cpu, "cores_available": len(os.sched_getaffinity(0)), "python": platform.python_version(),
-            "torch": torch.__version__, "transformers": transformers.__version__, "tokenizers": tokenizers.__version__,
-            "sentence_transformers": sentence_transformers.__version__, "model2vec": model2vec.__version__,
-            "git_commit": commit + ("+uncommitted changes" if dirty else "")}
+    record = provenance(packages=["torch", "transformers", "tokenizers", "sentence-transformers", "model2vec"])
+    versions = record["packages"]
+    return {"cpu": record["cpu"], "cores_available": record["cores"], "python": record["python"],
+            "torch": versions["torch"], "transformers": versions["transformers"], "tokenizers": versions["tokenizers"],
+            "sentence_transformers": versions["sentence-transformers"], "model2vec": versions["model2vec"],
+            "git_commit": (record["git_commit"] or "unknown")
+            + ("+uncommitted changes" if record["git_dirty"] else ""), "provenance": record}
 
 
 def targets(results: dict[str, Any]) -> list[str]:

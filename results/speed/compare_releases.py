@@ -64,6 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.paths import data_dir
+    from paranmt_hf.utils.provenance import git_state, provenance
+
+    record = provenance()  # at the start: the load average the run began under
 
     old_python = args.old_python or str(Path(args.old_src) / ".venv" / "bin" / "python")
     sides = {"this checkout": sys.executable, "earlier": old_python}
@@ -80,12 +83,10 @@ def main() -> None:
                        json.dumps(extra)]
                 done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=roots[side])
                 times[kind][side].append(json.loads(done.stdout.strip().splitlines()[-1])["us_per_sentence"])
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
-    old_commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                cwd=args.old_src).stdout.strip()
     report = {
         "command": "python results/speed/compare_releases.py " + " ".join(sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit, "earlier_commit": old_commit,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": record["git_commit"],
+        "earlier_commit": git_state(args.old_src)["commit"], "provenance": record,
         "load_before": load_before, "load_after": os.getloadavg(),
         "unit": "best process-CPU microseconds per sentence, ParaNMTEncoder.encode(num_processes=1), cold cache",
         "kinds": {kind: {side: min(values) for side, values in by_side.items()} | {"all": by_side}

@@ -100,6 +100,10 @@ def minilm_dir() -> str:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description="Build (or reuse) the benchmark models in $SPEED_CACHE "
+                            "(default /tmp/paranmt_speed_models).").parse_args()
     from paranmt_hf.utils.paths import data_dir
 
     cache = Path(os.environ.get("SPEED_CACHE", "/tmp/paranmt_speed_models"))

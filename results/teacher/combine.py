@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -58,12 +57,15 @@ def main() -> None:
     from paranmt_hf.model.distill import balance_subword, build_teacher_encoder, distill_teacher
 
     torch.set_num_threads(1)
-    parser = argparse.ArgumentParser()
-    parser.add_argument("model")
-    parser.add_argument("name")
+    from paranmt_hf.utils.provenance import provenance
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("model", help="a trained model directory")
+    parser.add_argument("name", help="run name (its line in runs.jsonl; the model goes to runs/models/NAME)")
     parser.add_argument("--vocab-min-count", type=int, default=None, help="distil corpus words seen this often too")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0])
     args = parser.parse_args()
+    record = provenance()  # at the start: the load average the run began under
     trained = ParaNMTEncoder.from_pretrained(args.model)
     sample = training_sample()
     teacher = None
@@ -93,12 +95,12 @@ def main() -> None:
     combined = make(best)
     combined.save_pretrained(RUNS / "models" / args.name)
     test = evaluate(combined, [*TEST, "STSBenchmark"])
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     run = {
         "name": args.name,
         "cfg": {"combine": args.model, "teacher_weight": best, "sweep": sweep},
         "command": "python results/teacher/combine.py " + " ".join(sys.argv[1:]),
-        "commit": commit,
+        "commit": record["git_commit"],
+        "provenance": record,
         "steps": 0,
         "dev": sweep[best]["dev"],
         "dev_mean": sweep[best]["dev_mean"],

@@ -19,12 +19,12 @@ through a learned linear map), distill_batch, seed. Appends one JSON line per ru
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -109,23 +109,6 @@ def evaluate(encoder: Any, tasks: list[str]) -> dict:
     return {name: round(r.paper_score, 2) for name, r in run(encoder, tasks).items()}
 
 
-def cache_token_ids(encoder: Any) -> None:
-    """Memoise ``encoder.flat_token_ids`` per sentence (epochs 2 and 3 then skip tokenisation; same ids)."""
-    compute, cache = encoder.flat_token_ids, {}
-
-    def cached(sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        missing = list(dict.fromkeys(s for s in sentences if s not in cache))
-        if missing:
-            flat, lengths = compute(missing)
-            cache.update(zip(missing, np.split(flat.astype(np.int32), np.cumsum(lengths)[:-1]), strict=True))
-        parts = [cache[s] for s in sentences]
-        lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        flat = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
-        return flat, lengths
-
-    encoder.flat_token_ids = cached
-
-
 def parameter_groups(encoder: Any, lr: float, sub_lr: float) -> tuple[list[dict], list[torch.Tensor]]:
     """One optimizer group per component (subword tables at ``sub_lr``, frozen at 0) and the subword tables."""
     groups, sub_params = [], []
@@ -142,17 +125,21 @@ def parameter_groups(encoder: Any, lr: float, sub_lr: float) -> tuple[list[dict]
 
 
 def main() -> None:  # noqa: C901
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("config", help="JSON options (see above)")
+    parser.add_argument("name", help="run name (its line in runs.jsonl; the model goes to runs/models/NAME)")
+    args = parser.parse_args()
     torch.set_num_threads(1)
-    cfg, name = json.loads(sys.argv[1]), sys.argv[2]
+    cfg, name = json.loads(args.config), args.name
     from sentence_transformers import SentenceTransformer
 
-    from paranmt_hf import ParaNMTInputModule
+    from paranmt_hf import ParaNMTEncoder, ParaNMTInputModule
     from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
     from paranmt_hf.losses import MegaBatchMarginLoss
-    from paranmt_hf.training.optim import LazyAdam
-    from paranmt_hf.training.trainer import set_sparse_embeddings
+    from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
+    from paranmt_hf.utils.provenance import provenance
 
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    record = provenance()  # at the start: the load average the run began under
     seed = cfg.get("seed", 0)
     torch.manual_seed(seed)
     rng = random.Random(seed)
@@ -161,8 +148,8 @@ def main() -> None:  # noqa: C901
     corpus = [s for p in epoch_pairs for s in p]
     encoder = build(cfg, corpus)
     set_sparse_embeddings(encoder.model, True)
+    # token ids are cached per chunk by the featuriser: epochs 2 and 3 skip tokenisation
     model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
-    cache_token_ids(model[0]._encoder)
     dev = STSSuiteEvaluator(tasks=DEV, name="dev")
     log = []
     started = time.time()
@@ -228,7 +215,7 @@ def main() -> None:  # noqa: C901
                 log.append((step, round(float(value.detach()), 4), round(score, 4), round(time.time() - started)))
                 print(name, log[-1], flush=True)
     model.eval()
-    trained = model[0].to_encoder()
+    trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
     set_sparse_embeddings(trained.model, False)
     out_dir = RUNS / "models" / name
     trained.save_pretrained(out_dir, sentence_transformers=False)
@@ -239,7 +226,8 @@ def main() -> None:  # noqa: C901
         "name": name,
         "cfg": cfg,
         "command": f"python results/teacher/explore.py '{json.dumps(cfg)}' {name}",
-        "commit": commit,
+        "commit": record["git_commit"],
+        "provenance": record,
         "steps": total,
         "seconds": round(time.time() - started),
         "log": log,

@@ -9,9 +9,9 @@ and SIF weights from token frequencies counted on the training corpus instead of
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from explore import DEV, RUNS, TEST, evaluate, sources  # noqa: E402
@@ -43,10 +42,13 @@ def corpus_sif(encoder: object, corpus: list[str], a: float) -> np.ndarray:
 def main() -> None:
     import torch
 
+    from paranmt_hf.utils.provenance import provenance
+
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
+    record = provenance()  # at the start: the load average the run began under
     torch.set_num_threads(1)
     srcs = sources()
     corpus = sorted({s for pairs, _ in srcs for p in pairs for s in p})
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     variants = [
         ("m2v-pca256-sif", {"pca_dims": 256, "sif_coefficient": 1e-4}, None),
         ("m2v-pca384-sif", {"pca_dims": 384, "sif_coefficient": 1e-4}, None),
@@ -74,7 +76,8 @@ def main() -> None:
             "options": options,
             "corpus_sif": corpus_a,
             "command": "python results/teacher/init_variants.py",
-            "commit": commit,
+            "commit": record["git_commit"],
+            "provenance": record,
             "dev": dev,
             "dev_mean": round(float(np.mean(list(dev.values()))), 2),
             "test": test,

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -22,6 +23,7 @@ def rows() -> list[dict]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     runs = rows()
     lines = [
         "| run | STS17 en-en (dev) | STS-B val (dev) | dev mean | "
