@@ -6,11 +6,11 @@ also registers ``model_type="paranmt"`` with transformers' ``AutoConfig``, ``Aut
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 from .model import registration
+from .utils.lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     # models (the Hub remote-code files)
@@ -45,17 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .modeling.tokenization_paranmt import ParaNMTTokenizer
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'paranmt_hf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 registration.install()

@@ -20,8 +20,7 @@ import numpy as np
 import paranmt50m_original as orig
 import pytest
 import torch
-from test_loading import BLOCKER
-from test_loading import _run as run_script
+from test_loading import remote_code_embeddings
 
 from paranmt_hf.model.convert.paranmt50m import convert_paranmt50m, guess_token_type, load_paranmt50m_pickle
 from paranmt_hf.model.encoder import ParaNMTEncoder
@@ -159,27 +158,9 @@ def test_sentence_transformers_matches_original(converted):
 @pytest.mark.data
 def test_auto_model_remote_code_without_paranmt_hf(converted, tmp_path):
     """AutoModel/AutoTokenizer with trust_remote_code in a fresh process where paranmt_hf cannot be imported."""
-    jobs = {name: (converted[name][0], converted[name][2]) for name in REMOTE_CASES}
-    (tmp_path / "jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
-    script = BLOCKER + """
-    import json, numpy as np, torch
-    from transformers import AutoModel, AutoTokenizer
-    jobs = json.load(open("jobs.json", encoding="utf-8"))
-    for name, (directory, texts) in jobs.items():
-        model = AutoModel.from_pretrained(directory, trust_remote_code=True).eval()
-        tok = AutoTokenizer.from_pretrained(directory, trust_remote_code=True)
-        assert model.__class__.__module__.startswith("transformers_modules"), model.__class__.__module__
-        with torch.no_grad():
-            emb = model(**tok(texts, padding=True, return_tensors="pt")).pooler_output.numpy()
-        np.save(name.replace(":", "_") + ".npy", emb)
-    assert not any(m.startswith("paranmt_hf") for m in sys.modules)
-    print("OK")
-    """
-    proc = run_script(script, {}, tmp_path)  # (tests/test_loading.py: a fresh process, own modules cache)
-    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+    got = remote_code_embeddings({name: (converted[name][0], converted[name][2]) for name in REMOTE_CASES}, tmp_path)
     for name in REMOTE_CASES:
-        got = np.load(tmp_path / (name.replace(":", "_") + ".npy"))
-        assert worst_cosine(got, converted[name][1]) >= MIN_COSINE, name
+        assert worst_cosine(got[name], converted[name][1]) >= MIN_COSINE, name
     files = set(os.listdir(converted["bilstmavg"][0]))
     assert {"peephole_lstm.py", "modeling_paranmt.py", "tokenization_paranmt.py", "paranmt_tokenizer.json"} <= files
 

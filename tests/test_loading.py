@@ -95,11 +95,7 @@ BLOCKER = """
 """
 
 
-def test_remote_code_in_fresh_process_without_paranmt_hf(saved, tmp_path):
-    dirs = {kind: saved[kind][0] for kind in KINDS}
-    script = (
-        BLOCKER
-        + f"""
+REMOTE_CODE_EMBED = BLOCKER + """
     import json, numpy as np, torch
     from transformers import AutoModel, AutoTokenizer
     try:
@@ -107,22 +103,31 @@ def test_remote_code_in_fresh_process_without_paranmt_hf(saved, tmp_path):
         raise SystemExit("paranmt_hf should not be importable here")
     except ModuleNotFoundError:
         pass
-    sentences = {SENTENCES!r}
-    for kind, d in {dirs!r}.items():
-        model = AutoModel.from_pretrained(d, trust_remote_code=True).eval()
-        tok = AutoTokenizer.from_pretrained(d, trust_remote_code=True)
+    jobs = json.load(open("jobs.json", encoding="utf-8"))
+    for i, (directory, texts) in enumerate(jobs.values()):
+        model = AutoModel.from_pretrained(directory, trust_remote_code=True).eval()
+        tok = AutoTokenizer.from_pretrained(directory, trust_remote_code=True)
         assert model.__class__.__module__.startswith("transformers_modules"), model.__class__.__module__
         with torch.no_grad():
-            emb = model(**tok(sentences, padding=True, return_tensors="pt")).pooler_output.numpy()
-        np.save(kind.replace("+", "_") + ".npy", emb)
+            np.save(f"{i}.npy", model(**tok(texts, padding=True, return_tensors="pt")).pooler_output.numpy())
     assert not any(m.startswith("paranmt_hf") for m in sys.modules)
     print("OK")
-    """
-    )
-    proc = _run(script, {}, tmp_path)
+"""
+
+
+def remote_code_embeddings(jobs: dict[str, tuple[str, list[str]]], tmp_path) -> dict[str, np.ndarray]:
+    """``{name: embeddings}`` of each job's ``(directory, texts)`` by AutoModel + AutoTokenizer with remote code, in a
+    fresh process where paranmt_hf cannot be imported."""
+    (tmp_path / "jobs.json").write_text(json.dumps({k: [str(d), list(t)] for k, (d, t) in jobs.items()}))
+    proc = _run(REMOTE_CODE_EMBED, {}, tmp_path)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+    return {name: np.load(tmp_path / f"{i}.npy") for i, name in enumerate(jobs)}
+
+
+def test_remote_code_in_fresh_process_without_paranmt_hf(saved, tmp_path):
+    got = remote_code_embeddings({kind: (saved[kind][0], SENTENCES) for kind in KINDS}, tmp_path)
     for kind in KINDS:
-        np.testing.assert_allclose(np.load(tmp_path / (kind.replace("+", "_") + ".npy")), saved[kind][1], atol=1e-5)
+        np.testing.assert_allclose(got[kind], saved[kind][1], atol=1e-5)
 
 
 def test_registration_hook_when_paranmt_hf_is_imported_first(saved, tmp_path):

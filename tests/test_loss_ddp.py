@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,9 @@ WORKER = textwrap.dedent(
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
-    import torch.nn.functional as F
+
+    sys.path.insert(0, sys.argv[2])  # tests/: the reference computation
+    from _megabatch_reference import reference_loss
 
     # step -> rank -> (anchors, positives); ranks hold different numbers of pairs
     STEPS = [
@@ -32,35 +35,10 @@ WORKER = textwrap.dedent(
     CORPUS = [s for step in STEPS for a, b in step for s in a + b]
 
 
-    def embed(model, texts):
-        return model(model.preprocess(texts))["sentence_embedding"]
-
-
-    def reference(model, rank, margin=0.4):
-        pool = [(a, b) for step in STEPS for anchors, positives in step for a, b in zip(anchors, positives)]
-        own_start = sum(len(a) for a, _ in STEPS[0]) + sum(len(a) for a, _ in STEPS[1][:rank])
-        anchors, positives = STEPS[1][rank]
-        texts = [a for a, _ in pool] + [b for _, b in pool]
-        with torch.no_grad():
-            emb = F.normalize(embed(model, texts), dim=-1)
-        chosen = {0: [], 1: []}
-        for i in range(len(anchors)):
-            own = own_start + i
-            for side in (0, 1):
-                q = emb[own + side * len(pool)]
-                best, best_score = None, -2.0
-                for j, text in enumerate(texts):
-                    if j % len(pool) == own or text in (anchors[i], positives[i]):
-                        continue
-                    score = float(q @ emb[j])
-                    if score > best_score:
-                        best, best_score = text, score
-                chosen[side].append(best)
-        s, t = embed(model, anchors), embed(model, positives)
-        tn, sn = embed(model, chosen[0]), embed(model, chosen[1])
-        pos = F.cosine_similarity(s, t)
-        value = (F.relu(margin - pos + F.cosine_similarity(s, tn)) + F.relu(margin - pos + F.cosine_similarity(t, sn)))
-        return value.mean(), chosen
+    def reference(model, rank):
+        """This process's loss of step 2 with negatives from both steps of both processes (the pool spans them)."""
+        batches = [*STEPS[0], *STEPS[1]]  # rank order within each step, as the gathered pool
+        return reference_loss(model, batches, own=len(STEPS[0]) + rank)
 
 
     # imported once in the parent: the workers are forked, so they skip these imports
@@ -111,8 +89,8 @@ def test_negative_pool_spans_processes(tmp_path):
     script = tmp_path / "ddp_worker.py"
     script.write_text(WORKER)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env,
-                          timeout=300)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path), str(Path(__file__).parent)],
+                          capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     results = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     assert results[0]["weights"] == results[1]["weights"]  # same initial model on both processes

@@ -8,6 +8,7 @@ pytest.importorskip("sentence_transformers")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from _megabatch_reference import embed, reference_loss  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
 from paranmt_hf import (
@@ -38,42 +39,6 @@ def make_model(kind: str = "word", flat: bool = True, seed: int = 0) -> Sentence
     model = SentenceTransformer(modules=[module], device="cpu")
     model.train()
     return model
-
-
-def embed(model: SentenceTransformer, texts: list[str]) -> torch.Tensor:
-    return model(model.preprocess(texts))["sentence_embedding"]
-
-
-def reference_loss(model, batches, margin=0.4, candidates="both"):
-    """The formula computed directly with Python loops: the last batch's pairs, negatives from all ``batches``."""
-    pool = [(a, b) for anchors, positives in batches for a, b in zip(anchors, positives, strict=True)]
-    own_start = len(pool) - len(batches[-1][0])
-    texts = [a for a, _ in pool] + [b for _, b in pool]
-    with torch.no_grad():
-        pool_emb = F.normalize(embed(model, texts), dim=-1)
-    anchors, positives = batches[-1]
-    negative_texts = {0: [], 1: []}
-    for i in range(len(anchors)):
-        own = own_start + i
-        for side in (0, 1):
-            q = F.normalize(pool_emb[own if side == 0 else len(pool) + own], dim=-1)
-            best, best_score = None, -2.0
-            for j, text in enumerate(texts):
-                pair = j % len(pool)
-                text_side = j // len(pool)
-                if pair == own or text in (anchors[i], positives[i]):
-                    continue
-                if candidates == "other_side" and text_side == side:
-                    continue
-                score = float(q @ pool_emb[j])
-                if score > best_score:
-                    best, best_score = text, score
-            negative_texts[side].append(best)
-    s, t = embed(model, anchors), embed(model, positives)
-    t_neg, s_neg = embed(model, negative_texts[0]), embed(model, negative_texts[1])
-    pos = F.cosine_similarity(s, t)
-    loss = F.relu(margin - pos + F.cosine_similarity(s, t_neg)) + F.relu(margin - pos + F.cosine_similarity(t, s_neg))
-    return loss.mean(), negative_texts
 
 
 def run_loss(model, loss, batches):

@@ -127,33 +127,16 @@ def test_pair_sources(tmp_path):
         PairSource.parse(f"{pairs}@0")
 
 
+def train_flags(data, out, embedding_dim: int, batch_size: int, *extra: str) -> list[str]:
+    """``paranmt-hf train`` of a tiny word model (mega-batch of 3) on ``data`` into ``out``, then ``extra``."""
+    return ["train", "--train", str(data), "--output", str(out), "--kind", "word", "--embedding-dim",
+            str(embedding_dim), "--batch-size", str(batch_size), "--megabatch-size", "3", "--no-progress", *extra]
+
+
 def _train(tmp_path, name, *extra):
-    data = write_pairs(tmp_path / "pairs.tsv.gz")
     out = tmp_path / name
-    args = [
-        "train",
-        "--train",
-        data,
-        "--output",
-        str(out),
-        "--kind",
-        "word",
-        "--embedding-dim",
-        "16",
-        "--batch-size",
-        "4",
-        "--megabatch-size",
-        "3",
-        "--lr",
-        "0.01",
-        "--no-progress",
-        "--save-steps",
-        "3",
-        "--dev",
-        "STS17:en-en",
-        *extra,
-    ]
-    assert cli(args) == 0
+    dev = ["--lr", "0.01", "--save-steps", "3", "--dev", "STS17:en-en"]
+    assert cli(train_flags(write_pairs(tmp_path / "pairs.tsv.gz"), out, 16, 4, *dev, *extra)) == 0
     return out
 
 
@@ -197,38 +180,9 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     data = write_pairs(tmp_path / "pairs.tsv.gz")
     out = tmp_path / "ddp"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        "2",
-        "--master_port",
-        "29561",
-        "-m",
-        "paranmt_hf.cli.main",
-        "train",
-        "--train",
-        data,
-        "--output",
-        str(out),
-        "--kind",
-        "word",
-        "--embedding-dim",
-        "8",
-        "--batch-size",
-        "2",
-        "--megabatch-size",
-        "3",
-        "--max-steps",
-        "4",
-        "--save-steps",
-        "100",
-        "--no-progress",
-        "--optimizer",
-        "lazy_adam",
-        "--dev",
-    ]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29561"]
+    cmd = [*torchrun, "-m", "paranmt_hf.cli.main", *train_flags(data, out, 8, 2, "--max-steps", "4", "--save-steps",
+                                                                 "100", "--optimizer", "lazy_adam", "--dev")]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=540, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-4000:]
     summary = json.loads((out / "training_summary.json").read_text())
@@ -254,8 +208,10 @@ def test_dev_none_trains_without_dev_evaluation(tmp_path, monkeypatch):
 
 
 def test_lazy_adam_refuses_gradient_clipping(tmp_path):
+    flags = train_flags(write_pairs(tmp_path / "pairs.tsv.gz"), tmp_path / "clip", 16, 4, "--optimizer", "lazy_adam",
+                        "--max-grad-norm", "5", "--max-steps", "1", "--dev", "none")
     with pytest.raises(ValueError, match="max_grad_norm"):
-        _train(tmp_path, "clip", "--optimizer", "lazy_adam", "--max-grad-norm", "5", "--max-steps", "1")
+        cli(flags)
 
 
 def test_one_flag_table_turns_recipe_fields_off():

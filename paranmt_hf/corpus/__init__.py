@@ -6,8 +6,7 @@ registry, :mod:`paranmt_hf.corpus.filters`, to build its parser) does not import
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..utils.lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "FORMATS": "paranmt_hf.data.records",
@@ -43,14 +42,4 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'paranmt_hf.corpus' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -25,8 +25,9 @@ import shutil
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..utils.atomic import (
     TEMP_PREFIX,
@@ -47,6 +48,7 @@ from .registry import Remote, Source
 from .train_sets import anki_pairs, flickr_ring_pairs, parallel_pairs, sampled_pairs
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DOWNLOADS = ".downloads"
 CHECKSUMS_NAME = "CHECKSUMS.sha256"
@@ -372,13 +374,8 @@ def fetch_data(
         for source in registry.EVAL_SOURCES:
             if source.kind != "eval":
                 continue
-            try:
-                built = fetcher.install_eval(source)
-            except UnreachableError:
-                raise
-            except (DownloadError, UnpinnedError) as err:
-                fetcher.say(f"   FAILED {source.name}: {err}")
-                failures[source.name] = err
+            built = _attempt(fetcher, failures, source.name, partial(fetcher.install_eval, source))
+            if built is None:
                 continue
             report.built += built
             report.kept += [o for o in source.outputs if o not in built]
@@ -390,6 +387,21 @@ def fetch_data(
     if failures:
         raise FetchFailed(failures)
     return report
+
+
+def _attempt(fetcher: DataFetcher, failures: dict[str, Exception], name: str, action: Callable[[], T]) -> T | None:
+    """``action()``, or ``None`` once a failed download of ``name`` is said and recorded in ``failures``.
+
+    The other sources go on; an unreachable network (``UnreachableError``) stops the whole fetch.
+    """
+    try:
+        return action()
+    except UnreachableError:
+        raise
+    except (DownloadError, UnpinnedError) as err:
+        fetcher.say(f"   FAILED {name}: {err}")
+        failures[name] = err
+        return None
 
 
 def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: int, progress: bool,
@@ -412,13 +424,9 @@ def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: i
                 failures["decontamination"] = err
                 fetcher.say(f"   FAILED: the training data cannot be decontaminated: {err}")
                 return
-        try:
-            cleaned = fetcher.build_train(source, held_out, output, _raw_pairs(source, sample, seed, progress))
-        except UnreachableError:
-            raise
-        except (DownloadError, UnpinnedError) as err:
-            fetcher.say(f"   FAILED {source.name}: {err}")
-            failures[source.name] = err
+        build = partial(fetcher.build_train, source, held_out, output, _raw_pairs(source, sample, seed, progress))
+        cleaned = _attempt(fetcher, failures, source.name, build)
+        if cleaned is None:
             continue
         stats[output] = {**cleaned.as_dict(), "source": source.name}
         atomic_write_json(stats_path, stats)

@@ -14,7 +14,6 @@ under runs/models/NAME.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from explore import DEV, RUNS, TEST, evaluate  # noqa: E402
+from explore import DEV, RUNS, TEST, evaluate, record_run  # noqa: E402
 
 
 def sample_corpus() -> list[str]:
@@ -108,9 +107,7 @@ def main() -> None:
         "sts12_16": round(float(np.mean([test[t] for t in TEST])), 2),
         "load_average": os.getloadavg(),
     }
-    print("RESULT", json.dumps(run), flush=True)
-    with open(HERE / "runs.jsonl", "a") as f:
-        f.write(json.dumps(run) + "\n")
+    record_run(run)
 
 
 if __name__ == "__main__":

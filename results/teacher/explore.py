@@ -109,6 +109,13 @@ def evaluate(encoder: Any, tasks: list[str]) -> dict:
     return {name: round(r.paper_score, 2) for name, r in run(encoder, tasks).items()}
 
 
+def record_run(run: dict[str, Any]) -> None:
+    """Print the run and append it to runs.jsonl (explore.py and combine.py)."""
+    print("RESULT", json.dumps(run), flush=True)
+    with open(HERE / "runs.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(run) + "\n")
+
+
 def parameter_groups(encoder: Any, lr: float, sub_lr: float) -> tuple[list[dict], list[torch.Tensor]]:
     """One optimizer group per component (subword tables at ``sub_lr``, frozen at 0) and the subword tables."""
     groups, sub_params = [], []
@@ -237,9 +244,7 @@ def main() -> None:  # noqa: C901
         "sts12_16": sts,
         "load_average": os.getloadavg(),
     }
-    print("RESULT", json.dumps(run), flush=True)
-    with open(HERE / "runs.jsonl", "a") as f:
-        f.write(json.dumps(run) + "\n")
+    record_run(run)
 
 
 if __name__ == "__main__":
