@@ -33,8 +33,6 @@ from ..utils.atomic import (
     atomic_output,
     atomic_write_json,
     atomic_write_text,
-    check_output,
-    replace_path,
     temp_sibling,
 )
 from . import registry
@@ -105,16 +103,19 @@ def _batched(items: Iterable[tuple[str, str]], size: int) -> Iterator[list[tuple
 
 @contextlib.contextmanager
 def staged_folder(target: Path, overwrite: bool) -> Iterator[Path]:
-    """A new empty folder named like ``target`` inside a hidden temporary folder; moved onto ``target`` on success."""
-    check_output(target, overwrite=overwrite)
-    holder = temp_sibling(target, directory=True)
-    staging = holder / target.name
-    staging.mkdir()
-    try:
+    """A new empty folder named like ``target`` inside a hidden temporary folder; moved onto ``target`` on success.
+
+    The folder keeps its final name while it is built (the installers' readers check it by name); the output's lock
+    is held meanwhile (:func:`paranmt_hf.utils.atomic.atomic_output`).
+    """
+    with atomic_output(target, overwrite=overwrite, directory=True) as holder:
+        staging = holder / target.name
+        staging.mkdir()
         yield staging
-        replace_path(staging, target)
-    finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        ready = temp_sibling(target)  # the built folder becomes the temporary output itself
+        os.replace(staging, ready)
+        holder.rmdir()
+        os.replace(ready, holder)
 
 
 def data_files(dest: Path) -> list[Path]:
