@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag, load_model
+from .recipe_flags import POSITIVE, checked_number
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +38,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", default=None, help="results folder (mteb layout); omit to only print the table")
     p.add_argument("--name", default=None, help="model name for the results, org/name (default: paranmt-hf/<dir>)")
     p.add_argument("--revision", default="no_revision_available", help="model revision for the results")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=256)
     p.add_argument("--download", action="store_true", help="fetch missing data from the public sources")
-    p.add_argument("--max-pairs", type=int, default=None, help="first N pairs per dataset only (smoke tests)")
+    p.add_argument("--max-pairs", type=checked_number(int, POSITIVE), default=None,
+                   help="first N pairs per dataset only (smoke tests)")
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 

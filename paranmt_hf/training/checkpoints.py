@@ -4,7 +4,7 @@
 
 - ``loss_state.pt``: the mega-batch pool and annealing clock (tensors only; loaded with ``weights_only=True``), so a
   resumed run continues exactly as the uninterrupted run would;
-- ``paranmt_run.json``, written last (atomically): the recipe, the data (path, size and a fingerprint of each file)
+- ``paranmt_run.json``, written last (atomically): the recipe, the data (path, size and sha256 of each file)
   and the seed. A checkpoint without it is incomplete (the process died while saving) and is never resumed from.
 
 ``--resume`` takes the newest complete checkpoint, refuses one whose recorded run differs from the current
@@ -48,18 +48,40 @@ class ResumeError(ValueError):
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Identity of a data file: resolved path, size and SHA-256 of its first and last MiB (cheap on any size)."""
+    """Identity of a data file: resolved path, size and SHA-256 of its whole content.
+
+    The hash is remembered per version of the file (:mod:`paranmt_hf.utils.content_hash`): a resumed run re-reads a
+    data file only when it changed.
+    """
+    from ..utils.content_hash import file_sha256
+
     p = Path(path)
     if "://" in str(path):
         return {"path": str(path)}
-    size = p.stat().st_size
+    return {"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": file_sha256(p)}
+
+
+def _ends_fingerprint(path: str) -> str:
+    """SHA-256 of a file's first and last MiB: the fingerprint checkpoints of earlier releases recorded."""
+    size = os.path.getsize(path)
     digest = hashlib.sha256()
-    with open(p, "rb") as handle:
+    with open(path, "rb") as handle:
         digest.update(handle.read(_FINGERPRINT_BYTES))
         if size > 2 * _FINGERPRINT_BYTES:
             handle.seek(size - _FINGERPRINT_BYTES)
             digest.update(handle.read())
-    return {"path": str(p.resolve()), "bytes": size, "sha256_ends": digest.hexdigest()}
+    return digest.hexdigest()
+
+
+def _as_saved(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """``current`` with file fingerprints in the form ``saved`` recorded them (``sha256_ends`` before 0.2)."""
+    current = json.loads(json.dumps(current))
+    for old_source, source in zip(saved.get("sources", []), current.get("sources", []), strict=False):
+        for old, new in zip(old_source.get("files", []), source.get("files", []), strict=False):
+            if "sha256_ends" in old and "sha256" in new and os.path.isfile(new["path"]):
+                new.pop("sha256")
+                new["sha256_ends"] = _ends_fingerprint(new["path"])
+    return current
 
 
 def run_record(recipe: Recipe, sources: Sequence[PairSource | str], seed: int) -> dict[str, Any]:
@@ -161,7 +183,7 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
                           "--resume to start a new run.")
     latest = complete[-1]
     saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
-    differences = record_differences(saved, record)
+    differences = record_differences(saved, _as_saved(saved, record))
     if differences:
         raise ResumeError(
             f"--resume: {latest} belongs to a run with other arguments; resuming would train this run's model "
