@@ -171,35 +171,6 @@ def test_a_replaced_output_keeps_its_permissions(tmp_path, umask_022):
 
 
 # ---- one writer at a time (issue 25 item 4) ------------------------------------------------------------------------
-HOLD_LOCK = """
-import sys, time
-from paranmt_hf.utils.atomic import output_lock
-with output_lock(sys.argv[1]):
-    print("locked", flush=True)
-    time.sleep(120)
-"""
-
-
-@pytest.fixture
-def hold_lock():
-    """Start a process that holds the lock of a path (as a concurrent writer does); killed afterwards."""
-    import subprocess
-    import sys
-
-    procs = []
-
-    def start(path):
-        proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
-        procs.append(proc)
-        assert proc.stdout.readline().strip() == "locked"
-        return proc
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
-
 def test_a_second_writer_of_the_same_output_is_refused(tmp_path, hold_lock):
     from paranmt_hf.utils.atomic import OutputBusyError
 

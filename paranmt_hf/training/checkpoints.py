@@ -8,7 +8,8 @@
   and the seed. A checkpoint without it is incomplete (the process died while saving) and is never resumed from.
 
 ``--resume`` takes the newest complete checkpoint, refuses one whose recorded run differs from the current
-arguments (naming each difference), refuses a run that already reached its last step, and sets incomplete newer
+arguments (naming each difference), refuses a run that already reached its last step and saved its model (a run
+stopped between its last checkpoint and its final save is finished: the model is saved), and sets incomplete newer
 checkpoints aside (renamed ``incomplete-checkpoint-N``, never deleted). A new run refuses a folder that holds an
 earlier run unless ``--overwrite``.
 """
@@ -193,17 +194,31 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     return latest
 
 
-def check_unfinished(checkpoint: Path, target: int) -> int:
-    """The step ``checkpoint`` was taken at; refuses a run that already took its ``target`` steps.
+def check_unfinished(checkpoint: Path, target: int, saved_steps: int | None = None) -> int:
+    """The step ``checkpoint`` was taken at; refuses a run that already took its ``target`` steps and saved its model.
+
+    Args:
+        checkpoint: the checkpoint to resume from.
+        target: the steps the resumed run takes in all.
+        saved_steps: the steps of the final model saved in the run's folder (None: no final model). A checkpoint at
+            ``target`` whose run stopped before its final save (``saved_steps`` smaller or None) is accepted: the
+            resumed run takes no step and saves the model.
 
     Raises:
-        ResumeError: the checkpoint is at or past ``target``.
+        ResumeError: the checkpoint is at or past ``target`` and the run's model was saved.
     """
-    state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
-    done = int(state.get("global_step", checkpoint_step(checkpoint)))
-    if done >= target:
+    try:
+        state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
+        done = int(state.get("global_step", checkpoint_step(checkpoint)))
+    except (ValueError, TypeError, AttributeError) as err:
+        raise ResumeError(f"--resume: {checkpoint / TRAINER_STATE_FILE} is not a readable trainer state ({err}); "
+                          "move that checkpoint aside to resume from an earlier one") from None
+    if done >= target and saved_steps is not None and saved_steps >= done:
         raise ResumeError(f"--resume: the run of {checkpoint} already took {done} of {target} steps; nothing to "
                           "resume. Pass a larger --max-steps or --epochs to train further.")
+    if done > target:
+        raise ResumeError(f"--resume: {checkpoint} is at step {done}, past the {target} steps asked; pass "
+                          f"--max-steps {done} (or more) to finish that run")
     return done
 
 
