@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..utils.atomic import OutputExistsError, atomic_write_json
+from ..utils.integrity import find_damaged_file
 from .data import PairSource
 from .recipes import Recipe
 
@@ -174,7 +175,8 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     """The newest complete checkpoint of ``directory``, after checking that it belongs to the run ``record``.
 
     Raises:
-        ResumeError: no complete checkpoint, or one recorded with other arguments (each difference named).
+        ResumeError: no complete checkpoint, a damaged one (the file named), or one recorded with other arguments
+            (each difference named).
     """
     checkpoints = list_checkpoints(directory)
     complete = [p for p in checkpoints if is_complete(p)]
@@ -183,6 +185,10 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
         raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}; nothing to resume. Run without "
                           "--resume to start a new run.")
     latest = complete[-1]
+    damaged = find_damaged_file(latest)
+    if damaged is not None:
+        raise ResumeError(f"--resume: {damaged[0]} is damaged ({damaged[1]}); move {latest} aside (rename it) to "
+                          "resume from the checkpoint before it")
     saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
     differences = record_differences(saved, _as_saved(saved, record))
     if differences:
