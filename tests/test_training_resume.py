@@ -220,3 +220,12 @@ def test_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_path):
     (out / "checkpoints/checkpoint-3/.loss_state.pt.tmp").write_bytes(b"half")
     run(tmp_path, "r", "--max-steps", "6", "--resume")
     assert not list(out.rglob(".paranmt-tmp-*")) and not list(out.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("name", ["trainer_state.json", "optimizer.pt", "model.safetensors", LOSS_STATE_FILE])
+def test_a_damaged_checkpoint_is_named(tmp_path, name):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    path = out / "checkpoints/checkpoint-3" / name
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume")
+    assert f"{path} is damaged" in message and "\n" not in message

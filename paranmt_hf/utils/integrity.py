@@ -42,6 +42,21 @@ def safetensors_problem(path: Path) -> str | None:
     return None
 
 
+def torch_file_problem(path: Path) -> str | None:
+    """Why a ``torch.save`` file is damaged: a zip that is truncated or fails its CRC check, or no torch file."""
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic == b"PK\x03\x04":
+        if not zipfile.is_zipfile(path):
+            return "a truncated zip archive (no central directory)"
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+        return None if bad is None else f"member {bad} fails its CRC check"
+    if not magic.startswith(b"\x80"):  # neither torch's zip format nor its legacy pickle format
+        return "empty file" if not magic else "not a torch file"
+    return None
+
+
 def file_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` is damaged, by its kind (JSON, safetensors, torch zip); None when it looks whole."""
     p = Path(path)
@@ -50,13 +65,8 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
             json.loads(p.read_text(encoding="utf-8"))
         elif p.suffix == ".safetensors":
             return safetensors_problem(p)
-        elif p.suffix in TORCH_SUFFIXES and zipfile.is_zipfile(p):
-            with zipfile.ZipFile(p) as archive:
-                bad = archive.testzip()
-            if bad is not None:
-                return f"member {bad} fails its CRC check"
-        elif p.suffix in TORCH_SUFFIXES and p.stat().st_size == 0:
-            return "empty file"
+        elif p.suffix in TORCH_SUFFIXES:
+            return torch_file_problem(p)
     except (ValueError, UnicodeDecodeError) as err:
         return f"not valid {'JSON' if p.suffix == '.json' else 'data'} ({err})"
     except (zipfile.BadZipFile, EOFError, OSError) as err:
