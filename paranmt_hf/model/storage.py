@@ -41,7 +41,8 @@ def dequantize_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * scale[:, None]
 
 
-def _embedding_keys(model: ParaNMTModel) -> list[str]:
+def quantized_keys(model: ParaNMTModel) -> list[str]:
+    """The tensors int8 storage quantises (the embedding tables); the others stay float32."""
     return [f"components.{i}.embedding.weight" for i in range(len(model.components))]
 
 
@@ -66,7 +67,7 @@ def store_weights(model: ParaNMTModel, directory: str | os.PathLike[str], dtype:
         save_file(half, str(out / "model.safetensors"), metadata={"format": "pt"})
     else:
         tensors = dict(state)
-        for key in _embedding_keys(model):
+        for key in quantized_keys(model):
             tensors[key], tensors[key + SCALE_SUFFIX] = quantize_rows(state[key])
         (out / "model.safetensors").unlink()
         save_file(tensors, str(out / INT8_FILE), metadata={"format": "pt", "paranmt_quantization": "int8-rowwise"})
