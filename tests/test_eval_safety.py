@@ -56,7 +56,7 @@ def test_a_nan_gold_score_is_skipped_and_counted_not_averaged(tmp_path, caplog):
 
 def _writer(folder, results, tag, rounds):
     for _ in range(rounds):
-        write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag})
+        write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag}, overwrite=True)
 
 
 def test_two_concurrent_writers_never_tear_the_results(tmp_path):

@@ -29,7 +29,7 @@ from typing import Any
 
 from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
-from .eval_results import EvalSummary, load_eval_results
+from .eval_results import EvalSummary, check_results_model, load_eval_results
 from .model_info import SUMMARY_FILE, public_training_summary, read_training_summary
 
 logger = logging.getLogger(__name__)
@@ -154,6 +154,8 @@ def publish(
         FileNotFoundError: ``model_dir`` has no saved model, or ``eval_dir`` / ``speed_json`` do not exist.
         FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
         PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
+        EvalResultsError: ``eval_dir`` holds no usable results, or results of another model (their recorded
+            content hash differs from ``model_dir``'s).
     """
     from ..model.encoder import ParaNMTEncoder
 
@@ -165,6 +167,8 @@ def publish(
     if speed_json is not None and not Path(speed_json).is_file():
         raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
+    if evaluation is not None:
+        check_results_model(evaluation, source)
     model_id = model_id or push_repo_id or default_model_id(source)
     if evaluation is not None and evaluation.model_name != model_id:
         logger.warning("the evaluation results are named %r, the card %r: mteb matches results to models by name "

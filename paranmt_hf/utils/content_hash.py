@@ -60,3 +60,49 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
             tmp.write_text(digest + "\n", encoding="ascii")
             os.replace(tmp, memo)
     return digest
+
+
+MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx", ".npy", ".model")
+"""Weight and tokenizer-model files, in any subfolder of a model folder (``static/``, sentence-transformers')."""
+MODEL_FILE_NAMES = ("config.json", "tokenizer.json", "tokenizer_config.json", "paranmt_tokenizer.json",
+                    "special_tokens_map.json", "added_tokens.json", "modules.json", "vocab.txt",
+                    "sentence_bert_config.json", "config_sentence_transformers.json", "paranmt_st_config.json")
+"""Configuration and tokenizer files that decide what a model computes."""
+NOT_MODEL_FOLDERS = ("checkpoints", "initial-model", "results")
+"""Subfolders of a model folder that are not the model (a training run's, evaluation results)."""
+
+
+def model_fingerprint(directory: str | os.PathLike[str]) -> str:
+    """A sha256 of what a model folder computes with: its weights, configuration and tokenizer files.
+
+    Hashes ``(relative path, sha256)`` of every file named in :data:`MODEL_FILE_NAMES` or ending in
+    :data:`MODEL_FILE_SUFFIXES`, below ``directory`` but outside hidden entries and :data:`NOT_MODEL_FOLDERS`
+    (so a README, a training summary or evaluation results written next to the model do not change it). Works for
+    paranmt_hf, sentence-transformers and model2vec folders.
+
+    Raises:
+        FileNotFoundError: ``directory`` is not a folder, or holds no model file.
+    """
+    base = Path(directory)
+    if not base.is_dir():
+        raise FileNotFoundError(f"model folder {base} not found")
+    entries = []
+    pending = [base]
+    while pending:
+        folder = pending.pop()
+        for path in sorted(folder.iterdir()):
+            if path.name.startswith("."):
+                continue
+            if path.is_dir():
+                if not (folder == base and path.name in NOT_MODEL_FOLDERS):
+                    pending.append(path)
+            elif path.name in MODEL_FILE_NAMES or path.suffix in MODEL_FILE_SUFFIXES:
+                entries.append(f"{path.relative_to(base).as_posix()}\0{file_sha256(path)}")
+    if not entries:
+        raise FileNotFoundError(f"{base} holds no model file (config.json, weights, tokenizer)")
+    return hashlib.sha256("\n".join(sorted(entries)).encode("utf-8")).hexdigest()
+
+
+def model_record(directory: str | os.PathLike[str]) -> dict[str, str]:
+    """Which model a result came from: ``{"path": resolved folder, "sha256": model_fingerprint(folder)}``."""
+    return {"path": str(Path(directory).resolve()), "sha256": model_fingerprint(directory)}

@@ -14,6 +14,8 @@ import struct
 import zipfile
 from pathlib import Path
 
+from .content_hash import NOT_MODEL_FOLDERS
+
 TORCH_SUFFIXES = (".pt", ".pth", ".bin")
 
 
@@ -74,12 +76,9 @@ def file_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-SKIPPED_FOLDERS = ("checkpoints", "initial-model", "results")
-"""Subfolders of a model folder that are not the model (a training run's, evaluation results)."""
-
 
 def find_damaged_file(directory: str | os.PathLike[str], recursive: bool = True) -> tuple[Path, str] | None:
-    """The first damaged file of a folder and why, or None (hidden entries and :data:`SKIPPED_FOLDERS` skipped)."""
+    """The first damaged file of a folder and why, or None (hidden entries and :data:`NOT_MODEL_FOLDERS` skipped)."""
     base = Path(directory)
     if not base.is_dir():
         return None
@@ -89,7 +88,7 @@ def find_damaged_file(directory: str | os.PathLike[str], recursive: bool = True)
         if problem is not None:
             return path, problem
     if recursive:
-        for path in (p for p in entries if p.is_dir() and p.name not in SKIPPED_FOLDERS):
+        for path in (p for p in entries if p.is_dir() and p.name not in NOT_MODEL_FOLDERS):
             found = find_damaged_file(path)
             if found is not None:
                 return found
