@@ -86,7 +86,7 @@ def test_the_weights_of_earlier_releases_still_load(saved, tmp_path):
                                torch.from_numpy(expected))
 
 
-@pytest.mark.parametrize("command", ["embed", "score", "eval"])
+@pytest.mark.parametrize("command", ["embed", "score", "eval", "export", "publish"])
 def test_the_commands_stop_with_one_sentence(saved, tmp_path, command, capsys):
     folder = _copy(saved, tmp_path)
     _rewrite(folder, renamed)
@@ -94,7 +94,9 @@ def test_the_commands_stop_with_one_sentence(saved, tmp_path, command, capsys):
     src.write_text("a man plays\ta dog runs\n")
     argv = {"embed": ["--input", str(src), "--output", str(tmp_path / "out.npy")],
             "score": ["--input", str(src), "--output", str(tmp_path / "out.tsv")],
-            "eval": ["--tasks", str(tmp_path / "nowhere")]}[command]
+            "eval": ["--tasks", str(tmp_path / "nowhere")],
+            "export": ["--format", "fp16", "--output", str(tmp_path / "out.npy")],
+            "publish": ["--output", str(tmp_path / "out.npy")]}[command]
     with pytest.raises(SystemExit) as err:
         main([command, str(folder), *argv])
     message = str(err.value)

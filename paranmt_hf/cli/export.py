@@ -33,14 +33,19 @@ def run(args: argparse.Namespace) -> int:
     """Export, check against the PyTorch model, report."""
     from ..model.encoder import ParaNMTEncoder
     from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model
+    from ..modeling.modeling_paranmt import WeightsMismatchError
     from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.integrity import DamagedFileError
 
     try:
         check_output(args.output, [args.model_dir], args.overwrite)
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf export: {err}") from err
     check_model_code(args)
-    encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
+    try:
+        encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
+    except (WeightsMismatchError, DamagedFileError, FileNotFoundError) as err:
+        raise SystemExit(f"paranmt-hf export: {err}") from err
     try:
         result = export_model(encoder, args.output, args.format, verify=not args.no_verify,
                               inputs=[args.model_dir], overwrite=args.overwrite)
