@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from ..utils.atomic import (
+    RECORD_WAIT,
     TEMP_PREFIX,
     atomic_output,
     atomic_write_json,
     atomic_write_text,
+    output_lock,
     temp_sibling,
 )
 from ..utils.content_hash import file_sha256
@@ -323,10 +325,12 @@ class DataFetcher:
 
     def record_checksums(self, output: str, entries: dict[str, str]) -> None:
         """Record the checksums of a newly built ``output`` (replacing its earlier ones) in ``CHECKSUMS.sha256``."""
-        self.checksums = {name: digest for name, digest in self.checksums.items()
-                          if not (name == output or name.startswith(output + "/"))}
-        self.checksums.update(entries)
-        write_checksums(self.dest, self.checksums)
+        with output_lock(self.dest / CHECKSUMS_NAME, wait=RECORD_WAIT):  # merged with another fetch's records
+            current = read_checksums(self.dest)
+            self.checksums = {name: digest for name, digest in current.items()
+                              if not (name == output or name.startswith(output + "/"))}
+            self.checksums.update(entries)
+            write_checksums(self.dest, self.checksums)
 
     # ------------------------------------------------------------------------------------------------- eval
     def install_eval(self, source: Source, target: Path | None = None) -> list[str]:
