@@ -67,7 +67,7 @@ languages and scripts), on top of every row of every table (:func:`check_tables`
 MIN_COSINE = {"onnx": 0.99999, "fp16": 0.9999, "onnx-int8": 0.999, "int8": 0.999}
 """Smallest cosine between an exported sentence embedding and PyTorch's that the check accepts, per format."""
 ZERO = 1e-6
-ROW_CHUNK = 1 << 15
+ROW_CHUNK = 1 << 12
 FLOAT16_MAX = 65504.0
 
 
