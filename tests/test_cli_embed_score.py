@@ -151,7 +151,7 @@ def test_a_file_of_the_model_folder_is_never_an_output(tiny, tmp_path):
     src = tmp_path / "in.tsv"
     src.write_text("a man plays\ta dog runs\n", encoding="utf-8")
     for command, name in (("embed", "model.safetensors"), ("embed", "config.json"), ("score", "tokenizer.json")):
-        with pytest.raises(SystemExit, match="is a file of the input folder"):
+        with pytest.raises(SystemExit, match="is the input"):
             main([command, str(model_dir), "--input", str(src), "--output", str(model_dir / name), "--overwrite"])
     assert {p.name: p.read_bytes() for p in model_dir.iterdir() if p.is_file()} == before
     # a new file next to the model is not a file of the model
@@ -187,3 +187,22 @@ def test_embed_help_says_what_a_very_long_line_costs(capsys):
         main(["embed", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "very long line" in help_text and "10 MB line adds" in help_text
+
+
+def test_outputs_next_to_the_model_can_be_replaced(tiny, tmp_path):
+    import shutil
+
+    from paranmt_hf.utils.content_hash import model_files
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny[0], model_dir)
+    src = tmp_path / "in.txt"
+    src.write_text("a man plays\n", encoding="utf-8")
+    for _ in range(2):  # an embedding file and an export inside the model folder are not model files
+        assert main(["embed", str(model_dir), "--input", str(src), "--output", str(model_dir / "e.npy"),
+                     "--overwrite"]) == 0
+        assert main(["export", str(model_dir), "--format", "fp16", "--output", str(model_dir / "fp16"),
+                     "--overwrite"]) == 0
+    names = {p.relative_to(model_dir).as_posix() for p in model_files(model_dir)}
+    assert "model.safetensors" in names and "config.json" in names and "static/model.safetensors" in names
+    assert not any(n.startswith("fp16/") or n == "e.npy" for n in names)

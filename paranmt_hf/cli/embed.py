@@ -37,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
     """Count lines, then encode and write chunk by chunk."""
     from ..evaluation.streaming import InputLineError, embed_file
     from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.content_hash import model_files
 
     try:
-        check_output(args.output, [args.input, args.model_dir], args.overwrite)  # never a file of the model
+        check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
         encoder = load_model(args)
         n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,
                             normalize=args.normalize, raw=args.format == "raw", overwrite=args.overwrite)

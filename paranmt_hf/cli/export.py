@@ -35,10 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model
     from ..modeling.modeling_paranmt import WeightsMismatchError
     from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.content_hash import model_files
     from ..utils.integrity import DamagedFileError
 
     try:
-        check_output(args.output, [args.model_dir], args.overwrite)
+        check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf export: {err}") from err
     check_model_code(args)

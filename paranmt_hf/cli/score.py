@@ -34,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ..evaluation.streaming import score_file
     from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.content_hash import model_files
 
     try:
         if args.output != "-":
-            check_output(args.output, [args.input, args.model_dir], args.overwrite)  # never a file of the model
+            check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
         encoder = load_model(args)
         report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
                             chunk_size=args.chunk_size, overwrite=args.overwrite)

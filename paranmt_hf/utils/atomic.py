@@ -9,8 +9,7 @@ The rules every command keeps (README, "Reliability"):
   (:class:`OutputBusyError`, naming the process that holds it) instead of both reporting success; and the final
   rename of a writer without ``overwrite`` refuses an output that appeared meanwhile (a writer that took no lock);
 - an output never replaces one of the run's inputs (compared as files on disk: symlinks, ``./x`` vs ``x``,
-  hard links), nor a file inside an input folder (a model directory's ``model.safetensors``), even with
-  ``overwrite``;
+  hard links; a model's files are inputs of the commands that load it), even with ``overwrite``;
 - an existing output is replaced only with ``overwrite=True`` (the CLI's ``--overwrite``);
 - outputs are created with the usual permissions (``0666`` / ``0777`` less the umask), and a replaced output keeps
   the permission bits and group of the one it replaces (a group-shared folder stays shared);
@@ -96,11 +95,11 @@ def _contains(directory: Path, path: Path) -> bool:
 def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False) -> Path:
     """Refuse an output that is an input, or that exists without ``overwrite``; return it as a ``Path``.
 
-    An output directory that contains an input counts as the input too (replacing the directory would delete it),
-    and so does an existing entry inside an input directory (``MODEL/model.safetensors`` when ``MODEL`` is an input).
+    An output directory that contains an input counts as the input too (replacing the directory would delete it).
+    To protect the files of a model folder, pass them (:func:`paranmt_hf.utils.content_hash.model_files`).
 
     Raises:
-        OutputIsInputError: ``output`` is (or contains, or lies inside) one of ``inputs``.
+        OutputIsInputError: ``output`` is (or contains) one of ``inputs``.
         OutputExistsError: ``output`` exists and ``overwrite`` is false.
     """
     out = Path(output)
@@ -111,9 +110,6 @@ def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: b
         if _same_file(out, src) or out.resolve() == src.resolve() or (out.is_dir() and _contains(out, src)):
             raise OutputIsInputError(f"output {out} is the input {src}: writing it would destroy the input; "
                                      "choose another output path")
-        if src.is_dir() and (out.exists() or out.is_symlink()) and _contains(src, out):
-            raise OutputIsInputError(f"output {out} is a file of the input folder {src}: writing it would change "
-                                     "that input (a model directory, say); choose a path outside it")
     if out.exists() or out.is_symlink():
         if not overwrite:
             kind = "directory" if out.is_dir() else "file"

@@ -62,23 +62,52 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest
 
 
-MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx", ".npy", ".model")
+MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".onnx", ".model")
 """Weight and tokenizer-model files, in any subfolder of a model folder (``static/``, sentence-transformers')."""
 MODEL_FILE_NAMES = ("config.json", "tokenizer.json", "tokenizer_config.json", "paranmt_tokenizer.json",
                     "special_tokens_map.json", "added_tokens.json", "modules.json", "vocab.txt",
                     "sentence_bert_config.json", "config_sentence_transformers.json", "paranmt_st_config.json")
 """Configuration and tokenizer files that decide what a model computes."""
 NOT_MODEL_FOLDERS = ("checkpoints", "initial-model", "results")
-"""Subfolders of a model folder that are not the model (a training run's, evaluation results)."""
+"""Subfolders of a model folder that are not the model (a training run's, evaluation results), skipped when a
+damaged file is looked for (:mod:`paranmt_hf.utils.integrity`)."""
+
+
+def _module_folders(base: Path) -> set[str]:
+    """Subfolders of a model folder that hold part of the model: ``static/`` and the modules ``modules.json`` names."""
+    import json
+
+    folders = {"static"}
+    try:
+        modules = json.loads((base / "modules.json").read_text(encoding="utf-8"))
+        folders.update(str(m.get("path") or "").strip("/") for m in modules if isinstance(m, dict))
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return {f for f in folders if f}
+
+
+def model_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The files of a model folder that decide what it computes (weights, configuration, tokenizer), sorted.
+
+    Every file named in :data:`MODEL_FILE_NAMES` or ending in :data:`MODEL_FILE_SUFFIXES` at the top of
+    ``directory``, in ``static/`` and in the module folders its ``modules.json`` names (a README, a training summary,
+    checkpoints, evaluation results or an export written into another subfolder are not model files). Empty for a
+    folder that does not exist. Works for paranmt_hf, sentence-transformers and model2vec folders.
+    """
+    base = Path(directory)
+    if not base.is_dir():
+        return []
+    found = [p for p in base.iterdir() if p.is_file() and not p.name.startswith(".")]
+    for folder in sorted(_module_folders(base)):
+        if (base / folder).is_dir():
+            found += [p for p in (base / folder).rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return sorted(p for p in found if p.name in MODEL_FILE_NAMES or p.suffix in MODEL_FILE_SUFFIXES)
 
 
 def model_fingerprint(directory: str | os.PathLike[str]) -> str:
-    """A sha256 of what a model folder computes with: its weights, configuration and tokenizer files.
+    """A sha256 of what a model folder computes with: ``(relative path, sha256)`` of its :func:`model_files`.
 
-    Hashes ``(relative path, sha256)`` of every file named in :data:`MODEL_FILE_NAMES` or ending in
-    :data:`MODEL_FILE_SUFFIXES`, below ``directory`` but outside hidden entries and :data:`NOT_MODEL_FOLDERS`
-    (so a README, a training summary or evaluation results written next to the model do not change it). Works for
-    paranmt_hf, sentence-transformers and model2vec folders.
+    A README, a training summary or evaluation results written next to the model do not change it.
 
     Raises:
         FileNotFoundError: ``directory`` is not a folder, or holds no model file.
@@ -86,18 +115,7 @@ def model_fingerprint(directory: str | os.PathLike[str]) -> str:
     base = Path(directory)
     if not base.is_dir():
         raise FileNotFoundError(f"model folder {base} not found")
-    entries = []
-    pending = [base]
-    while pending:
-        folder = pending.pop()
-        for path in sorted(folder.iterdir()):
-            if path.name.startswith("."):
-                continue
-            if path.is_dir():
-                if not (folder == base and path.name in NOT_MODEL_FOLDERS):
-                    pending.append(path)
-            elif path.name in MODEL_FILE_NAMES or path.suffix in MODEL_FILE_SUFFIXES:
-                entries.append(f"{path.relative_to(base).as_posix()}\0{file_sha256(path)}")
+    entries = [f"{path.relative_to(base).as_posix()}\0{file_sha256(path)}" for path in model_files(base)]
     if not entries:
         raise FileNotFoundError(f"{base} holds no model file (config.json, weights, tokenizer)")
     return hashlib.sha256("\n".join(sorted(entries)).encode("utf-8")).hexdigest()
