@@ -40,11 +40,11 @@ from ..utils.atomic import (
     output_lock,
     temp_sibling,
 )
-from ..utils.content_hash import file_sha256
+from ..utils.content_hash import file_sha256, sha256_file
 from . import registry
 from .archives import ArchiveError
 from .decontaminate import CleanStats, clean_pairs, eval_sentences, sick_sentences
-from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError, sha256_file
+from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError
 from .installers import INSTALLERS
 from .lock import VERIFY_MODES, SourceLock, UnpinnedError
 from .registry import Remote, Source
