@@ -9,19 +9,22 @@ from ..data.configs import get_config
 from ..utils.imports import require
 
 
-def file_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
-    """``(resolved path, size, modification time in ns)`` of each local file (URLs are left to datasets' cache).
+def file_signature(paths: list[str]) -> tuple[tuple[str, int, str], ...]:
+    """``(resolved path, size, sha256 of the content)`` of each local file (URLs are left to datasets' cache).
 
-    Part of the non-streaming cache key: the same file name in another folder, or a file edited in place, is a
-    different corpus and is prepared again.
+    Part of the non-streaming cache key: the same file name in another folder, or a file whose content changed, is a
+    different corpus and is prepared again, even when its size and modification time were kept (``cp -p``,
+    ``rsync -a``). The hash is remembered per version of the file (:mod:`paranmt_hf.utils.content_hash`), so an
+    unchanged file is not read again.
     """
+    from ..utils.content_hash import file_sha256
+
     out = []
     for path in paths:
         if "://" in path:
             continue
         real = os.path.realpath(path)
-        stat = os.stat(real)
-        out.append((real, stat.st_size, stat.st_mtime_ns))
+        out.append((real, os.stat(real).st_size, file_sha256(real)))
     return tuple(out)
 
 
@@ -57,7 +60,7 @@ def load_paranmt(
             ``full``/``filtered``: the public ParaNMT-50M zip (``PARANMT_50M_URL``).
         streaming: return an ``IterableDataset`` read lazily at constant memory (default) instead of preparing an
             Arrow cache and returning a ``Dataset``. The cache is keyed on the files' resolved paths, sizes and
-            modification times, so another file of the same name, or an edited file, is read afresh.
+            content hashes, so another file of the same name, or an edited file, is read afresh.
         split: ``"train"`` (the only split), or None for the ``{split: dataset}`` dict.
         cache_dir: datasets cache directory (non-streaming).
         **config_kwargs: parameters of :class:`paranmt_hf.data.configs.ConfigOptions`, e.g. ``strict=True``,

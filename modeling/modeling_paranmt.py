@@ -9,6 +9,7 @@ This file is Hub remote code: it imports only torch, transformers and its siblin
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
@@ -195,6 +196,53 @@ class ParaNMTComponent(nn.Module):
         return F.embedding_bag(ids, self.embedding.weight, offsets, mode=self.pooling, sparse=self.embedding.sparse)
 
 
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+
+
+class WeightsMismatchError(ValueError):
+    """A weights file whose tensors do not match the model's configuration (missing, unexpected or misshapen)."""
+
+
+def _weights_file(name_or_path: Any, subfolder: str = "") -> str:
+    """The weights file of a local model directory (for messages), else the name as given."""
+    base = os.path.join(os.fspath(name_or_path), subfolder)
+    for name in WEIGHT_FILES:
+        if os.path.isfile(os.path.join(base, name)):
+            return os.path.join(base, name)
+    return os.fspath(name_or_path)
+
+
+def _some(keys: Any, limit: int = 6) -> str:
+    items = sorted(str(k) for k in keys)
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def check_loaded_weights(source: str, loading_info: dict[str, Any]) -> None:
+    """Raise :class:`WeightsMismatchError` naming ``source`` and the keys when a load was not exact.
+
+    A model whose weights were not all found would embed with freshly initialised (random) tensors: different
+    numbers at every load, with no other sign.
+    """
+    missing = loading_info.get("missing_keys") or ()
+    unexpected = loading_info.get("unexpected_keys") or ()
+    mismatched = loading_info.get("mismatched_keys") or ()
+    if not (missing or unexpected or mismatched):
+        return
+    parts = []
+    if missing:
+        parts.append(f"missing {_some(missing)}")
+    if unexpected:
+        parts.append(f"unexpected {_some(unexpected)}")
+    if mismatched:
+        parts.append(f"wrong shape {_some(k[0] if isinstance(k, tuple) else k for k in mismatched)}")
+    raise WeightsMismatchError(
+        f"{source}: the weights do not match the model's config.json ({'; '.join(parts)}): a weights file of another "
+        "model, or tensors renamed by another version. Nothing was loaded (the missing tensors would have been "
+        "random)."
+    )
+
+
 class ParaNMTPreTrainedModel(PreTrainedModel):
     """Base class: config class, weight initialisation and loading hooks."""
 
@@ -207,9 +255,20 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, *args: Any, **kwargs: Any) -> ParaNMTPreTrainedModel:
-        """``PreTrainedModel.from_pretrained``, also reading checkpoints saved by earlier releases."""
+        """``PreTrainedModel.from_pretrained``, also reading checkpoints saved by earlier releases; exact or refused.
+
+        Every tensor of the model must be in the weights file and every tensor of the file must belong to the model
+        (after renaming the weights of earlier releases).
+
+        Raises:
+            WeightsMismatchError: missing, unexpected or misshapen tensors (the file and the keys are named).
+        """
         kwargs.setdefault("key_mapping", cls.legacy_key_mapping)
-        return super().from_pretrained(*args, **kwargs)
+        wants_info = kwargs.pop("output_loading_info", False)
+        model, info = super().from_pretrained(*args, output_loading_info=True, **kwargs)
+        name = args[0] if args else kwargs.get("pretrained_model_name_or_path", "")
+        check_loaded_weights(_weights_file(name, kwargs.get("subfolder") or ""), info)
+        return (model, info) if wants_info else model
 
     def _init_weights(self, module: nn.Module) -> None:
         if isinstance(module, nn.Embedding):

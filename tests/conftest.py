@@ -140,3 +140,35 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         if problem:
             report.outcome = "failed"
             report.longrepr = problem
+
+
+HOLD_LOCK = """
+import sys, time
+from paranmt_hf.utils.atomic import output_lock
+with output_lock(sys.argv[1]):
+    print("locked", flush=True)
+    time.sleep(300)
+"""
+
+
+@pytest.fixture
+def hold_lock():
+    """``hold_lock(path)`` starts a process that holds the output lock of ``path``, as a concurrent writer does.
+
+    Returns the process (killed when the test ends).
+    """
+    import subprocess
+    import sys
+
+    procs = []
+
+    def start(path):
+        proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
+        procs.append(proc)
+        assert proc.stdout.readline().strip() == "locked"
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()

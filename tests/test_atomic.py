@@ -129,3 +129,108 @@ def test_save_pretrained_over_a_model_is_all_or_nothing(tmp_path):
     assert (target / "checkpoints" / "state.bin").read_bytes() == b"kept"
     assert (target / "README.md").read_text() == "my notes"
     assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
+# ---- permissions (issue 24 item 17 / issue 25 item 8) --------------------------------------------------------------
+def _mode(path) -> int:
+    return os.stat(path).st_mode & 0o7777
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_outputs_get_the_usual_permissions(tmp_path, umask_022):
+    with atomic_output(tmp_path / "folder", directory=True) as tmp:
+        (tmp / "inside.txt").write_text("x")
+    atomic_write_json(tmp_path / "r.json", {"a": 1})
+    assert _mode(tmp_path / "folder") == 0o755  # was 0700 (tempfile.mkdtemp) whatever the umask
+    assert _mode(tmp_path / "folder" / "inside.txt") == 0o644
+    assert _mode(tmp_path / "r.json") == 0o644
+    _encoder(["a", "man"]).save_pretrained(tmp_path / "model")
+    assert _mode(tmp_path / "model") == 0o755
+    assert all(_mode(p) in (0o644, 0o755) for p in (tmp_path / "model").rglob("*"))
+
+
+def test_a_replaced_output_keeps_its_permissions(tmp_path, umask_022):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o2775)  # a group-shared folder (setgid: new files get its group)
+    expected = _mode(shared)  # 0o2775 where the setgid bit may be set
+    with atomic_output(shared, overwrite=True, directory=True) as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert _mode(shared) == expected
+    private = tmp_path / "private.txt"
+    private.write_text("old")
+    private.chmod(0o600)
+    atomic_write_json(private, {"new": True})
+    assert _mode(private) == 0o600
+
+
+# ---- one writer at a time (issue 25 item 4) ------------------------------------------------------------------------
+def test_a_second_writer_of_the_same_output_is_refused(tmp_path, hold_lock):
+    from paranmt_hf.utils.atomic import OutputBusyError
+
+    out = tmp_path / "out.txt"
+    holder = hold_lock(out)
+    with pytest.raises(OutputBusyError, match=rf"pid {holder.pid} .*being written|being written by another"):
+        with atomic_output(out) as tmp:
+            tmp.write_text("second")
+    assert not out.exists()
+    holder.kill()
+    holder.wait()  # the kernel releases the lock of a killed process: no stale lock
+    with atomic_output(out) as tmp:
+        tmp.write_text("third")
+    assert out.read_text() == "third"
+    assert sorted(os.listdir(tmp_path)) == ["out.txt"]  # the lock file is gone
+
+
+def test_an_output_that_appears_meanwhile_is_not_replaced(tmp_path):
+    out = tmp_path / "out.txt"
+    with pytest.raises(OutputExistsError, match="appeared while"):
+        with atomic_output(out) as tmp:
+            tmp.write_text("mine")
+            out.write_text("another writer's")  # a writer that took no lock
+    assert out.read_text() == "another writer's"
+    folder = tmp_path / "folder"
+    with pytest.raises(OutputExistsError, match="appeared while"):
+        with atomic_output(folder, directory=True) as tmp:
+            (tmp / "mine").write_text("x")
+            folder.mkdir()
+            (folder / "theirs").write_text("y")
+    assert sorted(os.listdir(folder)) == ["theirs"]
+
+
+def test_nested_writes_of_one_process_share_the_lock(tmp_path):
+    from paranmt_hf.utils.atomic import output_lock
+
+    with output_lock(tmp_path / "run"):
+        with atomic_output(tmp_path / "run", directory=True) as tmp:
+            (tmp / "x").write_text("x")
+    assert (tmp_path / "run" / "x").is_file()
+
+
+# ---- temporary files of killed writers (issue 25 item 10) ----------------------------------------------------------
+def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_one(tmp_path):
+    out = tmp_path / "out.tsv.gz"
+    (tmp_path / ".paranmt-tmp-0123456789ab-out.tsv.gz").write_text("partial")
+    (tmp_path / ".paranmt-tmp-out.tsv.gz-k2j4h5g6").mkdir()  # a temporary folder of an earlier release
+    (tmp_path / ".paranmt-tmp-0123456789ab-other.tsv").write_text("another output's: kept")
+    with atomic_output(out) as tmp:
+        tmp.write_text("new")
+    assert sorted(os.listdir(tmp_path)) == [".paranmt-tmp-0123456789ab-other.tsv", "out.tsv.gz"]
+
+
+def test_a_folder_set_aside_by_a_killed_swap_is_put_back(tmp_path):
+    # killed between the two renames of replace_path: the old folder is aside, the output missing
+    aside = tmp_path / ".paranmt-tmp-old-0123456789ab-model"
+    aside.mkdir()
+    (aside / "weights").write_text("old")
+    with pytest.raises(OutputExistsError):
+        with atomic_output(tmp_path / "model", directory=True) as tmp:
+            (tmp / "weights").write_text("new")
+    assert (tmp_path / "model" / "weights").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == ["model"]

@@ -7,7 +7,7 @@ import pytest
 
 from paranmt_hf.cli.main import main
 from paranmt_hf.evaluation.metrics import paired_cosine
-from paranmt_hf.evaluation.streaming import count_lines, embed_file
+from paranmt_hf.evaluation.streaming import InputLineError, count_lines, embed_file
 
 pytestmark = pytest.mark.data  # every test here reads the shared real data
 
@@ -48,8 +48,9 @@ def test_embed_raw_normalized_and_edge_cases(tiny, tmp_path):
     np.testing.assert_allclose(emb, expected, rtol=1e-5, atol=1e-6)
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf-8")
-    assert embed_file(encoder, empty, tmp_path / "e.npy") == (0, 0)
-    assert np.load(tmp_path / "e.npy").shape == (0, 0)
+    with pytest.raises(InputLineError, match="is empty"):  # not a (0, 0) array that looks like a result
+        embed_file(encoder, empty, tmp_path / "e.npy")
+    assert not (tmp_path / "e.npy").exists()
 
 
 def test_score_real_pairs(tiny, data_dir, tmp_path):
@@ -140,3 +141,70 @@ def test_score_keeps_a_row_for_whitespace_pairs(tiny, tmp_path, capsys):
     assert abs(float(rows[4][2]) - expected) < 2e-6
     err = capsys.readouterr().err
     assert "3 line(s)" in err and "line(s) 2, 3, 4" in err
+
+
+# ---- issue 25 items 7 and 10 ----------------------------------------------------------------------------------------
+def test_a_file_of_the_model_folder_is_never_an_output(tiny, tmp_path):
+    import shutil
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny[0], model_dir)
+    before = {p.name: p.read_bytes() for p in model_dir.iterdir() if p.is_file()}
+    src = tmp_path / "in.tsv"
+    src.write_text("a man plays\ta dog runs\n", encoding="utf-8")
+    for command, name in (("embed", "model.safetensors"), ("embed", "config.json"), ("score", "tokenizer.json")):
+        with pytest.raises(SystemExit, match="is the input"):
+            main([command, str(model_dir), "--input", str(src), "--output", str(model_dir / name), "--overwrite"])
+    assert {p.name: p.read_bytes() for p in model_dir.iterdir() if p.is_file()} == before
+    # a new file next to the model is not a file of the model
+    assert main(["embed", str(model_dir), "--input", str(src), "--output", str(model_dir / "emb.npy")]) == 0
+
+
+def test_an_empty_input_is_an_error(tiny, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    for command, out in (("embed", "e.npy"), ("score", "s.tsv")):
+        with pytest.raises(SystemExit, match=f"paranmt-hf {command}: .*empty.txt is empty"):
+            main([command, str(tiny[0]), "--input", str(empty), "--output", str(tmp_path / out)])
+        assert not (tmp_path / out).exists()
+
+
+def test_a_closed_stdout_pipe_ends_quietly(tiny, tmp_path):
+    import subprocess
+    import sys
+
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a man plays the guitar\ta dog runs in the park\n" * 20000, encoding="utf-8")
+    command = [sys.executable, "-m", "paranmt_hf.cli.main", "score", str(tiny[0]), "--input", str(src)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"a man plays")
+    proc.stdout.close()  # `| head -1`
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr and "Exception ignored" not in stderr
+
+
+def test_embed_help_says_what_a_very_long_line_costs(capsys):
+    with pytest.raises(SystemExit):
+        main(["embed", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "very long line" in help_text and "10 MB line adds" in help_text
+
+
+def test_outputs_next_to_the_model_can_be_replaced(tiny, tmp_path):
+    import shutil
+
+    from paranmt_hf.utils.content_hash import model_files
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny[0], model_dir)
+    src = tmp_path / "in.txt"
+    src.write_text("a man plays\n", encoding="utf-8")
+    for _ in range(2):  # an embedding file and an export inside the model folder are not model files
+        assert main(["embed", str(model_dir), "--input", str(src), "--output", str(model_dir / "e.npy"),
+                     "--overwrite"]) == 0
+        assert main(["export", str(model_dir), "--format", "fp16", "--output", str(model_dir / "fp16"),
+                     "--overwrite"]) == 0
+    names = {p.relative_to(model_dir).as_posix() for p in model_files(model_dir)}
+    assert "model.safetensors" in names and "config.json" in names and "static/model.safetensors" in names
+    assert not any(n.startswith("fp16/") or n == "e.npy" for n in names)

@@ -163,6 +163,20 @@ def test_existing_output_needs_overwrite(tmp_path: Path, capsys: pytest.CaptureF
     assert out.read_text() == "a b c d e f\tg h i j k l\t0.9\n"
 
 
+def test_a_second_filter_into_the_same_output_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                         hold_lock) -> None:
+    """Two runs into one output must not both report success (issue 25 item 4): the second is refused while the
+    first writes (it holds the output's lock)."""
+    src, out = tmp_path / "x.tsv", tmp_path / "out.tsv"
+    src.write_text("a b c d e f\tg h i j k l\t0.9\n")
+    holder = hold_lock(out)  # the first `corpus filter ... -o out.tsv`, still writing
+    for extra in ([], ["--overwrite"]):
+        assert main(["corpus", "filter", str(src), "-o", str(out), "--no-language-filter", *extra]) == 1
+        err = capsys.readouterr().err
+        assert "being written by another process" in err and f"pid {holder.pid}" in err and "wrote" not in err
+    assert not out.exists()
+
+
 def test_all_bad_input_fails_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     src, out = tmp_path / "bad.tsv", tmp_path / "out.tsv"
     src.write_bytes(b"no tabs\nref\tpara\tnot-a-score\n\xff\xfe\tx\t0.5\n")

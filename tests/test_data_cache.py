@@ -48,3 +48,18 @@ def test_unchanged_file_reuses_the_cache(tmp_path: Path) -> None:
     prepared = sorted(p.name for p in cache.rglob("*.arrow"))
     load_paranmt("pairs", str(path), streaming=False, cache_dir=str(cache))
     assert sorted(p.name for p in cache.rglob("*.arrow")) == prepared and prepared
+
+
+def test_a_copy_that_keeps_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    """``cp -p`` / ``rsync -a`` of another corpus over the file keep its size and modification time (issue 25)."""
+    import shutil
+
+    cache = tmp_path / "cache"
+    path = _pairs(tmp_path / "train.tsv", 6, "old")
+    assert load_paranmt("pairs", str(path), streaming=False, cache_dir=str(cache))[0]["text_a"] == "old sentence 0"
+    other = _pairs(tmp_path / "other" / "train.tsv", 6, "new")  # same size
+    os.utime(other, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    shutil.copy2(other, path)  # cp -p: content replaced, size and mtime as before
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (other.stat().st_size, other.stat().st_mtime_ns)
+    again = load_paranmt("pairs", str(path), streaming=False, cache_dir=str(cache))
+    assert again[0]["text_a"] == "new sentence 0"

@@ -148,6 +148,46 @@ def test_verify_command_detects_a_changed_file(fetched, tmp_path, capsys):
     assert "changed: eval/simlex/README.txt" in capsys.readouterr().out
 
 
+def test_a_fetch_repairs_a_tampered_folder_instead_of_recording_it(fetched, tmp_path, capsys):
+    """Issue 25 item 2: CHECKSUMS.sha256 records what was built; a fetch re-installs what fails verification."""
+    import shutil
+
+    dest, _, srv = fetched
+    copy = tmp_path / "copy"
+    shutil.copytree(dest, copy)
+    recorded = (copy / "CHECKSUMS.sha256").read_text()
+    year = copy / "eval" / "sts" / "STS12-en-test"
+    original_input = (year / "STS.input.MSRpar.txt").read_bytes()
+    original_gold = (year / "STS.gs.SMTeuroparl.txt").read_bytes()
+    (year / "STS.input.MSRpar.txt").write_bytes(original_input.replace(b"the", b"THE", 5))
+    (year / "STS.gs.SMTeuroparl.txt").unlink()
+    (copy / "train" / "flickr30k-caption-pairs.tsv.gz").write_bytes(b"not the built file")
+    assert main(["data", "verify", str(copy)]) == 1
+    report = fetch_data(copy, mirror=srv.url, progress=False)
+    assert sorted(report.built) == ["eval/sts/STS12-en-test", "train/flickr30k-caption-pairs.tsv.gz"]
+    assert (year / "STS.input.MSRpar.txt").read_bytes() == original_input  # restored from the verified download
+    assert (year / "STS.gs.SMTeuroparl.txt").read_bytes() == original_gold
+    assert (copy / "CHECKSUMS.sha256").read_text() == recorded  # the record of the build, not of the tampering
+    capsys.readouterr()
+    assert main(["data", "verify", str(copy)]) == 0
+    assert "changed" not in capsys.readouterr().out
+
+
+def test_a_folder_that_cannot_be_repaired_stays_flagged(fetched, tmp_path):
+    import shutil
+
+    dest, _, _ = fetched
+    copy = tmp_path / "copy"
+    shutil.copytree(dest, copy, ignore=shutil.ignore_patterns(".downloads"))
+    simlex = copy / "eval" / "simlex" / "SimLex-999.txt"
+    text = simlex.read_text()
+    simlex.write_text(text.replace("old\tnew", "old\tnewer", 1))
+    assert simlex.read_text() != text
+    with pytest.raises((UnreachableError, FetchFailed)):  # no download to rebuild it from, offline
+        fetch_data(copy, mirror="http://127.0.0.1:9", progress=False, retries=1, timeout=2)
+    assert verify_checksums(copy)["changed"] == ["eval/simlex/SimLex-999.txt"]  # never recorded as it is now
+
+
 # ------------------------------------------------------------------------------------ resume, checksums, offline
 @pytest.mark.data
 def test_resumes_after_the_connection_drops_mid_file(server, data_dir, tmp_path):

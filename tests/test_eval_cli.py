@@ -46,3 +46,68 @@ def test_eval_cli_clear_errors(tiny_model_dir, tmp_path):
         main(["eval", str(tiny_model_dir), "--tasks", "STS99"])
     with pytest.raises(SystemExit, match="no-model not found"):  # a clear message, not a traceback
         main(["eval", str(tmp_path / "no-model"), "--tasks", "STS12"])
+
+
+# ---- results are protected, whole and traceable to their model (issue 25 item 3) ----------------------------------
+def _eval(model_dir, data_dir, out, *tasks, extra=()):
+    return main(["eval", str(model_dir), "--tasks", *tasks, "--data-dir", str(data_dir), "--output", str(out),
+                 "--name", "me/tiny", "--revision", "r1", "--max-pairs", "50", *extra])
+
+
+def test_existing_results_need_overwrite_and_are_replaced_whole(tiny_model_dir, data_dir, tmp_path, capsys):
+    folder = tmp_path / "me__tiny" / "r1"
+    assert _eval(tiny_model_dir, data_dir, tmp_path, "STS13", "STS15") == 0
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(SystemExit, match="already exists.*--overwrite"):
+        _eval(tiny_model_dir, data_dir, tmp_path, "STS14")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert _eval(tiny_model_dir, data_dir, tmp_path, "STS14", extra=["--overwrite"]) == 0
+    # a re-run with other tasks does not leave the earlier run's files next to its own
+    assert sorted(p.name for p in folder.iterdir()) == ["STS14.json", "model_meta.json"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["r1"]  # no temporary folder, no lock file
+
+
+def test_a_killed_write_leaves_the_earlier_results(tiny_model_dir, data_dir, tmp_path, monkeypatch):
+    import paranmt_hf.evaluation.results as results_module
+
+    folder = tmp_path / "me__tiny" / "r1"
+    assert _eval(tiny_model_dir, data_dir, tmp_path, "STS13", "STS15") == 0
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    real, calls = results_module.task_json, []
+
+    def killed_after_one(result):
+        calls.append(result.task_name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed while writing the second task")
+        return real(result)
+
+    monkeypatch.setattr(results_module, "task_json", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        _eval(tiny_model_dir, data_dir, tmp_path, "STS14", "STS16", extra=["--overwrite"])
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_each_result_records_its_model_and_publish_checks_it(tiny_model_dir, data_dir, tmp_path):
+    import shutil
+
+    from paranmt_hf import build_encoder
+    from paranmt_hf.hub import publish
+    from paranmt_hf.hub.eval_results import EvalResultsError
+    from paranmt_hf.utils.content_hash import model_fingerprint
+
+    assert _eval(tiny_model_dir, data_dir, tmp_path / "eval", "STS13") == 0
+    task = json.loads((tmp_path / "eval" / "me__tiny" / "r1" / "STS13.json").read_text())
+    assert task["paranmt_hf"]["model"] == {"path": str(tiny_model_dir.resolve()),
+                                           "sha256": model_fingerprint(tiny_model_dir)}
+    other = tmp_path / "other"
+    build_encoder("word", corpus=["a different model ."] * 3, embedding_dim=16).save_pretrained(other)
+    with pytest.raises(EvalResultsError, match=rf"results of another model than {other}.*STS13: {tiny_model_dir}"):
+        publish(other, tmp_path / "hub", eval_dir=tmp_path / "eval", model_id="me/tiny")
+    assert not (tmp_path / "hub").exists()
+    with pytest.raises(SystemExit, match="results of another model"):
+        main(["publish", str(other), "--output", str(tmp_path / "hub"), "--eval-dir", str(tmp_path / "eval")])
+    # the same model, copied elsewhere and with notes next to it, is the same model
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dir, copy)
+    (copy / "README.md").write_text("my notes")
+    assert publish(copy, tmp_path / "hub", eval_dir=tmp_path / "eval", model_id="me/tiny").folder.is_dir()

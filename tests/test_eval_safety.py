@@ -55,9 +55,28 @@ def test_a_nan_gold_score_is_skipped_and_counted_not_averaged(tmp_path, caplog):
         sts_correlations(np.ones((3, 2)), np.eye(3, 2), [1.0, float("nan"), 2.0])
 
 
+def test_all_identical_gold_scores_are_an_error_not_a_zero(tmp_path):
+    """A gold file of equal scores (a broken file) gives no correlation: an error naming it (issue 25 item 10)."""
+    from paranmt_hf import build_encoder
+
+    folder = _sts_folder(tmp_path, ["3", "3", "3", "3", "3"])
+    with pytest.raises(ValueError, match=r"STS.gs.mine.txt: all 5 gold scores are equal \(3\)"):
+        read_sts_pair_files(folder / "STS.input.mine.txt", folder / "STS.gs.mine.txt", "mine")
+    model = tmp_path / "m"
+    build_encoder("word", ["a man plays", "a dog runs"], embedding_dim=4).save_pretrained(model)
+    with pytest.raises(SystemExit, match=r"^paranmt-hf eval: .*STS.gs.mine.txt: all 5 gold scores are equal"):
+        cli(["eval", str(model), "--tasks", str(folder)])
+    # the first pairs of a file may be equal (--max-pairs 2): still an error, naming the dataset
+    (folder / "STS.gs.mine.txt").write_text("3\n3\n1\n2\n4\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"dataset mine: all 2 gold scores are equal"):
+        cli(["eval", str(model), "--tasks", str(folder), "--max-pairs", "2"])
+    with pytest.raises(ValueError, match="gold scores are equal"):
+        sts_correlations(np.eye(3, 2) + 1, np.ones((3, 2)), [2.0, 2.0, 2.0])
+
+
 def _writer(folder, results, tag, rounds):
     for _ in range(rounds):
-        write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag})
+        write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag}, overwrite=True)
 
 
 def test_two_concurrent_writers_never_tear_the_results(tmp_path):

@@ -262,3 +262,18 @@ def test_cli(model_dir, eval_dir, tmp_path, monkeypatch, capsys):
         main(["publish", str(model_dir), "--output", str(out)])
     with pytest.raises(SystemExit, match="HF_HUB_OFFLINE"):
         main(["publish", str(model_dir), "--output", str(tmp_path / "p"), "--push", REPO, "--private"])
+
+
+def test_the_folders_are_readable_by_others(model_dir, tmp_path):
+    """Issue 24 item 17: publish / export / save_pretrained folders were created 0700 whatever the umask."""
+    from paranmt_hf.model.export import export_model
+
+    old = os.umask(0o022)
+    try:
+        out = publish(model_dir, tmp_path / "hub").folder
+        exported = export_model(ParaNMTEncoder.from_pretrained(model_dir), tmp_path / "fp16", "fp16").path
+    finally:
+        os.umask(old)
+    for folder in (out, exported):
+        modes = {p.relative_to(folder).as_posix(): os.stat(p).st_mode & 0o777 for p in [folder, *folder.rglob("*")]}
+        assert modes["."] == 0o755 and all(m in (0o644, 0o755) for m in modes.values()), modes

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -134,3 +135,97 @@ def test_train_never_writes_over_its_training_file(tmp_path):
         with pytest.raises(SystemExit, match="is a file, not a folder"):
             cli(["train", "--train", data, "--output", output, *BASE, "--max-steps", "1", "--overwrite"])
     assert (tmp_path / "pairs.tsv.gz").read_bytes() == before
+
+
+def test_the_resume_check_sees_a_change_in_the_middle_of_a_large_file(tmp_path):
+    """The fingerprint covers the whole file, not only its first and last MiB (issue 25 item 10)."""
+    from paranmt_hf.training.checkpoints import _as_saved, file_fingerprint, record_differences
+
+    path = tmp_path / "big.tsv"
+    lines = [f"sentence number {i}\tparaphrase number {i}\n" for i in range(80_000)]  # ~3 MiB
+    path.write_text("".join(lines))
+    assert path.stat().st_size > 3 * (1 << 20) - 200_000
+    before = {"sources": [{"files": [file_fingerprint(path)]}]}
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle] = ord("X") if data[middle] != ord("X") else ord("Y")
+    path.write_bytes(bytes(data))
+    import os
+
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and mtime as before
+    after = {"sources": [{"files": [file_fingerprint(path)]}]}
+    assert record_differences(before, _as_saved(before, after))
+    # a checkpoint of an earlier release (first/last MiB fingerprint) still resumes on the same file
+    from paranmt_hf.training.checkpoints import _ends_fingerprint
+
+    legacy = {"sources": [{"files": [{"path": str(path.resolve()), "bytes": path.stat().st_size,
+                                      "sha256_ends": _ends_fingerprint(str(path))}]}]}
+    assert record_differences(legacy, _as_saved(legacy, after)) == []
+
+
+def _killed_before_the_final_save(monkeypatch, out):
+    """Make the run die when it saves its final model into ``out`` (after its last checkpoint)."""
+    from paranmt_hf.model.encoder import ParaNMTEncoder
+
+    original = ParaNMTEncoder.save_pretrained
+
+    def save(self, directory, *args, **kwargs):
+        if Path(directory).resolve() == out.resolve():
+            raise KeyboardInterrupt("killed before the final save")
+        return original(self, directory, *args, **kwargs)
+
+    monkeypatch.setattr(ParaNMTEncoder, "save_pretrained", save)
+
+
+def test_a_run_killed_after_its_last_checkpoint_is_finished_by_resume(tmp_path, monkeypatch):
+    full = run(tmp_path, "full", "--max-steps", "6")
+    out = tmp_path / "killed"
+    with monkeypatch.context() as patch:
+        _killed_before_the_final_save(patch, out)
+        with pytest.raises(KeyboardInterrupt):
+            run(tmp_path, "killed", "--max-steps", "6")
+    assert (out / "checkpoints/checkpoint-6" / RUN_FILE).is_file() and not (out / "model.safetensors").exists()
+    run(tmp_path, "killed", "--max-steps", "6", "--resume")  # was: "already took 6 of 6 steps"
+    assert summary(out)["steps"] == 6 and summary(out)["resumed_from_step"] == 6
+    a, b = load_file(full / "model.safetensors"), load_file(out / "model.safetensors")
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=1e-6)
+    assert "already took 6 of 6 steps" in refused(tmp_path, "killed", "--max-steps", "6", "--resume")
+
+
+def test_an_overwrite_run_never_shows_the_old_model_next_to_its_checkpoints(tmp_path, monkeypatch):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    with monkeypatch.context() as patch:
+        _killed_before_the_final_save(patch, out)
+        with pytest.raises(KeyboardInterrupt):
+            run(tmp_path, "r", "--max-steps", "2", "--seed", "5", "--overwrite")
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2"]
+    assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
+    assert not (out / "training_summary.json").exists()
+
+
+def test_a_second_run_into_the_same_folder_is_refused_while_the_first_runs(tmp_path, hold_lock):
+    out = tmp_path / "r"
+    holder = hold_lock(out)  # another `train --output r` in progress
+    message = refused(tmp_path, "r", "--max-steps", "3")
+    assert "being written by another process" in message and f"pid {holder.pid}" in message
+    assert not (out / "checkpoints").exists()
+
+
+def test_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_path):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    (out / ".paranmt-tmp-0123456789ab-training_summary.json").write_text("{")
+    (out / "checkpoints/checkpoint-3/.paranmt-tmp-0123456789ab-paranmt_run.json").write_text("{")
+    (out / "checkpoints/checkpoint-3/.loss_state.pt.tmp").write_bytes(b"half")
+    run(tmp_path, "r", "--max-steps", "6", "--resume")
+    assert not list(out.rglob(".paranmt-tmp-*")) and not list(out.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("name", ["trainer_state.json", "optimizer.pt", "model.safetensors", LOSS_STATE_FILE])
+def test_a_damaged_checkpoint_is_named(tmp_path, name):
+    out = run(tmp_path, "r", "--max-steps", "3")
+    path = out / "checkpoints/checkpoint-3" / name
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume")
+    assert f"{path} is damaged" in message and "\n" not in message

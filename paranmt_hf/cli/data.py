@@ -12,7 +12,9 @@ EPILOG = """commands:
   fetch    download, verify and install eval/ (STS 2012-2016, STS-B, STS17, Tatoeba, SimLex-999) and train/
            (Flickr30k caption pairs, Multi30k, Tatoeba bitext, a ParaNMT-5M sample; decontaminated against every
            evaluation set) into --dest, with train/STATS.json, SOURCES.json (URLs, sha256, licences) and
-           CHECKSUMS.sha256. Resumable: run it again after an interruption. Existing outputs are kept.
+           CHECKSUMS.sha256 (what was built, never recomputed from disk). Resumable: run it again after an
+           interruption. Existing outputs that match their recorded checksums are kept; one that fails
+           verification (a changed or missing file) is installed again from the verified downloads.
   sources  list every source: URLs, mirrors, pinned checksums, licences
   verify   check a data folder against its CHECKSUMS.sha256
   path     print the data folder the commands use ($PARANMT_HF_DATA, ../shared/data, else the user cache)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag, load_model
+from .recipe_flags import POSITIVE, checked_number
 
 logger = logging.getLogger(__name__)
 
@@ -34,12 +35,16 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--tasks", nargs="+", default=["all"], help="tasks, groups or STS folders (default: all)")
     p.add_argument("--data-dir", default=None, help="folder holding eval/sts and eval/tatoeba (default: "
                    "$PARANMT_HF_DATA, else ../shared/data)")
-    p.add_argument("--output", default=None, help="results folder (mteb layout); omit to only print the table")
+    p.add_argument("--output", default=None, help="results folder (mteb layout; each result records the model's "
+                   "path and content hash); omit to only print the table")
+    p.add_argument("--overwrite", action="store_true", help="replace existing results of this model and revision "
+                   "in --output")
     p.add_argument("--name", default=None, help="model name for the results, org/name (default: paranmt-hf/<dir>)")
     p.add_argument("--revision", default="no_revision_available", help="model revision for the results")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=256)
     p.add_argument("--download", action="store_true", help="fetch missing data from the public sources")
-    p.add_argument("--max-pairs", type=int, default=None, help="first N pairs per dataset only (smoke tests)")
+    p.add_argument("--max-pairs", type=checked_number(int, POSITIVE), default=None,
+                   help="first N pairs per dataset only (smoke tests)")
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
@@ -57,8 +62,16 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate, print the table and write the results."""
     from ..evaluation import evaluate, format_table, write_results
     from ..evaluation.download import DataUnavailableError
+    from ..evaluation.results import model_folder_name
+    from ..utils.atomic import OutputExistsError, check_output
 
     name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
+    if args.output:  # before the evaluation, which can take long
+        folder = Path(args.output) / model_folder_name(name) / args.revision
+        try:
+            check_output(folder, overwrite=args.overwrite)
+        except OutputExistsError as err:
+            raise SystemExit(f"paranmt-hf eval: {err}") from err
     encoder = load_model(args)
     try:
         results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
@@ -67,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"paranmt-hf eval: {err}") from err
     print(format_table(results, name))  # noqa: T201 - the command's output
     if args.output:
-        folder = write_results(results, args.output, name, args.revision, _model_meta(encoder, name, args.revision))
+        try:
+            folder = write_results(results, args.output, name, args.revision,
+                                   _model_meta(encoder, name, args.revision), model=args.model_dir,
+                                   overwrite=args.overwrite)
+        except OutputExistsError as err:
+            raise SystemExit(f"paranmt-hf eval: {err}") from err
         print(f"results written to {folder}")  # noqa: T201
     return 0

@@ -22,7 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("model_dir", help="model directory saved by paranmt_hf")
     p.add_argument("--format", choices=FORMATS, required=True)
     p.add_argument("--output", required=True, help="output directory")
-    p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch on a few sentences")
+    p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch (every table row within "
+                   "the format's rounding, and a sample of sentences)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output (never the input model)")
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
@@ -31,15 +32,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Export, check against the PyTorch model, report."""
     from ..model.encoder import ParaNMTEncoder
-    from ..model.export import ExportCheckError, export_model
+    from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model
+    from ..modeling.modeling_paranmt import WeightsMismatchError
     from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.content_hash import model_files
+    from ..utils.integrity import DamagedFileError
 
     try:
-        check_output(args.output, [args.model_dir], args.overwrite)
+        check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
     except (OutputExistsError, OutputIsInputError) as err:
         raise SystemExit(f"paranmt-hf export: {err}") from err
     check_model_code(args)
-    encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
+    try:
+        encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
+    except (WeightsMismatchError, DamagedFileError, FileNotFoundError) as err:
+        raise SystemExit(f"paranmt-hf export: {err}") from err
     try:
         result = export_model(encoder, args.output, args.format, verify=not args.no_verify,
                               inputs=[args.model_dir], overwrite=args.overwrite)
@@ -47,5 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"paranmt-hf export: check vs PyTorch failed, nothing written: {err}") from err
     print(f"wrote {result.path}")  # noqa: T201 - the command's output
     if result.min_cosine is not None:
-        print(f"check vs PyTorch: max abs diff {result.max_abs_diff:.2e}, min cosine {result.min_cosine:.6f}")  # noqa: T201
+        print(f"check vs PyTorch: {result.rows_checked:,} table rows within the format's rounding; "  # noqa: T201
+              f"{len(VERIFY_SENTENCES)} sentences: max abs diff {result.max_abs_diff:.2e}, min cosine "
+              f"{result.min_cosine:.6f}")
     return 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import signal
 import sys
 
 # Sub-command modules, in help order.
@@ -55,7 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    result = args.func(args)
+    try:
+        result = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
+        return 128 + getattr(signal, "SIGPIPE", 13)  # the status of a process killed by SIGPIPE
     return int(result or 0)
 
 

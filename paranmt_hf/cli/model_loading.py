@@ -19,11 +19,18 @@ def load_model(args: argparse.Namespace) -> Any:
     """The encoder of ``args.model_dir``; exits with the reason when its code would run without the flag."""
     from ..evaluation.encoders import load_encoder
     from ..model.remote_code import RemoteCodeError
+    from ..modeling.modeling_paranmt import WeightsMismatchError
+    from ..utils.integrity import DamagedFileError, damaged_file_error
 
     try:
         return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
-    except (RemoteCodeError, FileNotFoundError) as err:
+    except (RemoteCodeError, FileNotFoundError, WeightsMismatchError, DamagedFileError) as err:
         raise SystemExit(f"paranmt-hf {args.command}: {err}") from err
+    except Exception as err:  # sentence-transformers / model2vec folders: name a damaged file if there is one
+        damaged = damaged_file_error(args.model_dir, err)
+        if damaged is None:
+            raise
+        raise SystemExit(f"paranmt-hf {args.command}: {damaged}") from err
 
 
 def check_model_code(args: argparse.Namespace) -> None:

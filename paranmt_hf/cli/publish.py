@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     """Build (and push) the Hub folder."""
     from ..hub import PublishError, publish
     from ..hub.eval_results import EvalResultsError
+    from ..modeling.modeling_paranmt import WeightsMismatchError
+    from ..utils.integrity import DamagedFileError
 
     check_model_code(args)
     try:
@@ -51,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
             private=args.private, token=args.token, model_id=args.model_id, language=args.language,
             license=args.license, datasets=args.dataset, overwrite=args.overwrite,
         )
-    except (PublishError, EvalResultsError, FileNotFoundError, FileExistsError) as err:
+    except (PublishError, EvalResultsError, FileNotFoundError, FileExistsError, WeightsMismatchError,
+            DamagedFileError) as err:
         raise SystemExit(f"paranmt-hf publish: {err}") from err
     print(f"Hub folder written to {published.folder} ({len(published.files)} files)")
     if published.url:

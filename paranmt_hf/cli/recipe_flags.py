@@ -14,57 +14,79 @@ from typing import Any, NamedTuple
 from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, RECURRENT_TOKENS
 
 
+class Range(NamedTuple):
+    """The values a numeric flag accepts: ``check(value)``, described as ``text`` (in the parse error)."""
+
+    check: Callable[[float], bool]
+    text: str
+
+
+POSITIVE = Range(lambda v: v > 0, "> 0")
+NON_NEGATIVE = Range(lambda v: v >= 0, ">= 0")
+FRACTION = Range(lambda v: 0 <= v <= 1, "between 0 and 1")
+
+
 class Flag(NamedTuple):
-    """One recipe flag: the field it sets, its value type, its help, and the allowed values (if a closed set)."""
+    """One recipe flag: its field, value type, help, allowed values (a closed set), range (checked when parsed)."""
 
     field: str
     type: Callable[[str], Any]
     help: str
     choices: tuple[str, ...] | None = None
+    range: Range | None = None
 
 
 MODEL_FLAGS: dict[str, Flag] = {
     "kind": Flag("kind", str, "; ".join(f"{k.name}: {k.description}" for k in ENCODER_KIND_SPECS.values())
                  + "; or a combination joined by + (trigram+subword)"),
     "combination": Flag("combination", str, "how several kinds combine", ("concat", "add")),
-    "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)"),
-    "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)"),
+    "embedding-dim": Flag("embedding_dim", int, "token embedding size (word vectors bring their own width)",
+                          range=POSITIVE),
+    "rnn-hidden-size": Flag("rnn_hidden_size", int, "LSTM size (none: the embedding size)", range=POSITIVE),
     "bilstm-merge": Flag("bilstm_merge", str, "how a BiLSTM merges its directions", ("mean", "concat", "sum", "max")),
     "lstm-peepholes": Flag("lstm_peepholes", bool, "recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's) "
                            "instead of torch.nn.LSTM"),
     "token-type": Flag("token_type", str, "tokens of recurrent encoders", RECURRENT_TOKENS),
-    "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)"),
-    "min-count": Flag("min_count", int, "drop rarer word/trigram tokens"),
-    "vocab-sentences": Flag("vocab_sentences", int, "build vocabularies from this many training sentences (a sample)"),
+    "vocab-size": Flag("vocab_size", int, "vocabulary size per component (none: every token; sp: 50000)",
+                       range=POSITIVE),
+    "min-count": Flag("min_count", int, "drop rarer word/trigram tokens", range=NON_NEGATIVE),
+    "vocab-sentences": Flag("vocab_sentences", int, "build vocabularies from this many training sentences (a sample)",
+                            range=POSITIVE),
     "lookup": Flag("lookup", str, "word/trigram lookup of raw text: split (WORD_SPLIT_PATTERN) or paranmt50m (the "
                    "original ParaNMT-50M code: whitespace split, punctuation fallback)", ("split", "paranmt50m")),
     "word-vectors": Flag("word_vectors", str, "initialise word embeddings, e.g. glove-6b-50d (none: random)"),
-    "vector-vocab-size": Flag("vector_vocab_size", int, "add this many frequent vector words missing from the data"),
+    "vector-vocab-size": Flag("vector_vocab_size", int, "add this many frequent vector words missing from the data",
+                              range=NON_NEGATIVE),
     "pooling": Flag("pooling", str, "pooling over tokens / states", ("mean", "max")),
-    "scramble-rate": Flag("scramble_rate", float, "word-scrambling probability (LSTM family)"),
-    "embedding-dropout": Flag("embedding_dropout", float, "dropout on token embeddings"),
+    "scramble-rate": Flag("scramble_rate", float, "word-scrambling probability (LSTM family)", range=FRACTION),
+    "embedding-dropout": Flag("embedding_dropout", float, "dropout on token embeddings", range=FRACTION),
     "teacher": Flag("teacher", str, "sentence-transformers model whose model2vec distillation initialises subword "
                     "tables, e.g. sentence-transformers/all-MiniLM-L6-v2 (peers extra; none: no teacher)"),
-    "teacher-pca-dims": Flag("teacher_pca_dims", int, "PCA size of the distilled subword table (none: the teacher's)"),
+    "teacher-pca-dims": Flag("teacher_pca_dims", int, "PCA size of the distilled subword table (none: the teacher's)",
+                             range=POSITIVE),
 }
 """Flags that shape the model (``train`` and ``build``)."""
 
 TRAINING_FLAGS: dict[str, Flag] = {
-    "batch-size": Flag("batch_size", int, "pairs per mini-batch"),
-    "margin": Flag("margin", float, "loss margin delta"),
-    "megabatch-size": Flag("megabatch_size", int, "M: mini-batches per mega-batch"),
-    "anneal": Flag("anneal", int, "grow the mega-batch by one every N mini-batches (none: off)"),
+    "batch-size": Flag("batch_size", int, "pairs per mini-batch", range=POSITIVE),
+    "margin": Flag("margin", float, "loss margin delta", range=POSITIVE),
+    "megabatch-size": Flag("megabatch_size", int, "M: mini-batches per mega-batch", range=POSITIVE),
+    "anneal": Flag("anneal", int, "grow the mega-batch by one every N mini-batches (none: off)", range=POSITIVE),
     "sampling": Flag("sampling", str, "negative sampling", ("MAX", "MIX", "RAND")),
     "loss": Flag("loss", str, "megabatch (the papers) or mnrl (MultipleNegativesRankingLoss)", ("megabatch", "mnrl")),
-    "lr": Flag("learning_rate", float, "Adam learning rate"),
+    "lr": Flag("learning_rate", float, "Adam learning rate", range=POSITIVE),
     "lr-scheduler": Flag("lr_scheduler", str, "constant (the papers) or linear (decay to 0)"),
-    "epochs": Flag("epochs", float, "passes over the data"),
-    "max-grad-norm": Flag("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)"),
+    "epochs": Flag("epochs", float, "passes over the data", range=POSITIVE),
+    "max-grad-norm": Flag("max_grad_norm", float, "gradient clipping (0 = off; needs --optimizer adam)",
+                          range=NON_NEGATIVE),
     "optimizer": Flag("optimizer", str, "lazy_adam: sparse embedding updates", ("auto", "lazy_adam", "adam")),
-    "max-pairs": Flag("max_pairs", int, "use at most this many training pairs (none: all)"),
-    "threads": Flag("num_threads", int, "torch threads (none: 1 for averaging encoders, else torch's default)"),
-    "teacher-lr": Flag("teacher_learning_rate", float, "learning rate of the distilled subword tables (0: frozen)"),
-    "teacher-weight": Flag("teacher_weight", float, "after training, the subword part's norm relative to the rest"),
+    "max-pairs": Flag("max_pairs", int, "use at most this many training pairs (none: all)", range=POSITIVE),
+    "threads": Flag("num_threads", int, "torch threads (none: 1 for averaging encoders, else torch's default)",
+                    range=POSITIVE),
+    "teacher-lr": Flag("teacher_learning_rate", float, "learning rate of the distilled subword tables (0: frozen)",
+                       range=NON_NEGATIVE),
+    "teacher-weight": Flag("teacher_weight", float, "after training, the subword part's norm relative to the rest",
+                          range=POSITIVE),
 }
 """Flags of the training run (``train`` only)."""
 
@@ -90,11 +112,31 @@ def _parser_type(flag: str, spec: Flag, optional: bool) -> Callable[[str], Any]:
         if spec.choices and text not in spec.choices:
             raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(spec.choices)})")
         try:
-            return spec.type(text)
+            value = spec.type(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"invalid {spec.type.__name__} value: {text!r}") from None
+        if spec.range is not None and not spec.range.check(value):
+            raise argparse.ArgumentTypeError(f"must be {spec.range.text}, got {text}")
+        return value
 
     parse.__name__ = spec.type.__name__
+    return parse
+
+
+def checked_number(kind: Callable[[str], Any], valid: Range, allowed: tuple[Any, ...] = ()) -> Callable[[str], Any]:
+    """An argparse ``type`` for a number in ``valid`` (or one of ``allowed``, e.g. ``-1`` for "no limit")."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if value not in allowed and not valid.check(value):
+            extra = f" (or {', '.join(map(str, allowed))})" if allowed else ""
+            raise argparse.ArgumentTypeError(f"must be {valid.text}{extra}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
     return parse
 
 

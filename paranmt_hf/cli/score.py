@@ -15,7 +15,8 @@ def add_parser(subparsers: Any) -> None:
         description="Read 'sentence1<TAB>sentence2[<TAB>...]' lines from --input and write "
         "'sentence1<TAB>sentence2<TAB>cosine' lines to --output (stdout by default), chunk by chunk. Row i is line "
         "i+1: a blank line or a pair with an empty sentence is scored nan (and reported). A file output appears only "
-        "when complete and never replaces the input, or an existing file without --overwrite.",
+        "when complete and never replaces the input, a file of the model folder, or an existing file without "
+        "--overwrite. An empty input is an error.",
     )
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
     p.add_argument("--input", required=True, help="UTF-8 TSV file of sentence pairs")
@@ -33,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ..evaluation.streaming import score_file
     from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.content_hash import model_files
 
     try:
         if args.output != "-":
-            check_output(args.output, [args.input], args.overwrite)
+            check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
         encoder = load_model(args)
         report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
                             chunk_size=args.chunk_size, overwrite=args.overwrite)

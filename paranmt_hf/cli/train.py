@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from .recipe_flags import MODEL_FLAGS, OFF, TRAINING_FLAGS, add_recipe_flags, recipe_changes
+from .recipe_flags import (
+    MODEL_FLAGS,
+    OFF,
+    POSITIVE,
+    TRAINING_FLAGS,
+    add_recipe_flags,
+    checked_number,
+    recipe_changes,
+)
 
 RECIPE_FLAGS = {**MODEL_FLAGS, **TRAINING_FLAGS}
 
@@ -41,9 +49,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dev", nargs="*", default=["STS17:en-en"],
                    help="dev STS tasks (none, or no task: no dev evaluation)")
     p.add_argument("--data-dir", default=None, help="evaluation data (default $PARANMT_HF_DATA)")
-    p.add_argument("--eval-steps", type=int, default=None, help="evaluate every N steps (default: --save-steps)")
-    p.add_argument("--save-steps", type=int, default=500, help="checkpoint every N steps")
-    p.add_argument("--max-steps", type=int, default=-1, help="stop after N steps")
+    p.add_argument("--eval-steps", type=checked_number(int, POSITIVE), default=None,
+                   help="evaluate every N steps (default: --save-steps)")
+    p.add_argument("--save-steps", type=checked_number(int, POSITIVE), default=500, help="checkpoint every N steps")
+    p.add_argument("--max-steps", type=checked_number(int, POSITIVE, allowed=(-1,)), default=-1,
+                   help="stop after N steps (-1, the default: train --epochs epochs)")
     p.add_argument("--resume", action="store_true", help="continue the run in OUTPUT from its latest complete "
                    "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
     p.add_argument("--overwrite", action="store_true",

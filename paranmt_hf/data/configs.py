@@ -111,7 +111,7 @@ class ConfigOptions:
         folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe.
         compute_overlap: ``pairs`` only: compute trigram overlap when the file has no overlap column.
         lang, english_first: ``bitext`` only: the other language's code and whether English is the first column.
-        signature: what the local data files were (resolved path, size, modification time) when a non-streaming
+        signature: what the local data files were (resolved path, size, content sha256) when a non-streaming
             load prepared its cache; part of the cache key (set by :func:`~paranmt_hf.load_paranmt`).
     """
 
@@ -137,7 +137,7 @@ class ConfigOptions:
     compute_overlap: bool = False
     lang: str | None = None
     english_first: bool | None = None
-    signature: tuple[tuple[str, int, int], ...] = ()
+    signature: tuple[tuple[str, int, str], ...] = ()
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

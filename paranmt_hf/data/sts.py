@@ -108,7 +108,7 @@ def read_sts_pair_files(
 
     Raises:
         ValueError: when the two files have different numbers of lines, a line has fewer than two tab-separated
-            fields, or a gold score is not a number.
+            fields, a gold score is not a number, or all gold scores are equal.
     """
     inputs, golds = _read_lines(Path(input_path)), _read_lines(Path(gold_path))
     # a trailing empty line at the very end of both files is not a pair
@@ -131,6 +131,9 @@ def read_sts_pair_files(
         s1.append(normalize_space(cols[0]))
         s2.append(normalize_space(cols[1]))
         scores.append(score)
+    if len(scores) > 1 and min(scores) == max(scores):
+        raise ValueError(f"{gold_path}: all {len(scores)} gold scores are equal ({scores[0]:g}): a correlation with "
+                         "them is undefined (is it the right gold file?)")
     return STSPairs(name, s1, s2, scores, list(languages or ["eng-Latn"]), skipped)
 
 

@@ -102,20 +102,43 @@ def write_results(
     model_name: str,
     revision: str = "no_revision_available",
     model_meta: dict[str, Any] | None = None,
+    *,
+    model: str | os.PathLike[str] | dict[str, str] | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Write every task JSON and ``model_meta.json``; returns the ``<org>__<name>/<revision>`` folder.
 
-    Each file is written atomically (temporary file + rename): a reader, or a second process writing the same
-    results, never sees a torn file; the last writer wins.
-    """
-    from ..utils.atomic import atomic_write_json
+    The folder is written whole and atomically (built under a temporary name, then renamed into place): a kill, or
+    a later run with fewer tasks, never leaves a folder that mixes two runs' results. A second process writing the
+    same folder waits for the first (the last one wins).
 
+    Args:
+        results: the task results (:func:`~paranmt_hf.evaluation.evaluate`).
+        output_dir: the results root (mteb's layout below it).
+        model_name: ``org/name`` of the model.
+        revision: the model revision (the folder's name).
+        model_meta: ``model_meta.json`` (default: name and revision).
+        model: the model folder the results came from (or its :func:`~paranmt_hf.utils.content_hash.model_record`):
+            recorded in every task JSON (``"paranmt_hf": {"model": {"path", "sha256"}}``), so that ``publish`` can
+            check that results belong to the model it publishes.
+        overwrite: replace an existing results folder of this model and revision.
+
+    Raises:
+        OutputExistsError: the folder exists and ``overwrite`` is false.
+    """
+    from ..utils.atomic import RECORD_WAIT, atomic_output
+    from ..utils.content_hash import model_record
+
+    record = model if isinstance(model, dict) or model is None else model_record(model)
     folder = Path(output_dir) / model_folder_name(model_name) / revision
-    folder.mkdir(parents=True, exist_ok=True)
-    for result in results.values():
-        atomic_write_json(folder / f"{result.task_name}.json", task_json(result), indent=2)
     meta = model_meta if model_meta is not None else {"name": model_name, "revision": revision}
-    atomic_write_json(folder / "model_meta.json", meta, indent=4, default=str)
+    with atomic_output(folder, overwrite=overwrite, directory=True, wait=RECORD_WAIT) as tmp:
+        for result in results.values():
+            value = task_json(result)
+            if record is not None:
+                value[EXTRA_KEY]["model"] = record
+            (tmp / f"{result.task_name}.json").write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+        (tmp / "model_meta.json").write_text(json.dumps(meta, indent=4, default=str) + "\n", encoding="utf-8")
     return folder
 
 

@@ -70,7 +70,10 @@ def _stack(table: dict[str, np.ndarray], sentences: list[str]) -> np.ndarray:
 def _score_sts(datasets: list[STSPairs], table: dict[str, np.ndarray], paper_year: bool) -> list[dict[str, Any]]:
     entries = []
     for ds in datasets:
-        scores = sts_correlations(_stack(table, ds.sentences1), _stack(table, ds.sentences2), ds.scores)
+        try:
+            scores = sts_correlations(_stack(table, ds.sentences1), _stack(table, ds.sentences2), ds.scores)
+        except ValueError as err:
+            raise ValueError(f"dataset {ds.name}: {err}") from None
         entries.append({**scores, "hf_subset": ds.name, "languages": ds.languages, "n_skipped": ds.n_skipped})
     if paper_year and datasets:
         s1 = [s for ds in datasets for s in ds.sentences1]

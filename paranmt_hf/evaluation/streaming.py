@@ -110,10 +110,12 @@ def embed_file(
     empty lines get a row too. The output appears only when complete (atomic rename).
 
     Raises:
-        InputLineError: invalid UTF-8 (``file:line``); nothing is written.
+        InputLineError: invalid UTF-8 (``file:line``), or an empty input; nothing is written.
         OutputExistsError / OutputIsInputError: ``output_path`` exists (without ``overwrite``) or is the input.
     """
     total = count_lines(input_path)
+    if total == 0:
+        raise InputLineError(f"{input_path} is empty: no line to embed; nothing was written")
     row, dim = 0, 0
     with atomic_output(output_path, [input_path], overwrite) as tmp, open(tmp, "wb") as out:
         bar = _progress(total, "sent")
@@ -132,8 +134,6 @@ def embed_file(
             bar.close()
         if row != total:  # the header promised ``total`` rows: never leave a file that lies
             raise RuntimeError(f"{input_path}: read {row} lines, counted {total}; nothing written")
-        if row == 0 and not raw:  # empty input: an empty array
-            np.save(out, np.zeros((0, 0), dtype=np.float32))
     return row, dim
 
 
@@ -178,9 +178,12 @@ def score_file(
     ignored. A file output appears only when complete.
 
     Raises:
-        ValueError: a non-blank line without a tab (``file:line``); invalid UTF-8 (:class:`InputLineError`).
+        ValueError: a non-blank line without a tab (``file:line``); invalid UTF-8 or an empty input
+            (:class:`InputLineError`).
     """
     total = count_lines(input_path)
+    if total == 0:
+        raise InputLineError(f"{input_path} is empty: no pair to score; nothing was written")
     bar = _progress(total, "pair")
     report = ScoreReport()
     try:

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import html.parser
 import http.client
 import json
@@ -27,6 +26,8 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..utils.content_hash import sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -52,15 +53,6 @@ class _Interrupted(Exception):
 
 class _HttpStatusError(Exception):
     """The server answered with an error status (not retried on the same URL)."""
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def mirror_url(url: str, mirror: str | None) -> str:

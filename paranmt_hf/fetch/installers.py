@@ -1,6 +1,7 @@
 """Install the evaluation sets from their downloaded archives into the layout the readers expect.
 
-Each installer copies the members it needs byte for byte (renaming only ``STS2016.*`` to ``STS.*``, as SentEval's
+Each installer streams the members it needs to disk byte for byte (each held to a size limit, see
+:mod:`.archives`) (renaming only ``STS2016.*`` to ``STS.*``, as SentEval's
 data script does) plus the archive's readme / licence files, then checks the folder with the project's own readers,
 so a source whose format changed fails here (with the file and line) instead of in an evaluation later.
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,15 +23,11 @@ from .archives import Archive, ArchiveError
 _DOCS = re.compile(r"(?i)(^00-readme|^readme|licen[cs]e)")
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.write_bytes(data)
-
-
 def _copy_docs(archive: Archive, out: Path, skip: set[str]) -> None:
     """Copy readme / licence members not copied yet (the first archive's copy wins)."""
     for name in archive.members:
         if _DOCS.search(name) and name not in skip and not (out / name).exists():
-            _write(out / name, archive.read(name))
+            archive.copy(name, out / name)
 
 
 def _first_member(archive: Archive, names: list[str]) -> str:
@@ -48,7 +46,7 @@ def install_sts_year(year: str, files: list[Path], out: Path) -> None:
         for dataset in datasets:
             for kind in ("input", "gs"):
                 name = _first_member(archive, [f"STS.{kind}.{dataset}.txt", f"STS{full_year}.{kind}.{dataset}.txt"])
-                _write(out / f"STS.{kind}.{dataset}.txt", archive.read(name))
+                archive.copy(name, out / f"STS.{kind}.{dataset}.txt")
                 copied.add(name)
         _copy_docs(archive, out, copied)
     sts.load_sts_year(out.parent, year)  # same checks as an evaluation
@@ -59,7 +57,7 @@ def install_stsb(files: list[Path], out: Path) -> None:
     with Archive(files[0]) as archive:
         names = list(sts.STSB_SPLITS.values())
         for name in names:
-            _write(out / name, archive.read(name))
+            archive.copy(name, out / name)
         _copy_docs(archive, out, set(names))
     for split in sts.STSB_SPLITS:
         sts.load_stsb(out.parent, split)
@@ -72,7 +70,7 @@ def install_sts17(files: list[Path], out: Path) -> None:
         for stem in sts.STS17_TRACKS:
             for archive, kind in ((inputs, "input"), (gold, "gs")):
                 name = f"STS.{kind}.{stem}.txt"
-                _write(out / name, archive.read(name))
+                archive.copy(name, out / name)
                 copied.add(name)
         _copy_docs(inputs, out, copied)
         _copy_docs(gold, out, copied)
@@ -82,7 +80,7 @@ def install_sts17(files: list[Path], out: Path) -> None:
 def install_tatoeba(files: list[Path], out: Path) -> None:
     """LASER's Tatoeba test files, copied under their own names."""
     for path in files:
-        _write(out / path.name, path.read_bytes())
+        shutil.copyfile(path, out / path.name)
     tatoeba.load_tatoeba(out, list(tatoeba.TATOEBA_LANGS))
 
 
@@ -91,7 +89,7 @@ def install_simlex(files: list[Path], out: Path) -> None:
     from ..data.simlex import read_simlex
 
     with Archive(files[0]) as archive:
-        _write(out / "SimLex-999.txt", archive.read("SimLex-999.txt"))
+        archive.copy("SimLex-999.txt", out / "SimLex-999.txt")
         _copy_docs(archive, out, {"SimLex-999.txt"})
     rows = read_simlex(str(out / "SimLex-999.txt"))
     if len(rows) != 999:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..utils.atomic import atomic_write_json
+from ..utils.atomic import RECORD_WAIT, atomic_write_json, output_lock
 from .registry import Remote, Source
 
 LOCK_NAME = "SOURCES.json"
@@ -94,6 +94,10 @@ class SourceLock:
         }
 
     def save(self) -> None:
-        """Write the record atomically."""
-        atomic_write_json(self.path, {"format": 1, "remotes": dict(sorted(self.remotes.items())),
-                                      "sources": dict(sorted(self.sources.items()))})
+        """Write the record atomically, merged with what another process recorded meanwhile (ours win)."""
+        with output_lock(self.path, wait=RECORD_WAIT):
+            on_disk = SourceLock.load(self.path.parent)
+            self.remotes = {**on_disk.remotes, **self.remotes}
+            self.sources = {**on_disk.sources, **self.sources}
+            atomic_write_json(self.path, {"format": 1, "remotes": dict(sorted(self.remotes.items())),
+                                          "sources": dict(sorted(self.sources.items()))})

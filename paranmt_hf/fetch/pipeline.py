@@ -6,11 +6,14 @@ Layout written below the destination (the same as the project's shared data)::
     train/flickr30k-caption-pairs.tsv.gz, train/paranmt5m-sample-10k.tsv.gz,
     train/bitext/tatoeba-en-{es,fr,de}.tsv.gz, train/bitext/multi30k-en-{de,fr,cs}.tsv.gz, train/STATS.json
     SOURCES.json       what was downloaded (URL, size, sha256, how it was verified) and each source's licence
-    CHECKSUMS.sha256   sha256 of every file under eval/ and train/ (``sha256sum -c CHECKSUMS.sha256``)
+    CHECKSUMS.sha256   sha256 of every file under eval/ and train/ as fetch built it (``sha256sum -c``)
     .downloads/        the raw downloads (kept for resuming and re-building; safe to delete afterwards)
 
-Existing outputs are kept (nothing is downloaded for them) unless ``overwrite``; every output is written under a
-temporary name and renamed into place when complete and checked.
+Existing outputs that match the checksums recorded when they were built are kept (nothing is downloaded for them)
+unless ``overwrite``; an output that fails verification (a file changed or deleted since) is built again from the
+verified downloads, and its recorded checksums stay what was built: ``CHECKSUMS.sha256`` is never recomputed from
+what happens to be on disk. Every output is written under a temporary name, with its lock held, and renamed into
+place when complete and checked.
 """
 
 from __future__ import annotations
@@ -30,18 +33,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..utils.atomic import (
+    RECORD_WAIT,
     TEMP_PREFIX,
     atomic_output,
     atomic_write_json,
     atomic_write_text,
-    check_output,
-    replace_path,
+    output_lock,
     temp_sibling,
 )
+from ..utils.content_hash import file_sha256, sha256_file
 from . import registry
 from .archives import ArchiveError
 from .decontaminate import CleanStats, clean_pairs, eval_sentences, sick_sentences
-from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError, sha256_file
+from .http import ChecksumError, Downloaded, Downloader, DownloadError, UnreachableError
 from .installers import INSTALLERS
 from .lock import VERIFY_MODES, SourceLock, UnpinnedError
 from .registry import Remote, Source
@@ -107,16 +111,19 @@ def _batched(items: Iterable[tuple[str, str]], size: int) -> Iterator[list[tuple
 
 @contextlib.contextmanager
 def staged_folder(target: Path, overwrite: bool) -> Iterator[Path]:
-    """A new empty folder named like ``target`` inside a hidden temporary folder; moved onto ``target`` on success."""
-    check_output(target, overwrite=overwrite)
-    holder = temp_sibling(target, directory=True)
-    staging = holder / target.name
-    staging.mkdir()
-    try:
+    """A new empty folder named like ``target`` inside a hidden temporary folder; moved onto ``target`` on success.
+
+    The folder keeps its final name while it is built (the installers' readers check it by name); the output's lock
+    is held meanwhile (:func:`paranmt_hf.utils.atomic.atomic_output`).
+    """
+    with atomic_output(target, overwrite=overwrite, directory=True) as holder:
+        staging = holder / target.name
+        staging.mkdir()
         yield staging
-        replace_path(staging, target)
-    finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        ready = temp_sibling(target)  # the built folder becomes the temporary output itself
+        os.replace(staging, ready)
+        holder.rmdir()
+        os.replace(ready, holder)
 
 
 def data_files(dest: Path) -> list[Path]:
@@ -125,10 +132,40 @@ def data_files(dest: Path) -> list[Path]:
     return sorted(p for p in files if not any(part.startswith(TEMP_PREFIX) for part in p.relative_to(dest).parts))
 
 
-def write_checksums(dest: Path) -> Path:
-    """Write ``CHECKSUMS.sha256`` (``sha256sum`` format) for every data file."""
-    lines = [f"{sha256_file(p)}  {p.relative_to(dest).as_posix()}" for p in data_files(dest)]
+def read_checksums(dest: str | os.PathLike[str]) -> dict[str, str]:
+    """``CHECKSUMS.sha256`` of ``dest`` as ``{relative path: sha256}`` (empty when there is none).
+
+    Raises:
+        ValueError: a line is not ``<sha256>  <path>`` (file and line named).
+    """
+    path = Path(dest) / CHECKSUMS_NAME
+    if not path.is_file():
+        return {}
+    listed: dict[str, str] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise ValueError(f"{path}:{lineno}: not '<sha256>  <path>'")
+        listed[name] = digest
+    return listed
+
+
+def write_checksums(dest: Path, listed: dict[str, str]) -> Path:
+    """Write ``CHECKSUMS.sha256`` (``sha256sum`` format) from ``listed``: what fetch downloaded and built.
+
+    Never computed from what happens to be on disk: a file changed or removed after it was built keeps its
+    recorded checksum, so that ``data verify`` (and the next ``data fetch``, which repairs it) sees the change.
+    """
+    lines = [f"{digest}  {name}" for name, digest in sorted(listed.items())]
     return atomic_write_text(dest / CHECKSUMS_NAME, "".join(line + "\n" for line in lines))
+
+
+def file_checksums(root: Path, output: str) -> dict[str, str]:
+    """``{output/relative path: sha256}`` of the files of a built output (a file, or a folder's files)."""
+    if root.is_file():
+        return {output: sha256_file(root)}
+    return {f"{output}/{p.relative_to(root).as_posix()}": sha256_file(p) for p in sorted(root.rglob("*"))
+            if p.is_file()}
 
 
 def verify_checksums(dest: str | os.PathLike[str]) -> dict[str, list[str]]:
@@ -138,12 +175,10 @@ def verify_checksums(dest: str | os.PathLike[str]) -> dict[str, list[str]]:
         FileNotFoundError: no ``CHECKSUMS.sha256`` in ``dest``.
     """
     root = Path(dest)
-    listed: dict[str, str] = {}
-    for lineno, line in enumerate((root / CHECKSUMS_NAME).read_text(encoding="utf-8").splitlines(), start=1):
-        digest, sep, name = line.partition("  ")
-        if not sep or len(digest) != 64:
-            raise ValueError(f"{root / CHECKSUMS_NAME}:{lineno}: not '<sha256>  <path>'")
-        listed[name] = digest
+    if not (root / CHECKSUMS_NAME).is_file():
+        raise FileNotFoundError(f"{root / CHECKSUMS_NAME} does not exist: {root} was not written by "
+                                "`paranmt-hf data fetch`")
+    listed = read_checksums(root)
     out: dict[str, list[str]] = {"ok": [], "changed": [], "missing": [], "unlisted": []}
     present = {p.relative_to(root).as_posix(): p for p in data_files(root)}
     for name, digest in listed.items():
@@ -178,6 +213,7 @@ class DataFetcher:
         self.downloader = Downloader(mirror=mirror, retries=retries, timeout=timeout, progress=progress)
         self.say = say or (lambda message: logger.info("%s", message))
         self.changed = False
+        self.checksums = read_checksums(self.dest)
 
     # -------------------------------------------------------------------------------------------- downloads
     def download(self, remote: Remote) -> tuple[Remote, Downloaded]:
@@ -252,6 +288,52 @@ class DataFetcher:
         self.changed = True
         return extra
 
+    # --------------------------------------------------------------------------------------- records, repair
+    def output_problems(self, output: str) -> list[str] | None:
+        """How an existing output differs from what fetch built (``["changed: eval/...", "missing: ..."]``).
+
+        ``[]`` when it matches its recorded checksums; None when no checksum was recorded for it (an output that
+        ``data fetch`` did not write).
+        """
+        entries = {name: digest for name, digest in self.checksums.items()
+                   if name == output or name.startswith(output + "/")}
+        if not entries:
+            return None
+        problems = []
+        for name, digest in sorted(entries.items()):
+            path = self.dest / name
+            if not path.is_file():
+                problems.append(f"missing: {name}")
+            elif file_sha256(path) != digest:
+                problems.append(f"changed: {name}")
+        return problems
+
+    def needs_build(self, output: str) -> bool:
+        """Whether ``output`` is built: it is missing, ``overwrite`` was asked, or it fails verification.
+
+        An output that fails verification is repaired: built again from the verified downloads.
+        """
+        if not (self.dest / output).exists() or self.overwrite:
+            return True
+        problems = self.output_problems(output)
+        if problems is None:
+            logger.info("%s was not written by data fetch (no recorded checksum): kept as it is", output)
+            return False
+        if problems:
+            shown = ", ".join(problems[:4]) + (f" and {len(problems) - 4} more" if len(problems) > 4 else "")
+            self.say(f"== {output} fails verification ({shown}): installing it again")
+            return True
+        return False
+
+    def record_checksums(self, output: str, entries: dict[str, str]) -> None:
+        """Record the checksums of a newly built ``output`` (replacing its earlier ones) in ``CHECKSUMS.sha256``."""
+        with output_lock(self.dest / CHECKSUMS_NAME, wait=RECORD_WAIT):  # merged with another fetch's records
+            current = read_checksums(self.dest)
+            self.checksums = {name: digest for name, digest in current.items()
+                              if not (name == output or name.startswith(output + "/"))}
+            self.checksums.update(entries)
+            write_checksums(self.dest, self.checksums)
+
     # ------------------------------------------------------------------------------------------------- eval
     def install_eval(self, source: Source, target: Path | None = None) -> list[str]:
         """Install an evaluation source's folder (at ``target``, default its place below ``dest``).
@@ -260,15 +342,23 @@ class DataFetcher:
         """
         (output,) = source.outputs
         target = target if target is not None else self.dest / output
-        if target.exists() and not self.overwrite:
+        try:
+            name = target.resolve().relative_to(self.dest.resolve()).as_posix()
+        except ValueError:  # installed outside the data folder: not recorded in its checksums
+            name = None
+        if target.exists() and not self.overwrite and (name is None or not self.needs_build(name)):
             return []
         self.say(f"== {source.name}: {source.description}")
+        built: dict[str, str] = {}
 
         def build(files: list[Path]) -> None:
-            with staged_folder(target, self.overwrite) as staging:
+            with staged_folder(target, overwrite=True if target.exists() else self.overwrite) as staging:
                 INSTALLERS[source.name](files, staging)
+                built.update(file_checksums(staging, name or output))
 
         self._build(source, build)
+        if name is not None:
+            self.record_checksums(name, built)
         return [output]
 
     # ------------------------------------------------------------------------------------------------ train
@@ -291,13 +381,16 @@ class DataFetcher:
         stats = CleanStats()
         target = self.dest / output
         self.say(f"== {source.name}: {source.description}")
+        built: dict[str, str] = {}
 
         def build(files: list[Path]) -> dict[str, Any]:
-            with atomic_output(target, overwrite=self.overwrite) as tmp:
+            with atomic_output(target, overwrite=True if target.exists() else self.overwrite) as tmp:
                 write_pairs_gz(clean_pairs(raw_pairs(files), held_out, stats), tmp)
+                built.update(file_checksums(tmp, output))
             return {"stats": stats.as_dict()}
 
         self._build(source, build)
+        self.record_checksums(output, built)
         self.say(f"   {output}: {stats.pairs:,} pairs ({stats.removed_eval:,} in evaluation sets, "
                  f"{stats.removed_duplicate:,} duplicates, {stats.removed_malformed:,} malformed removed)")
         return stats
@@ -370,20 +463,16 @@ def fetch_data(
     report = FetchReport(fetcher.dest)
     fetcher.dest.mkdir(parents=True, exist_ok=True)
     failures: dict[str, Exception] = {}
-    try:
-        for source in registry.EVAL_SOURCES:
-            if source.kind != "eval":
-                continue
-            built = _attempt(fetcher, failures, source.name, partial(fetcher.install_eval, source))
-            if built is None:
-                continue
-            report.built += built
-            report.kept += [o for o in source.outputs if o not in built]
-        if only != "eval":
-            _fetch_train(fetcher, report, paranmt_sample, seed, progress, failures)
-    finally:
-        if fetcher.changed:
-            write_checksums(fetcher.dest)
+    for source in registry.EVAL_SOURCES:
+        if source.kind != "eval":
+            continue
+        built = _attempt(fetcher, failures, source.name, partial(fetcher.install_eval, source))
+        if built is None:
+            continue
+        report.built += built
+        report.kept += [o for o in source.outputs if o not in built]
+    if only != "eval":
+        _fetch_train(fetcher, report, paranmt_sample, seed, progress, failures)
     if failures:
         raise FetchFailed(failures)
     return report
@@ -407,11 +496,15 @@ def _attempt(fetcher: DataFetcher, failures: dict[str, Exception], name: str, ac
 def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: int, progress: bool,
                  failures: dict[str, Exception]) -> None:
     stats_path = fetcher.dest / STATS_PATH
-    stats: dict[str, Any] = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
+    rebuild_all = bool(fetcher.output_problems(STATS_PATH))  # a changed or deleted STATS.json
+    if rebuild_all:
+        fetcher.say(f"== {STATS_PATH} fails verification: building the training files again")
+    stats: dict[str, Any] = (json.loads(stats_path.read_text(encoding="utf-8"))
+                             if stats_path.is_file() and not rebuild_all else {})
     held_out: set[str] | None = None
     for source in registry.TRAIN_SOURCES:
         output = paranmt_sample_output(sample) if source.name == "paranmt5m" else source.outputs[0]
-        if (fetcher.dest / output).exists() and not fetcher.overwrite:
+        if not rebuild_all and not fetcher.needs_build(output):
             report.kept.append(output)
             continue
         if held_out is None:
@@ -430,5 +523,6 @@ def _fetch_train(fetcher: DataFetcher, report: FetchReport, sample: int, seed: i
             continue
         stats[output] = {**cleaned.as_dict(), "source": source.name}
         atomic_write_json(stats_path, stats)
+        fetcher.record_checksums(STATS_PATH, file_checksums(stats_path, STATS_PATH))
         report.built.append(output)
         report.stats[output] = stats[output]

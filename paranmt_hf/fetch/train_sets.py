@@ -13,7 +13,6 @@ alignment of parallel files); files that should be line-aligned but differ in le
 from __future__ import annotations
 
 import gzip
-import io
 import random
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
@@ -23,15 +22,27 @@ from typing import IO
 
 from .archives import Archive
 
+MAX_LINE_BYTES = 1 << 20
+"""Longest line of a training file (a pair line is a few hundred bytes; a longer one is not a pair file)."""
 
-def _text_lines(handle: IO[bytes]) -> Iterator[str]:
-    for line in io.TextIOWrapper(handle, encoding="utf-8", newline="\n"):
+
+def _text_lines(handle: IO[bytes], label: str = "") -> Iterator[str]:
+    r"""UTF-8 lines split on ``\n``, each read with at most :data:`MAX_LINE_BYTES` in memory.
+
+    Raises:
+        ValueError: a line is longer (a damaged download, or a file that expands without end).
+    """
+    for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise ValueError(f"{label or 'input'}: line {number} is longer than {MAX_LINE_BYTES:,} bytes: not a "
+                             "file of sentence pairs (damaged download?)")
+        line = raw.decode("utf-8")
         yield line[:-1] if line.endswith("\n") else line
 
 
 def _aligned(paths: list[Path]) -> Iterator[tuple[str, ...]]:
     with ExitStack() as stack:
-        readers = [_text_lines(stack.enter_context(gzip.open(p, "rb"))) for p in paths]
+        readers = [_text_lines(stack.enter_context(gzip.open(p, "rb")), str(p)) for p in paths]
         for lineno, lines in enumerate(zip_longest(*readers), start=1):
             if any(line is None for line in lines):
                 short = [str(p) for p, line in zip(paths, lines, strict=True) if line is None]
@@ -57,7 +68,7 @@ def parallel_pairs(english: Path, foreign: Path) -> Iterator[tuple[str, str]]:
 def anki_pairs(archive: Path, member: str) -> Iterator[tuple[str, str]]:
     """``(english, foreign)`` of an Anki-format export (a line without a second column has an empty side)."""
     with Archive(archive) as zf, zf.open(member) as handle:
-        for line in _text_lines(handle):
+        for line in _text_lines(handle, f"{archive}: {member}"):
             cols = line.split("\t")
             yield cols[0], cols[1] if len(cols) > 1 else ""
 
@@ -83,8 +94,8 @@ def sampled_pairs(archive: Path, member: str, n: int, seed: int, progress: bool 
     from tqdm.auto import tqdm
 
     with Archive(archive) as zf, zf.open(member) as handle:
-        lines = tqdm(_text_lines(handle), desc=f"sampling {member}", unit=" lines", disable=not progress,
-                     leave=False)
+        lines = tqdm(_text_lines(handle, f"{archive}: {member}"), desc=f"sampling {member}", unit=" lines",
+                     disable=not progress, leave=False)
         sample = reservoir_sample(lines, n, seed)
     pairs = []
     for line in sample:

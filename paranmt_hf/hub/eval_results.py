@@ -19,16 +19,19 @@ task produces: :mod:`paranmt_hf.evaluation.mteb_layout`); files without it (olde
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..data.eval_sets import EVAL_SETS, PAPER_YEARS
-from ..evaluation.mteb_layout import full_scores, mteb_subset
+from ..evaluation.mteb_layout import EXTRA_KEY, full_scores, mteb_subset
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
+
+logger = logging.getLogger(__name__)
 
 MTEB_DATASETS = {name: spec.mteb_dataset for name, spec in EVAL_SETS.items() if spec.mteb_dataset}
 """Task -> the Hub id of mteb's copy of its data (the card's ``dataset_type``)."""
@@ -107,6 +110,34 @@ def load_eval_results(eval_dir: str | os.PathLike[str]) -> EvalSummary:
     meta_path = folder / "model_meta.json"
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
     return EvalSummary(folder, tasks, meta)
+
+
+def check_results_model(summary: EvalSummary, model_dir: str | os.PathLike[str]) -> None:
+    """Refuse results that record another model than ``model_dir`` (``eval`` records path and content hash).
+
+    Results written before the record existed are accepted with a warning (they cannot be checked).
+
+    Raises:
+        EvalResultsError: a task's recorded model hash differs from ``model_dir``'s (tasks and paths named).
+    """
+    from ..utils.content_hash import model_fingerprint
+
+    recorded = {name: (task.get(EXTRA_KEY) or {}).get("model") for name, task in summary.tasks.items()}
+    unchecked = sorted(name for name, record in recorded.items() if not record)
+    if unchecked:
+        logger.warning("%s: the results of %s do not record which model they came from (written by an earlier "
+                       "release): they cannot be checked against %s; run `paranmt-hf eval` again to record it",
+                       summary.folder, ", ".join(unchecked), model_dir)
+    current = model_fingerprint(model_dir)
+    other = {name: record for name, record in recorded.items() if record and record.get("sha256") != current}
+    if other:
+        listing = "; ".join(f"{name}: {record.get('path')} (sha256 {str(record.get('sha256'))[:12]}…)"
+                            for name, record in sorted(other.items()))
+        raise EvalResultsError(
+            f"{summary.folder} holds results of another model than {model_dir} (sha256 {current[:12]}…): "
+            f"{listing}. Evaluate this model (`paranmt-hf eval {model_dir} --output DIR`) and publish with those "
+            "results"
+        )
 
 
 def x100(value: Any) -> float | None:

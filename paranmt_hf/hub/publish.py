@@ -29,7 +29,7 @@ from typing import Any
 
 from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
-from .eval_results import EvalSummary, load_eval_results
+from .eval_results import EvalSummary, check_results_model, load_eval_results
 from .model_info import SUMMARY_FILE, public_training_summary, read_training_summary
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ def _verify_reload(encoder: Any, folder: Path) -> None:
         raise PublishError(f"the published folder does not reproduce the model's embeddings ({folder})")
 
 
-def _prepare_output(source: Path, output: Path, overwrite: bool, inputs: list[Any]) -> Path:
+def _check_output(source: Path, output: Path, overwrite: bool, inputs: list[Any]) -> bool:
+    """Refuse an output that is the model folder, contains it, or replaces an input; returns whether to replace it."""
     from ..utils.atomic import OutputIsInputError, check_output
 
     src, out = source.resolve(), output.resolve()
@@ -84,11 +85,7 @@ def _prepare_output(source: Path, output: Path, overwrite: bool, inputs: list[An
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"{output} exists and is not empty: choose another folder, or replace it "
                               "(overwrite=True, --overwrite)")
-    staging = out.with_name(f".{out.name}.publishing")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    return staging
+    return out.exists()
 
 
 def _save_model(encoder: Any, source: Path, staging: Path) -> bool:
@@ -157,6 +154,8 @@ def publish(
         FileNotFoundError: ``model_dir`` has no saved model, or ``eval_dir`` / ``speed_json`` do not exist.
         FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
         PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
+        EvalResultsError: ``eval_dir`` holds no usable results, or results of another model (their recorded
+            content hash differs from ``model_dir``'s).
     """
     from ..model.encoder import ParaNMTEncoder
 
@@ -168,13 +167,19 @@ def publish(
     if speed_json is not None and not Path(speed_json).is_file():
         raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
+    if evaluation is not None:
+        check_results_model(evaluation, source)
     model_id = model_id or push_repo_id or default_model_id(source)
     if evaluation is not None and evaluation.model_name != model_id:
         logger.warning("the evaluation results are named %r, the card %r: mteb matches results to models by name "
                        "(re-run `paranmt-hf eval --name %s` to align them)", evaluation.model_name, model_id, model_id)
     encoder = ParaNMTEncoder.from_pretrained(source)
-    staging = _prepare_output(source, output, overwrite, [p for p in (eval_dir, speed_json) if p is not None])
-    try:
+    inputs = [p for p in (eval_dir, speed_json) if p is not None]
+    replace = _check_output(source, output, overwrite, inputs)
+    from ..utils.atomic import atomic_output
+
+    # built next to the target under a temporary name, with the output's lock held; moved into place when checked
+    with atomic_output(output, inputs, overwrite=replace, directory=True) as staging:
         require_st = _save_model(encoder, source, staging)
         summary, results_path = _write_records(source, staging, evaluation, speed_json)
         card = render_model_card(
@@ -187,12 +192,6 @@ def publish(
         if problems:
             raise PublishError(f"the Hub folder for {source} is incomplete: " + "; ".join(problems))
         _verify_reload(encoder, staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    from ..utils.atomic import replace_path
-
-    replace_path(staging, output)  # the old folder is renamed aside, then deleted: never a half-replaced folder
     files = sorted(p.relative_to(output).as_posix() for p in output.rglob("*") if p.is_file())
     logger.info("Hub folder written to %s (%d files)", output, len(files))
     published = Published(output, files)

@@ -121,17 +121,29 @@ class ParaNMTEncoder:
 
         Raises:
             FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
+            WeightsMismatchError: the weights file does not hold exactly the model's tensors (file and keys named).
+            DamagedFileError: a file of the folder is damaged (truncated, not valid JSON; the file is named).
         """
+        from ..modeling.modeling_paranmt import WeightsMismatchError
+        from ..utils.integrity import damaged_file_error
         from ..utils.paths import check_model_path
         from .storage import is_int8_dir, load_int8_model
 
         check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
 
-        if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
-            model = load_int8_model(name_or_path)
-        else:
-            model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
-        return cls(model, load_tokenizer(name_or_path, **kwargs))
+        try:
+            if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
+                model = load_int8_model(name_or_path)
+            else:
+                model = ParaNMTModel.from_pretrained(name_or_path, **kwargs)
+            return cls(model, load_tokenizer(name_or_path, **kwargs))
+        except WeightsMismatchError:
+            raise
+        except Exception as err:  # a damaged file: name it (DamagedFileError), else the loader's own error
+            damaged = damaged_file_error(name_or_path, err) if os.path.isdir(name_or_path) else None
+            if damaged is None:
+                raise
+            raise damaged from err
 
     MODEL_FILES = frozenset({
         "config.json", "model.safetensors", "model_int8.safetensors", "pytorch_model.bin", "tokenizer.json",

@@ -41,7 +41,8 @@ def dequantize_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * scale[:, None]
 
 
-def _embedding_keys(model: ParaNMTModel) -> list[str]:
+def quantized_keys(model: ParaNMTModel) -> list[str]:
+    """The tensors int8 storage quantises (the embedding tables); the others stay float32."""
     return [f"components.{i}.embedding.weight" for i in range(len(model.components))]
 
 
@@ -66,7 +67,7 @@ def store_weights(model: ParaNMTModel, directory: str | os.PathLike[str], dtype:
         save_file(half, str(out / "model.safetensors"), metadata={"format": "pt"})
     else:
         tensors = dict(state)
-        for key in _embedding_keys(model):
+        for key in quantized_keys(model):
             tensors[key], tensors[key + SCALE_SUFFIX] = quantize_rows(state[key])
         (out / "model.safetensors").unlink()
         save_file(tensors, str(out / INT8_FILE), metadata={"format": "pt", "paranmt_quantization": "int8-rowwise"})
@@ -93,7 +94,7 @@ def load_int8_model(directory: str | os.PathLike[str]) -> ParaNMTModel:
     from safetensors.torch import load_file
 
     from ..modeling.configuration_paranmt import ParaNMTConfig
-    from ..modeling.modeling_paranmt import ParaNMTModel
+    from ..modeling.modeling_paranmt import ParaNMTModel, check_loaded_weights
 
     d = Path(directory)
     tensors = load_file(str(d / INT8_FILE))
@@ -105,9 +106,14 @@ def load_int8_model(directory: str | os.PathLike[str]) -> ParaNMTModel:
         name = key.replace("encoders.", "components.", 1) if key.startswith("encoders.") else key  # earlier releases
         state[name] = dequantize_rows(value, scale) if scale is not None else value
     model = ParaNMTModel(ParaNMTConfig.from_pretrained(d))
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise ValueError(f"{d / INT8_FILE} does not match the config: missing {missing}, unexpected {unexpected}")
+    expected = model.state_dict()
+    wrong = [(k, tuple(v.shape), tuple(expected[k].shape)) for k, v in state.items()
+             if k in expected and v.shape != expected[k].shape]
+    misshapen = {w[0] for w in wrong}
+    missing, unexpected = model.load_state_dict({k: v for k, v in state.items() if k not in misshapen}, strict=False)
+    missing = [k for k in missing if k not in misshapen]
+    check_loaded_weights(str(d / INT8_FILE), {"missing_keys": missing, "unexpected_keys": unexpected,
+                                              "mismatched_keys": wrong})
     return model
 
 

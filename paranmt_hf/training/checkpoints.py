@@ -4,11 +4,12 @@
 
 - ``loss_state.pt``: the mega-batch pool and annealing clock (tensors only; loaded with ``weights_only=True``), so a
   resumed run continues exactly as the uninterrupted run would;
-- ``paranmt_run.json``, written last (atomically): the recipe, the data (path, size and a fingerprint of each file)
+- ``paranmt_run.json``, written last (atomically): the recipe, the data (path, size and sha256 of each file)
   and the seed. A checkpoint without it is incomplete (the process died while saving) and is never resumed from.
 
 ``--resume`` takes the newest complete checkpoint, refuses one whose recorded run differs from the current
-arguments (naming each difference), refuses a run that already reached its last step, and sets incomplete newer
+arguments (naming each difference), refuses a run that already reached its last step and saved its model (a run
+stopped between its last checkpoint and its final save is finished: the model is saved), and sets incomplete newer
 checkpoints aside (renamed ``incomplete-checkpoint-N``, never deleted). A new run refuses a folder that holds an
 earlier run unless ``--overwrite``.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..utils.atomic import OutputExistsError, atomic_write_json
+from ..utils.integrity import find_damaged_file
 from .data import PairSource
 from .recipes import Recipe
 
@@ -48,18 +50,40 @@ class ResumeError(ValueError):
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Identity of a data file: resolved path, size and SHA-256 of its first and last MiB (cheap on any size)."""
+    """Identity of a data file: resolved path, size and SHA-256 of its whole content.
+
+    The hash is remembered per version of the file (:mod:`paranmt_hf.utils.content_hash`): a resumed run re-reads a
+    data file only when it changed.
+    """
+    from ..utils.content_hash import file_sha256
+
     p = Path(path)
     if "://" in str(path):
         return {"path": str(path)}
-    size = p.stat().st_size
+    return {"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": file_sha256(p)}
+
+
+def _ends_fingerprint(path: str) -> str:
+    """SHA-256 of a file's first and last MiB: the fingerprint checkpoints of earlier releases recorded."""
+    size = os.path.getsize(path)
     digest = hashlib.sha256()
-    with open(p, "rb") as handle:
+    with open(path, "rb") as handle:
         digest.update(handle.read(_FINGERPRINT_BYTES))
         if size > 2 * _FINGERPRINT_BYTES:
             handle.seek(size - _FINGERPRINT_BYTES)
             digest.update(handle.read())
-    return {"path": str(p.resolve()), "bytes": size, "sha256_ends": digest.hexdigest()}
+    return digest.hexdigest()
+
+
+def _as_saved(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """``current`` with file fingerprints in the form ``saved`` recorded them (``sha256_ends`` before 0.2)."""
+    current = json.loads(json.dumps(current))
+    for old_source, source in zip(saved.get("sources", []), current.get("sources", []), strict=False):
+        for old, new in zip(old_source.get("files", []), source.get("files", []), strict=False):
+            if "sha256_ends" in old and "sha256" in new and os.path.isfile(new["path"]):
+                new.pop("sha256")
+                new["sha256_ends"] = _ends_fingerprint(new["path"])
+    return current
 
 
 def run_record(recipe: Recipe, sources: Sequence[PairSource | str], seed: int) -> dict[str, Any]:
@@ -151,7 +175,8 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     """The newest complete checkpoint of ``directory``, after checking that it belongs to the run ``record``.
 
     Raises:
-        ResumeError: no complete checkpoint, or one recorded with other arguments (each difference named).
+        ResumeError: no complete checkpoint, a damaged one (the file named), or one recorded with other arguments
+            (each difference named).
     """
     checkpoints = list_checkpoints(directory)
     complete = [p for p in checkpoints if is_complete(p)]
@@ -160,8 +185,12 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
         raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}; nothing to resume. Run without "
                           "--resume to start a new run.")
     latest = complete[-1]
+    damaged = find_damaged_file(latest)
+    if damaged is not None:
+        raise ResumeError(f"--resume: {damaged[0]} is damaged ({damaged[1]}); move {latest} aside (rename it) to "
+                          "resume from the checkpoint before it")
     saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
-    differences = record_differences(saved, record)
+    differences = record_differences(saved, _as_saved(saved, record))
     if differences:
         raise ResumeError(
             f"--resume: {latest} belongs to a run with other arguments; resuming would train this run's model "
@@ -171,17 +200,31 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     return latest
 
 
-def check_unfinished(checkpoint: Path, target: int) -> int:
-    """The step ``checkpoint`` was taken at; refuses a run that already took its ``target`` steps.
+def check_unfinished(checkpoint: Path, target: int, saved_steps: int | None = None) -> int:
+    """The step ``checkpoint`` was taken at; refuses a run that already took its ``target`` steps and saved its model.
+
+    Args:
+        checkpoint: the checkpoint to resume from.
+        target: the steps the resumed run takes in all.
+        saved_steps: the steps of the final model saved in the run's folder (None: no final model). A checkpoint at
+            ``target`` whose run stopped before its final save (``saved_steps`` smaller or None) is accepted: the
+            resumed run takes no step and saves the model.
 
     Raises:
-        ResumeError: the checkpoint is at or past ``target``.
+        ResumeError: the checkpoint is at or past ``target`` and the run's model was saved.
     """
-    state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
-    done = int(state.get("global_step", checkpoint_step(checkpoint)))
-    if done >= target:
+    try:
+        state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
+        done = int(state.get("global_step", checkpoint_step(checkpoint)))
+    except (ValueError, TypeError, AttributeError) as err:
+        raise ResumeError(f"--resume: {checkpoint / TRAINER_STATE_FILE} is not a readable trainer state ({err}); "
+                          "move that checkpoint aside to resume from an earlier one") from None
+    if done >= target and saved_steps is not None and saved_steps >= done:
         raise ResumeError(f"--resume: the run of {checkpoint} already took {done} of {target} steps; nothing to "
                           "resume. Pass a larger --max-steps or --epochs to train further.")
+    if done > target:
+        raise ResumeError(f"--resume: {checkpoint} is at step {done}, past the {target} steps asked; pass "
+                          f"--max-steps {done} (or more) to finish that run")
     return done
 
 

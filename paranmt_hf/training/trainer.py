@@ -7,6 +7,8 @@ The pieces live by concept: :mod:`.recipes` (hyper-parameters), :mod:`.initial_m
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import shutil
@@ -18,13 +20,17 @@ from typing import Any
 
 import torch
 
-from ..utils.atomic import OutputIsInputError, atomic_write_json
+from ..utils.atomic import OutputIsInputError, atomic_write_json, output_lock, remove_temps_in
 from ..utils.imports import require
 from .checkpoints import (
+    LOSS_STATE_FILE,
+    TRAINER_STATE_FILE,
     check_unfinished,
     checkpoint_step,
     earlier_run,
     find_resume_checkpoint,
+    list_checkpoints,
+    load_loss_state,
     refuse_earlier_run,
     run_record,
     set_aside_incomplete,
@@ -132,8 +138,15 @@ def train(
     threads = training_threads(recipe)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
+    out = Path(output_dir)
     try:
-        return _train(recipe, list(sources), Path(output_dir), options)
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(f"--output {out} is a file, not a folder")
+        # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
+        with output_lock(out) if is_main_process() else contextlib.nullcontext():
+            if is_main_process():
+                _remove_killed_runs_temps(out)
+            return _train(recipe, list(sources), out, options)
     finally:
         torch.set_num_threads(previous_threads)
 
@@ -149,10 +162,30 @@ OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "mode
 """What a run writes into its output folder (an earlier run's copies need ``--resume`` or ``--overwrite``)."""
 
 
+def _remove_killed_runs_temps(out: Path) -> None:
+    """Temporary files that killed runs left in the folder and its checkpoints (this run holds the folder's lock)."""
+    removed = remove_temps_in(out)
+    for checkpoint in list_checkpoints(out / CHECKPOINT_DIR):
+        removed += remove_temps_in(checkpoint)
+        half_written = checkpoint / f".{LOSS_STATE_FILE}.tmp"
+        if half_written.exists():
+            half_written.unlink()
+            removed.append(half_written)
+    if removed:
+        logger.warning("removed %d temporary file(s) left in %s by a killed run", len(removed), out)
+
+
+def _model_files(out: Path) -> list[Path]:
+    """The saved model's entries in a run folder (config, weights, tokenizer, remote code, static/)."""
+    from ..model.encoder import ParaNMTEncoder
+
+    if not out.is_dir():
+        return []
+    return [p for p in out.iterdir() if ParaNMTEncoder.is_model_file(p.name)]
+
+
 def _check_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> list[Path]:
     """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears."""
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--output {out} is a file, not a folder")
     if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
         return []
     found = earlier_run(out, OUTPUT_ARTIFACTS)
@@ -160,7 +193,7 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
         return []
     if not options.overwrite:
         refuse_earlier_run(out, found)
-    cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE]
+    cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE, *_model_files(out)]
     for source in sources:
         for path in (PairSource.parse(source) if isinstance(source, str) else source).files:
             resolved = Path(path).resolve()
@@ -171,24 +204,47 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
 
 
 def _clear(paths: list[Path]) -> None:
-    """Delete an earlier run's checkpoints, initial model and summary (``--overwrite``, once the data has loaded)."""
+    """Delete an earlier run's checkpoints, initial model, summary and model (``--overwrite``, once data loaded).
+
+    The folder then never shows the old model next to the new run's checkpoints.
+    """
     for path in paths:
         if path.is_dir():
             shutil.rmtree(path)
         elif path.exists():
             path.unlink()
     if paths:
-        logger.warning("--overwrite: deleted the earlier run's checkpoints in %s", paths[0].parent)
+        logger.warning("--overwrite: deleted the earlier run's model and checkpoints in %s", paths[0].parent)
 
 
-def _resume_checkpoint(recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions) -> Path:
-    """The checkpoint to resume from (checked against this run); incomplete newer ones are set aside."""
+def _saved_steps(out: Path) -> int | None:
+    """The steps of the final model saved in ``out`` (its training summary), None when there is none."""
+    summary = out / SUMMARY_FILE
+    if not (summary.is_file() and (out / "config.json").is_file()):
+        return None
+    try:
+        return int(json.loads(summary.read_text(encoding="utf-8"))["steps"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _resume_checkpoint(
+    recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions
+) -> tuple[Path, bool]:
+    """The checkpoint to resume from (checked against this run) and whether the run only needs its final save.
+
+    A run stopped after its last checkpoint but before its final save resumes from that checkpoint with no step
+    left: it only saves the final model. Incomplete newer checkpoints are set aside.
+    """
     checkpoint = find_resume_checkpoint(out / CHECKPOINT_DIR, record)
     target = target_steps(options.max_steps, recipe.epochs, pairs, recipe.batch_size, world_size())
-    check_unfinished(checkpoint, target)
+    done = check_unfinished(checkpoint, target, _saved_steps(out))
+    if done >= target:
+        logger.warning("%s: the run took its %d steps but stopped before saving its model: saving it now",
+                       checkpoint, done)
     if is_main_process():
         set_aside_incomplete(out / CHECKPOINT_DIR, checkpoint_step(checkpoint))
-    return checkpoint
+    return checkpoint, done >= target
 
 
 def _training_arguments(recipe: Recipe, out: Path, options: RunOptions) -> Any:
@@ -245,42 +301,52 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     earlier = _check_output(out, sources, options)
     pairs = load_pairs(sources, recipe.max_pairs, options.seed)
     _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
-    checkpoint = _resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume else None
+    checkpoint, finished = (_resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume
+                            else (None, False))
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
     set_sparse_embeddings(encoder.model, lazy)
     model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
-    optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
-    if recipe.trains_teacher_table:  # own learning rate of the teacher's tables
-        from .teacher import teacher_optimizer
-
-        optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
-    trainer = ParaNMTTrainer(
-        model=model,
-        args=_training_arguments(recipe, out, options),
-        train_dataset=pairs,
-        loss=loss,
-        evaluator=options.dev_evaluator,
-        optimizers=optimizers,
-        callbacks=[RunStateCallback(loss, record, checkpoint)],
-    )
     started = time.perf_counter()
-    state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    if finished:  # the run took its steps and stopped before its final save: the last checkpoint is the model
+        load_loss_state(checkpoint, loss)
+        trainer_state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
+        steps, log_history = int(trainer_state["global_step"]), trainer_state.get("log_history", [])
+    else:
+        optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
+        if recipe.trains_teacher_table:  # own learning rate of the teacher's tables
+            from .teacher import teacher_optimizer
+
+            optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
+        trainer = ParaNMTTrainer(
+            model=model,
+            args=_training_arguments(recipe, out, options),
+            train_dataset=pairs,
+            loss=loss,
+            evaluator=options.dev_evaluator,
+            optimizers=optimizers,
+            callbacks=[RunStateCallback(loss, record, checkpoint)],
+        )
+        state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        steps, log_history = state.global_step, trainer.state.log_history
     seconds = time.perf_counter() - started
     result = TrainResult(
         output_dir=str(out),
-        steps=state.global_step,
+        steps=steps,
         seconds=seconds,
         train_pairs=len(pairs),
         world_size=world_size(),
-        dev_scores=_dev_scores(trainer.state.log_history),
+        dev_scores=_dev_scores(log_history),
         loss_stats=_loss_stats(loss),
         threads=torch.get_num_threads(),
         resumed_from_step=checkpoint_step(checkpoint) if checkpoint else 0,
     )
     if is_main_process():
-        trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
+        if finished:
+            trained = ParaNMTEncoder.from_pretrained(checkpoint)
+        else:
+            trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
         if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
             from .teacher import finish_teacher_model

@@ -145,7 +145,7 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         meta = meta_to_dict(model_meta_for(encoder, name, revision="local", training_datasets=None,
                                            license=None, citation=None))
-        write_results(results, out / "mteb_results", name, "local", meta)
+        write_results(results, out / "mteb_results", name, "local", meta, overwrite=True)
         print(format_table(results, name), flush=True)
         summary[name] = {
             "description": description,

@@ -52,10 +52,11 @@ def mteb_paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def correlations(pred: Sequence[float] | np.ndarray, gold: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """Pearson and Spearman correlation (0-1 scale) of two score lists; 0 when either is constant (undefined).
+    """Pearson and Spearman correlation (0-1 scale) of two score lists; 0 when the predictions are constant.
 
     Raises:
-        ValueError: different lengths, or fewer than two pairs.
+        ValueError: different lengths, fewer than two pairs, or constant gold scores (the correlation is undefined:
+            a gold file of equal scores is a broken gold file, never a score of 0).
     """
     from scipy.stats import pearsonr, spearmanr
 
@@ -64,7 +65,10 @@ def correlations(pred: Sequence[float] | np.ndarray, gold: Sequence[float] | np.
         raise ValueError(f"{len(pred)} predictions for {len(gold)} gold scores")
     if len(gold) < 2:
         raise ValueError("need at least two pairs to compute a correlation")
-    if np.ptp(pred) == 0 or np.ptp(gold) == 0:
+    if np.ptp(gold) == 0:
+        raise ValueError(f"all {len(gold)} gold scores are equal ({gold[0]:g}): a correlation with them is undefined "
+                         "(is it the right gold file?)")
+    if np.ptp(pred) == 0:
         return 0.0, 0.0
     return float(pearsonr(pred, gold).statistic), float(spearmanr(pred, gold).statistic)
 
