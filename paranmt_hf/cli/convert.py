@@ -14,6 +14,7 @@ import json
 import os
 
 from ..model.convert import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -63,6 +64,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     parser.add_argument("--no-sentence-transformers", action="store_true",
                         help="do not write the sentence-transformers module files")
+    add_progress_flag(parser)
 
 
 def _check(args: argparse.Namespace, inputs: list[str]) -> None:

@@ -6,6 +6,7 @@ import argparse
 
 from ..model.export import FORMATS
 from .model_loading import add_trust_remote_code_flag, check_model_code
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output", required=True, help="output directory")
     p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch on a few sentences")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output (never the input model)")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
@@ -32,19 +34,19 @@ def run(args: argparse.Namespace) -> int:
     """Export, check against the PyTorch model, report."""
     from ..model.encoder import ParaNMTEncoder
     from ..model.export import ExportCheckError, export_model
-    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.atomic import check_output
+    from ..utils.imports import require_extras
 
-    try:
-        check_output(args.output, [args.model_dir], args.overwrite)
-    except (OutputExistsError, OutputIsInputError) as err:
-        raise SystemExit(f"paranmt-hf export: {err}") from err
+    if args.format.startswith("onnx"):
+        require_extras("onnx", feature="ONNX export")
+    check_output(args.output, [args.model_dir], args.overwrite)
     check_model_code(args)
     encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
     try:
         result = export_model(encoder, args.output, args.format, verify=not args.no_verify,
                               inputs=[args.model_dir], overwrite=args.overwrite)
-    except ExportCheckError as err:
-        raise SystemExit(f"paranmt-hf export: check vs PyTorch failed, nothing written: {err}") from err
+    except ExportCheckError as err:  # says what was checked and that nothing was written
+        raise ExportCheckError(f"check vs PyTorch failed, nothing written: {err}") from err
     print(f"wrote {result.path}")  # noqa: T201 - the command's output
     if result.min_cosine is not None:
         print(f"check vs PyTorch: max abs diff {result.max_abs_diff:.2e}, min cosine {result.min_cosine:.6f}")  # noqa: T201

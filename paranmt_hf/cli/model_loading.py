@@ -16,21 +16,22 @@ def add_trust_remote_code_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    """The encoder of ``args.model_dir``; exits with the reason when its code would run without the flag."""
-    from ..evaluation.encoders import load_encoder
-    from ..model.remote_code import RemoteCodeError
+    """The encoder of ``args.model_dir``.
 
-    try:
-        return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
-    except (RemoteCodeError, FileNotFoundError) as err:
-        raise SystemExit(f"paranmt-hf {args.command}: {err}") from err
+    Raises:
+        RemoteCodeError: its code would run without ``--trust-remote-code`` (one line, by :mod:`.errors`).
+    """
+    from ..evaluation.encoders import load_encoder
+
+    return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
 
 
 def check_model_code(args: argparse.Namespace) -> None:
-    """Exit with the reason when loading ``args.model_dir`` would run its code without ``--trust-remote-code``."""
-    from ..model.remote_code import RemoteCodeError, check_remote_code
+    """Refuse a model directory whose code would run without ``--trust-remote-code``.
 
-    try:
-        check_remote_code(args.model_dir, args.trust_remote_code)
-    except RemoteCodeError as err:
-        raise SystemExit(f"paranmt-hf {args.command}: {err}") from err
+    Raises:
+        RemoteCodeError: naming the files that would run.
+    """
+    from ..model.remote_code import check_remote_code
+
+    check_remote_code(args.model_dir, args.trust_remote_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -254,3 +255,27 @@ def get_recipe(name: str) -> Recipe:
         return RECIPES[name]
     except KeyError:
         raise ValueError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}") from None
+
+
+DATA_EXTRA_CONFIGS = ("full", "filtered")
+"""Builder configs whose rows go through the corpus filter and overlap (language ID, nltk: the ``data`` extra)."""
+
+
+def model_extras(recipe: Recipe) -> tuple[str, ...]:
+    """The paranmt_hf extras that building the initial model of ``recipe`` needs.
+
+    ``peers`` for a teacher (model2vec's distillation) or packaged word vectors (GloVe), else none.
+    """
+    from ..model.word_vectors import KNOWN_VECTORS
+
+    return ("peers",) if recipe.teacher or recipe.word_vectors in KNOWN_VECTORS else ()
+
+
+def training_extras(recipe: Recipe, configs: Iterable[str] = ()) -> tuple[str, ...]:
+    """The paranmt_hf extras that training ``recipe`` on sources of these builder ``configs`` needs.
+
+    ``train`` always, those of :func:`model_extras`, and ``data`` for the ``full`` / ``filtered`` configs of
+    ParaNMT-50M.
+    """
+    data = ("data",) if any(config in DATA_EXTRA_CONFIGS for config in configs) else ()
+    return ("train", *model_extras(recipe), *data)
