@@ -150,3 +150,14 @@ def test_every_listed_user_error_exists():
         module, _, name = dotted.rpartition(".")
         cls = getattr(importlib.import_module(module), name)
         assert isinstance(cls, type) and issubclass(cls, BaseException), dotted
+
+
+def test_data_verify_of_a_folder_not_written_by_fetch(tmp_path, capsys):
+    (tmp_path / "eval").mkdir()
+    with pytest.raises(SystemExit) as err:
+        main(["data", "verify", str(tmp_path)])
+    line = one_line(capsys.readouterr().err)
+    assert err.value.code == 1 and "Errno" not in line
+    assert line == (f"paranmt-hf data verify: {tmp_path} has no CHECKSUMS.sha256: only a folder written by "
+                    "`paranmt-hf data fetch` (which records every file's checksum there) can be verified; to get one, "
+                    "run `paranmt-hf data fetch --dest DIR`")
