@@ -41,6 +41,7 @@ USER_ERRORS: tuple[str, ...] = (
     "paranmt_hf.utils.atomic.OutputIsInputError",
     "paranmt_hf.utils.safe_pickle.UnsafePickleError",
     "paranmt_hf.model.remote_code.RemoteCodeError",
+    "paranmt_hf.model.folder_kind.NotAParaNMTFolderError",
     "paranmt_hf.model.export.ExportCheckError",
     "paranmt_hf.data.reader.InputError",
     "paranmt_hf.data.records.BadLineError",

@@ -121,11 +121,15 @@ class ParaNMTEncoder:
 
         Raises:
             FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
+            NotAParaNMTFolderError: a local folder of another library (model2vec, sentence-transformers): the
+                message says how to load it.
         """
         from ..utils.paths import check_model_path
+        from .folder_kind import check_paranmt_folder
         from .storage import is_int8_dir, load_int8_model
 
         check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
+        check_paranmt_folder(name_or_path)  # a model2vec / sentence-transformers folder: how to load it instead
 
         if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):
             model = load_int8_model(name_or_path)
