@@ -1,4 +1,4 @@
-"""``SentenceTransformer(dir, backend="onnx")`` of a ParaNMT model refuses clearly instead of silently running torch."""
+"""``SentenceTransformer(dir, backend="onnx")`` of a ParaNMT model refuses clearly, never silently runs torch."""
 
 from __future__ import annotations
 
