@@ -23,6 +23,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "convert",
         help="convert an original checkpoint (PRAS .pt + sentencepiece, or a ParaNMT-50M pickle)",
         description="Convert an original checkpoint into a model directory (loaded without running pickled code).",
+        epilog="examples (the released models):\n" + "\n".join(f"  {line.strip()}" for line in (__doc__ or "").split(
+            "Examples::", 1)[-1].strip().splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     kinds = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
 

@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", required=True, help="output .npy file ([lines, dim] float32)")
     p.add_argument("--format", choices=["npy", "raw"], default="npy",
                    help="npy (default) or raw float32 rows with no header (the papers' / LASER's .tofile)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="sentences encoded per batch (default 256)")
     p.add_argument("--chunk-size", type=int, default=10000, help="lines read and encoded per chunk")
     p.add_argument("--normalize", action="store_true", help="L2-normalise the embeddings")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")

@@ -21,7 +21,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "nothing), written atomically, and never replaces the input model, or an existing folder without --overwrite.",
     )
     p.add_argument("model_dir", help="model directory saved by paranmt_hf")
-    p.add_argument("--format", choices=FORMATS, required=True)
+    p.add_argument("--format", choices=FORMATS, required=True,
+                   help="onnx: model.onnx, float32 (runs with onnxruntime, no torch); onnx-int8: model_int8.onnx, "
+                   "int8 embedding rows; fp16: a model directory with float16 weights (every loader); int8: int8 "
+                   "weights (paranmt_hf only)")
     p.add_argument("--output", required=True, help="output directory")
     p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch on a few sentences")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output (never the input model)")

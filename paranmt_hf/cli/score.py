@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
     p.add_argument("--input", required=True, help="UTF-8 TSV file of sentence pairs")
     p.add_argument("--output", default="-", help="output TSV (default: stdout)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="sentences encoded per batch (default 256)")
     p.add_argument("--chunk-size", type=int, default=10000, help="pairs read and scored per chunk")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     add_progress_flag(p)

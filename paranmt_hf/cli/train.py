@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 
 from .errors import UsageError
 from .progress import add_progress_flag
@@ -40,10 +41,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
         help="train a paraphrastic encoder (papers' recipes as presets)",
-        description="Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
-        "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
-        "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
-        "torchrun for multi-process training.",
+        description=textwrap.fill(
+            "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
+            "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
+            "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
+            "torchrun for multi-process training.", 100),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
