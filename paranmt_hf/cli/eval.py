@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
                        show_progress_bar=not args.no_progress, download=args.download, max_pairs=args.max_pairs)
     print(format_table(results, name))  # noqa: T201 - the command's output
     if args.output:
-        meta = meta_to_dict(model_meta_for(encoder, name, args.revision))
+        from ..hub.model_info import training_code
+
+        meta = meta_to_dict(model_meta_for(encoder, name, args.revision,
+                                           public_training_code=training_code(args.model_dir)))
         folder = write_results(results, args.output, name, args.revision, meta)
         print(f"results written to {folder}")  # noqa: T201
     return 0
