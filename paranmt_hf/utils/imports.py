@@ -44,8 +44,31 @@ class MissingExtraError(ImportError):
         self.missing = missing
 
 
-def _install_hint(extras: list[str]) -> str:
-    return f'pip install "paranmt-hf[{",".join(extras)}]"'
+def install_command(extras: list[str] | tuple[str, ...]) -> str:
+    """The pip command that adds ``extras`` to this installation (paranmt-hf is not on PyPI).
+
+    From the source checkout this code runs from: ``pip install -e "CHECKOUT[extras]"``; from an installation made
+    from a git URL (pip's ``direct_url.json``) or where :func:`~paranmt_hf.utils.provenance.source_url` knows the
+    repository: ``pip install "paranmt-hf[extras] @ git+URL"``; else ``pip install "paranmt-hf[extras]"``.
+    """
+    import json
+    from importlib.metadata import PackageNotFoundError, distribution
+    from pathlib import Path
+
+    spec = ",".join(extras)
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "setup.cfg").is_file() and (checkout / "paranmt_hf").is_dir():
+        return f'pip install -e "{checkout}[{spec}]"'
+    try:
+        direct = json.loads(distribution("paranmt-hf").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
+        direct = {}
+    if direct.get("vcs_info", {}).get("vcs") == "git":
+        return f'pip install "paranmt-hf[{spec}] @ git+{direct["url"]}"'
+    from .provenance import source_url
+
+    url = source_url()
+    return f'pip install "paranmt-hf[{spec}] @ git+{url}"' if url else f'pip install "paranmt-hf[{spec}]"'
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -62,7 +85,7 @@ def require(module: str, extra: str) -> ModuleType:
         if err.name is not None and err.name.split(".")[0] != top:
             raise
         raise MissingExtraError(
-            f"{module!r} is needed for this feature: install it with `{_install_hint([extra])}`",
+            f"{module!r} is needed for this feature (the [{extra}] extra): `{install_command([extra])}`",
             (extra,), (top,), name=err.name,
         ) from err
 
@@ -98,6 +121,6 @@ def require_extras(*extras: str, feature: str = "this") -> None:
     names = " and ".join(f"[{extra}]" for extra in missing)
     raise MissingExtraError(
         f"{feature} needs the {names} extra{'s' if len(missing) > 1 else ''} ({', '.join(packages)} not installed): "
-        f"`{_install_hint(list(missing))}`, or from a source checkout `pip install -e \".[{','.join(missing)}]\"`",
+        f"`{install_command(list(missing))}`",
         tuple(missing), packages,
     )
