@@ -29,6 +29,9 @@ COMPONENT_FIELDS = (
     "unknown_token_ids",
     "drop_unknown_tokens",
 )
+COMBINATION_SUMMARY_FIELDS = ("kind", "vocab_size", "embedding_dim")
+"""Top-level fields that a combination's config does not save: every component holds its own (filled in from the
+top-level values given when the config is made)."""
 
 
 _RENAMED = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the model "
@@ -60,11 +63,14 @@ class ParaNMTConfig(PretrainedConfig):
             averaging), `"sp"` (sentencepiece/unigram averaging), `"subword"` (averaging over the pieces of any
             `tokenizers` tokenizer: WordPiece, BPE, Unigram, e.g. a teacher transformer's), `"lstm"` (mean of LSTM
             states), `"bilstm"` (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging
-            network, Wieting & Gimpel 2017). Ignored when `components` is given.
+            network, Wieting & Gimpel 2017). With `components`: the kind of a component that names none; the
+            config's `kind` is then the components' kinds joined by `+` (not saved).
         vocab_size (`int`, *optional*, defaults to 50002):
-            Number of rows of the embedding table (default for components that do not set it).
+            Number of rows of the embedding table (default for components that do not set it; with `components`,
+            the config's `vocab_size` is then the number of ids of all components, not saved).
         embedding_dim (`int`, *optional*, defaults to 300):
-            Size of the token embeddings (the papers use 300; "Paraphrastic Representations at Scale" uses 1024).
+            Size of the token embeddings (the papers use 300; "Paraphrastic Representations at Scale" uses 1024);
+            with `components`, the default of a component that sets none (the config's own is then `None`).
         rnn_hidden_size (`int`, *optional*):
             Hidden size of the LSTM of recurrent encoders. `None` means `embedding_dim`.
         bilstm_merge (`str`, *optional*, defaults to `"mean"`):
@@ -161,7 +167,17 @@ class ParaNMTConfig(PretrainedConfig):
         self.rnn_hidden_size = rnn_hidden_size
         self.bilstm_merge = bilstm_merge
         self.lstm_peepholes = lstm_peepholes
-        self.components = [_renamed(c) for c in components] if components is not None else None
+        self.components = None
+        if components is not None:
+            # A combination is its components: the top-level kind / vocab_size / embedding_dim only fill in what a
+            # component leaves out (written into it), then describe the whole (kinds joined by "+", all ids) and
+            # are not saved (``to_dict``), so config.json holds no second, stale set of them.
+            given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
+            self.components = [given | _renamed(c) for c in components]
+            kind = "+".join(str(c["kind"]) for c in self.components)
+            vocab_size = sum(int(c["vocab_size"]) for c in self.components)
+            embedding_dim = None
+            self.kind, self.vocab_size, self.embedding_dim = kind, vocab_size, embedding_dim
         self.combination = combination
         self.pooling = pooling
         self.scramble_rate = scramble_rate
@@ -176,6 +192,18 @@ class ParaNMTConfig(PretrainedConfig):
         self._validate_paranmt()
         sizes = self.component_output_sizes()
         self.hidden_size = sum(sizes) if combination == "concat" else sizes[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as a dict (what ``config.json`` holds).
+
+        A combination's holds ``components`` and no top-level ``kind``, ``vocab_size`` or ``embedding_dim``: each
+        component has its own.
+        """
+        out = super().to_dict()
+        if self.components is not None:
+            for name in COMBINATION_SUMMARY_FIELDS:
+                out.pop(name, None)
+        return out
 
     def resolved_components(self) -> list[dict[str, Any]]:
         """Every component with all of its fields filled in (top-level values as defaults)."""

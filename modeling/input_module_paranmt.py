@@ -91,7 +91,19 @@ class ParaNMTInputModule(_ModuleBase):
         local_files_only: bool = False,
         **kwargs: Any,
     ) -> ParaNMTInputModule:
-        """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id)."""
+        """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id).
+
+        Raises:
+            ValueError: a ``backend`` other than ``"torch"``: the model would silently run in PyTorch anyway.
+        """
+        backend = kwargs.get("backend") or "torch"
+        if backend != "torch":
+            raise ValueError(
+                f"SentenceTransformer(..., backend={backend!r}): this ParaNMT model runs in PyTorch only inside "
+                "sentence-transformers (its module is not a transformers Transformer that optimum could export). For "
+                "ONNX, export it with `paranmt-hf export MODEL_DIR --format onnx --output DIR`: DIR/model.onnx runs "
+                "with onnxruntime, tokenizers and numpy (DIR/README.md has the code); or load it with backend='torch'"
+            )
         hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
                           local_files_only=local_files_only)
         return cls.from_pretrained(model_name_or_path, **hub)

@@ -189,7 +189,26 @@ def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _To
     )
 
 
+def component_segmenters(
+    components: list[dict[str, Any]],
+) -> list[tuple[_TrigramSegmenter | _WordSegmenter | _TokenizersSegmenter, int]]:
+    """Each component of a ``paranmt_tokenizer.json`` (its ``"components"`` list) as (segmenter, first id).
+
+    The ids of component ``k`` are shifted by the vocabulary sizes of the components before it, so a text's model
+    ids are ``[first + i for segmenter, first in ... for i in segmenter.ids(text)]``: ``ParaNMTTokenizer``'s ids,
+    computed with ``tokenizers`` alone (no transformers, no torch; the ONNX export's README uses it).
+    """
+    out = []
+    first = 0
+    for spec in components:
+        seg = _segmenter(spec)
+        out.append((seg, first))
+        first += len(seg.vocab)
+    return out
+
+
 __all__ = [
+    "component_segmenters",
     "WORD_SPLIT_PATTERN",
     "PAD_TOKEN",
     "UNK_TOKEN",

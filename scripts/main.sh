@@ -45,7 +45,7 @@ fi
 
 echo "== 2/4 train ($RECIPE) on $DATA/train: Flickr30k caption pairs, the ParaNMT sample x10, the pivots x3"
 paranmt-hf train --recipe "$RECIPE" --train "${ENGLISH[@]}" \
-  --dev STS17:en-en --output "$OUT/model" --seed 0 --save-steps 1000 --no-progress
+  --dev STS17:en-en --output "$OUT/model" --seed 0 --save-steps 1000
 
 if [ -n "$bitext_pid" ] && ! wait "$bitext_pid"; then
   tail -n 40 "$OUT/bitext/train.log" >&2
@@ -53,19 +53,19 @@ if [ -n "$bitext_pid" ] && ! wait "$bitext_pid"; then
   exit 1
 fi
 
-echo "== 3/4 evaluate"
+echo "== 3/4 evaluate (the results tables are printed at the end)"
 paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
-  --name "$NAME" --output "$OUT/eval" | tee "$OUT/results_table.txt"
+  --name "$NAME" --output "$OUT/eval" > "$OUT/results_table.txt"
 if [ "$BITEXT" = 1 ]; then
   paranmt-hf eval "$OUT/bitext/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
     --name "$BITEXT_NAME" --output "$OUT/bitext/eval" > "$OUT/bitext/results_table.txt"
 fi
 
 echo "== 4/4 Hub-ready folders"
-paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME"
+paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME" --no-progress
 if [ "$BITEXT" = 1 ]; then
   paranmt-hf publish "$OUT/bitext/model" --output "$OUT/bitext/hub" --eval-dir "$OUT/bitext/eval" \
-    --model-id "$BITEXT_NAME"
+    --model-id "$BITEXT_NAME" --no-progress
 fi
 
 echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT/hub, card $OUT/hub/README.md"

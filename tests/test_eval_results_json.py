@@ -80,3 +80,7 @@ def test_table(results):
     assert table.startswith("# hash-bag")
     assert "STS15" in table and "answers-forums" in table and "fra-eng" in table and "err xx>en" in table
     assert "STS12-16 paper protocol" not in table  # only printed when all five years ran
+    header = table.splitlines()[:5]  # each score column names its protocol; the legend says how a year is averaged
+    assert header[-1].split()[-4:] == ["papers'", "Pearson", "mteb", "Spearman"]
+    assert any("the mean over its datasets" in line for line in header)
+    assert any("all its pairs pooled" in line for line in header)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
-from .recipe_flags import MODEL_FLAGS, add_recipe_flags, recipe_changes
+from .errors import UsageError
+from .progress import add_progress_flag
+from .recipe_flags import MODEL_FLAGS, add_recipe_flags, recipe_from_args, recipe_help
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -12,17 +15,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "build",
         help="build an untrained model directory from a corpus (any encoder kind or combination)",
-        description="Build tokenizer(s), config and randomly initialised (or word-vector initialised) weights and "
-        "save a model directory that loads with paranmt_hf, AutoModel and sentence-transformers. The model flags are "
-        "those of `paranmt-hf train`: `build --recipe R` writes the untrained model `train --recipe R` starts from.",
+        description=textwrap.fill(
+            "Build tokenizer(s), config and randomly initialised (or word-vector initialised) weights and save a "
+            "model directory that loads with paranmt_hf, AutoModel and sentence-transformers. The model flags are "
+            "those of `paranmt-hf train`: `build --recipe R` writes the untrained model `train --recipe R` starts "
+            "from.", 100),
+        epilog="examples:\n"
+        "  paranmt-hf build --recipe acl2018-trigram --input corpus.tsv.gz --output trigram/   # ParaNMT-50M §5.2\n"
+        "  paranmt-hf build --recipe pras-sp --input corpus.tsv.gz --output sp-1024/            # PRAS SP-1024\n"
+        "  paranmt-hf build --kind trigram+word --word-vectors glove-6b-50d --input corpus.txt --output m/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--recipe", default=None, help="start from a preset's model fields (e.g. acl2018-lstm)")
+    p.add_argument("--recipe", default=None, help=f"start from a preset's model fields; {recipe_help()}")
     p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1'")
     p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random initial weights (default 0)")
     p.add_argument("--output", required=True, help="model directory to write")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_progress_flag(p)
     add_recipe_flags(p, MODEL_FLAGS)
     p.set_defaults(func=run)
 
@@ -30,17 +41,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
     from ..training.initial_model import build_initial_encoder
-    from ..training.recipes import Recipe, get_recipe
-    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..training.recipes import model_extras
+    from ..utils.atomic import check_output
+    from ..utils.imports import require_extras
     from .io import iter_sentences
 
     if not args.recipe and args.kind is None:
-        raise SystemExit("paranmt-hf build: give --kind (or --recipe)")
-    try:
-        check_output(args.output, args.input, args.overwrite)
-    except (OutputExistsError, OutputIsInputError) as err:
-        raise SystemExit(f"paranmt-hf build: {err}") from err
-    recipe = (get_recipe(args.recipe) if args.recipe else Recipe()).replace(**recipe_changes(args, MODEL_FLAGS))
+        raise UsageError("give --kind (or --recipe)")
+    recipe = recipe_from_args(args, MODEL_FLAGS)
+    require_extras(*model_extras(recipe), feature="this model")
+    check_output(args.output, args.input, args.overwrite)
     encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
     encoder.save_pretrained(args.output)
     print(f"saved {encoder!r} to {args.output}")

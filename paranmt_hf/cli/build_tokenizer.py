@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..model.tokenization import TOKENIZER_BUILDERS
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,23 +35,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
     p.add_argument("--output", required=True, help="directory to save the tokenizer to")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_progress_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the tokenizer."""
     from ..model.tokenization import build_tokenizer
-    from ..utils.atomic import OutputExistsError, OutputIsInputError, atomic_output, check_output
+    from ..utils.atomic import atomic_output, check_output
+    from .errors import UsageError
     from .io import iter_sentences
 
     if args.source is not None and args.kind != "subword":
-        raise SystemExit("paranmt-hf build-tokenizer: --from is for --kind subword")
+        raise UsageError("--from is for --kind subword")
     if args.input is None and args.source is None:
-        raise SystemExit("paranmt-hf build-tokenizer: --input is required (or --from with --kind subword)")
-    try:
-        check_output(args.output, args.input or [], args.overwrite)
-    except (OutputExistsError, OutputIsInputError) as err:
-        raise SystemExit(f"paranmt-hf build-tokenizer: {err}") from err
+        raise UsageError("--input is required (or --from with --kind subword)")
+    check_output(args.output, args.input or [], args.overwrite)
     corpus = iter_sentences(args.input, args.columns, args.limit) if args.input else None
     tok = build_tokenizer(args.kind, corpus, args.vocab_size, args.min_count, source=args.source)
     with atomic_output(args.output, args.input or [], args.overwrite, directory=True) as tmp:

@@ -14,6 +14,7 @@ import json
 import os
 
 from ..model.convert import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,6 +23,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "convert",
         help="convert an original checkpoint (PRAS .pt + sentencepiece, or a ParaNMT-50M pickle)",
         description="Convert an original checkpoint into a model directory (loaded without running pickled code).",
+        epilog="examples (the released models):\n" + "\n".join(f"  {line.strip()}" for line in (__doc__ or "").split(
+            "Examples::", 1)[-1].strip().splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     kinds = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
 
@@ -63,6 +67,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     parser.add_argument("--no-sentence-transformers", action="store_true",
                         help="do not write the sentence-transformers module files")
+    add_progress_flag(parser)
 
 
 def _check(args: argparse.Namespace, inputs: list[str]) -> None:

@@ -57,7 +57,7 @@ def add_parser(subparsers: Any) -> None:
     s.set_defaults(func=run_sources)
     v = sub.add_parser("verify", help="check a data folder against its CHECKSUMS.sha256")
     v.add_argument("dest", nargs="?", default=None, help="data folder (default: see `data path`)")
-    v.set_defaults(func=run_verify)
+    v.set_defaults(func=run_verify, user_errors=(ValueError,))  # a malformed CHECKSUMS.sha256 line
     w = sub.add_parser("path", help="print the data folder the commands use")
     w.set_defaults(func=run_path)
     p.set_defaults(func=lambda args: p.print_help() or 2)
@@ -135,10 +135,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from ..utils.paths import data_dir
 
     dest = data_dir(args.dest)
-    try:
-        result = verify_checksums(dest)
-    except (FileNotFoundError, ValueError) as err:
-        raise SystemExit(f"paranmt-hf data verify: {err}") from err
+    result = verify_checksums(dest)
     print(f"{dest}: {len(result['ok'])} files ok")  # noqa: T201
     for kind in ("changed", "missing", "unlisted"):
         for name in result[kind]:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag, load_model
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: Any) -> None:
@@ -25,26 +26,24 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", required=True, help="output .npy file ([lines, dim] float32)")
     p.add_argument("--format", choices=["npy", "raw"], default="npy",
                    help="npy (default) or raw float32 rows with no header (the papers' / LASER's .tofile)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="sentences encoded per batch (default 256)")
     p.add_argument("--chunk-size", type=int, default=10000, help="lines read and encoded per chunk")
     p.add_argument("--normalize", action="store_true", help="L2-normalise the embeddings")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Count lines, then encode and write chunk by chunk."""
-    from ..evaluation.streaming import InputLineError, embed_file
-    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..evaluation.streaming import embed_file
+    from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
-    try:
-        check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
-        encoder = load_model(args)
-        n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,
-                            normalize=args.normalize, raw=args.format == "raw", overwrite=args.overwrite)
-    except (InputLineError, OutputExistsError, OutputIsInputError, FileNotFoundError) as err:
-        raise SystemExit(f"paranmt-hf embed: {err}") from err
+    check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
+    encoder = load_model(args)
+    n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,
+                        normalize=args.normalize, raw=args.format == "raw", overwrite=args.overwrite)
     print(f"wrote {n} x {dim} float32 embeddings to {args.output}")  # noqa: T201 - the command's output
     return 0

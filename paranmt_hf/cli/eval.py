@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag, load_model
+from .progress import add_progress_flag
 from .recipe_flags import POSITIVE, checked_number
-
-logger = logging.getLogger(__name__)
-
 
 
 def _epilog() -> str:
@@ -41,50 +38,42 @@ def add_parser(subparsers: Any) -> None:
                    "in --output")
     p.add_argument("--name", default=None, help="model name for the results, org/name (default: paranmt-hf/<dir>)")
     p.add_argument("--revision", default="no_revision_available", help="model revision for the results")
-    p.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=256)
+    p.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=256,
+                   help="sentences encoded per batch (default 256)")
+    add_progress_flag(p)
     p.add_argument("--download", action="store_true", help="fetch missing data from the public sources")
     p.add_argument("--max-pairs", type=checked_number(int, POSITIVE), default=None,
                    help="first N pairs per dataset only (smoke tests)")
     add_trust_remote_code_flag(p)
-    p.set_defaults(func=run)
-
-
-def _model_meta(encoder: Any, name: str, revision: str) -> dict[str, Any]:
-    try:
-        from ..evaluation.mteb_meta import meta_to_dict, model_meta_for
-    except ImportError:
-        logger.warning("mteb is not installed: model_meta.json holds the name and revision only")
-        return {"name": name, "revision": revision}
-    return meta_to_dict(model_meta_for(encoder, name, revision))
+    p.set_defaults(func=run, user_errors=(ValueError,))  # evaluate's ValueError: a malformed STS or bitext file
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print the table and write the results."""
-    from ..evaluation import evaluate, format_table, write_results
-    from ..evaluation.download import DataUnavailableError
     from ..evaluation.results import model_folder_name
-    from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.atomic import check_output
+    from ..utils.imports import require_extras
 
+    require_extras("eval", feature="evaluation")  # before the model loads and every dataset is encoded
+    from ..evaluation import evaluate, format_table, write_results
+    from ..evaluation.mteb_meta import meta_to_dict, model_meta_for
+    from ..evaluation.tasks import resolve_tasks
+
+    resolve_tasks(args.tasks)  # an unknown task is named before the model loads
     name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
     if args.output:  # before the evaluation, which can take long
         folder = Path(args.output) / model_folder_name(name) / args.revision
-        try:
-            check_output(folder, overwrite=args.overwrite)
-        except OutputExistsError as err:
-            raise SystemExit(f"paranmt-hf eval: {err}") from err
+        check_output(folder, overwrite=args.overwrite)
     encoder = load_model(args)
-    try:
-        results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
-                           show_progress_bar=True, download=args.download, max_pairs=args.max_pairs)
-    except (DataUnavailableError, KeyError, FileNotFoundError, ValueError) as err:
-        raise SystemExit(f"paranmt-hf eval: {err}") from err
+    results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,
+                       show_progress_bar=not args.no_progress, download=args.download, max_pairs=args.max_pairs)
     print(format_table(results, name))  # noqa: T201 - the command's output
     if args.output:
-        try:
-            folder = write_results(results, args.output, name, args.revision,
-                                   _model_meta(encoder, name, args.revision), model=args.model_dir,
-                                   overwrite=args.overwrite)
-        except OutputExistsError as err:
-            raise SystemExit(f"paranmt-hf eval: {err}") from err
+        from ..hub.model_info import training_code
+
+        meta = meta_to_dict(model_meta_for(encoder, name, args.revision,
+                                           public_training_code=training_code(args.model_dir)))
+        folder = write_results(results, args.output, name, args.revision, meta, model=args.model_dir,
+                               overwrite=args.overwrite)
         print(f"results written to {folder}")  # noqa: T201
     return 0

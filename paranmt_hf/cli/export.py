@@ -6,6 +6,7 @@ import argparse
 
 from ..model.export import FORMATS
 from .model_loading import add_trust_remote_code_flag, check_model_code
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -20,11 +21,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "nothing), written atomically, and never replaces the input model, or an existing folder without --overwrite.",
     )
     p.add_argument("model_dir", help="model directory saved by paranmt_hf")
-    p.add_argument("--format", choices=FORMATS, required=True)
+    p.add_argument("--format", choices=FORMATS, required=True,
+                   help="onnx: model.onnx, float32 (runs with onnxruntime, no torch); onnx-int8: model_int8.onnx, "
+                   "int8 embedding rows; fp16: a model directory with float16 weights (every loader); int8: int8 "
+                   "weights (paranmt_hf only)")
     p.add_argument("--output", required=True, help="output directory")
     p.add_argument("--no-verify", action="store_true", help="skip the check against PyTorch (every table row within "
                    "the format's rounding, and a sample of sentences)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output (never the input model)")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
@@ -33,25 +38,20 @@ def run(args: argparse.Namespace) -> int:
     """Export, check against the PyTorch model, report."""
     from ..model.encoder import ParaNMTEncoder
     from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model
-    from ..modeling.modeling_paranmt import WeightsMismatchError
-    from ..utils.atomic import OutputExistsError, OutputIsInputError, check_output
+    from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
-    from ..utils.integrity import DamagedFileError
+    from ..utils.imports import require_extras
 
-    try:
-        check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
-    except (OutputExistsError, OutputIsInputError) as err:
-        raise SystemExit(f"paranmt-hf export: {err}") from err
+    if args.format.startswith("onnx"):
+        require_extras("onnx", feature="ONNX export")
+    check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
     check_model_code(args)
-    try:
-        encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
-    except (WeightsMismatchError, DamagedFileError, FileNotFoundError) as err:
-        raise SystemExit(f"paranmt-hf export: {err}") from err
+    encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
     try:
         result = export_model(encoder, args.output, args.format, verify=not args.no_verify,
                               inputs=[args.model_dir], overwrite=args.overwrite)
-    except ExportCheckError as err:
-        raise SystemExit(f"paranmt-hf export: check vs PyTorch failed, nothing written: {err}") from err
+    except ExportCheckError as err:  # says what was checked and that nothing was written
+        raise ExportCheckError(f"check vs PyTorch failed, nothing written: {err}") from err
     print(f"wrote {result.path}")  # noqa: T201 - the command's output
     if result.min_cosine is not None:
         print(f"check vs PyTorch: {result.rows_checked:,} table rows within the format's rounding; "  # noqa: T201

@@ -2,7 +2,8 @@
 
 Each sub-command lives in its own module of this package and exposes ``add_parser(subparsers)``, which registers an
 ``argparse`` sub-parser whose ``func`` default runs the command. Modules are imported only when the command line is
-parsed, so ``paranmt-hf --help`` stays fast.
+parsed, so ``paranmt-hf --help`` stays fast. A user's mistake ends in one line on stderr, the same way for every
+command (:mod:`paranmt_hf.cli.errors`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import logging
 import os
 import signal
 import sys
+
+from .errors import CommandFailed, message_of, user_error
+from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
 COMMAND_MODULES = (
@@ -36,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="paranmt-hf",
         description="Paraphrastic sentence embeddings (ParaNMT-50M and successors) for the Hugging Face ecosystem.",
     )
-    parser.add_argument("--verbose", "-v", action="store_true", help="log at INFO level")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="log at INFO level, and show the traceback of an error instead of its one line")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -58,13 +63,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        result = args.func(args)
+        with progress_as_asked(args):
+            result = args.func(args)
         sys.stdout.flush()
     except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
         return 128 + getattr(signal, "SIGPIPE", 13)  # the status of a process killed by SIGPIPE
+    except Exception as err:
+        status = user_error(err, getattr(args, "user_errors", ()))
+        if status is None or args.verbose:
+            raise
+        line = f"paranmt-hf {_command_name(args)}: {message_of(err)}"
+        print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
+        raise CommandFailed(line, status) from err
     return int(result or 0)
+
+
+SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source"}
+"""Where a command with sub-commands keeps the sub-command's name (for the error line)."""
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    sub = getattr(args, SUBCOMMAND_DEST.get(args.command, ""), None)
+    return f"{args.command} {sub}" if isinstance(sub, str) else str(args.command)
 
 
 if __name__ == "__main__":

@@ -16,28 +16,33 @@ def add_trust_remote_code_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    """The encoder of ``args.model_dir``; exits with the reason when its code would run without the flag."""
+    """The encoder of ``args.model_dir``.
+
+    Raises:
+        RemoteCodeError: its code would run without ``--trust-remote-code``; WeightsMismatchError /
+        DamagedFileError: its files are not a readable model (each reported in one line by :mod:`.errors`).
+    """
     from ..evaluation.encoders import load_encoder
-    from ..model.remote_code import RemoteCodeError
     from ..modeling.modeling_paranmt import WeightsMismatchError
     from ..utils.integrity import DamagedFileError, damaged_file_error
 
     try:
         return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
-    except (RemoteCodeError, FileNotFoundError, WeightsMismatchError, DamagedFileError) as err:
-        raise SystemExit(f"paranmt-hf {args.command}: {err}") from err
+    except (WeightsMismatchError, DamagedFileError):
+        raise
     except Exception as err:  # sentence-transformers / model2vec folders: name a damaged file if there is one
         damaged = damaged_file_error(args.model_dir, err)
         if damaged is None:
             raise
-        raise SystemExit(f"paranmt-hf {args.command}: {damaged}") from err
+        raise damaged from err
 
 
 def check_model_code(args: argparse.Namespace) -> None:
-    """Exit with the reason when loading ``args.model_dir`` would run its code without ``--trust-remote-code``."""
-    from ..model.remote_code import RemoteCodeError, check_remote_code
+    """Refuse a model directory whose code would run without ``--trust-remote-code``.
 
-    try:
-        check_remote_code(args.model_dir, args.trust_remote_code)
-    except RemoteCodeError as err:
-        raise SystemExit(f"paranmt-hf {args.command}: {err}") from err
+    Raises:
+        RemoteCodeError: naming the files that would run.
+    """
+    from ..model.remote_code import check_remote_code
+
+    check_remote_code(args.model_dir, args.trust_remote_code)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .model_loading import add_trust_remote_code_flag, check_model_code
+from .progress import add_progress_flag
 
 EPILOG = """The folder holds model.safetensors, config.json (auto_map), the remote-code .py files, the tokenizer,
 the sentence-transformers files, README.md (model card with model-index from --eval-dir), training_summary.json,
@@ -35,27 +36,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--license", default="mit", help="license of the weights (default: mit)")
     p.add_argument("--dataset", nargs="+", default=None, help="Hub dataset ids of the training data")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build (and push) the Hub folder."""
-    from ..hub import PublishError, publish
-    from ..hub.eval_results import EvalResultsError
-    from ..modeling.modeling_paranmt import WeightsMismatchError
-    from ..utils.integrity import DamagedFileError
+    from ..hub import publish
 
     check_model_code(args)
-    try:
-        published = publish(
-            args.model_dir, args.output, eval_dir=args.eval_dir, speed_json=args.speed, push_repo_id=args.push,
-            private=args.private, token=args.token, model_id=args.model_id, language=args.language,
-            license=args.license, datasets=args.dataset, overwrite=args.overwrite,
-        )
-    except (PublishError, EvalResultsError, FileNotFoundError, FileExistsError, WeightsMismatchError,
-            DamagedFileError) as err:
-        raise SystemExit(f"paranmt-hf publish: {err}") from err
+    published = publish(
+        args.model_dir, args.output, eval_dir=args.eval_dir, speed_json=args.speed, push_repo_id=args.push,
+        private=args.private, token=args.token, model_id=args.model_id, language=args.language,
+        license=args.license, datasets=args.dataset, overwrite=args.overwrite,
+    )
     print(f"Hub folder written to {published.folder} ({len(published.files)} files)")
     if published.url:
         print(f"pushed: {published.url}")

@@ -154,6 +154,33 @@ def add_recipe_flags(parser: argparse.ArgumentParser, table: dict[str, Flag]) ->
                             metavar=flag.replace("-", "_").upper())
 
 
+def recipe_help() -> str:
+    """Help of ``--recipe``: every preset by name (``train --list-recipes`` describes each)."""
+    from ..training.recipes import RECIPES
+
+    return f"preset to start from: {', '.join(RECIPES)} (`paranmt-hf train --list-recipes` describes each)"
+
+
+def recipe_from_args(args: argparse.Namespace, table: dict[str, Flag]) -> Any:
+    """The :class:`~paranmt_hf.training.recipes.Recipe` of ``--recipe`` (or the defaults) with the given flags.
+
+    Raises:
+        UsageError: an unknown preset (naming the closest ones) or an unknown encoder kind.
+    """
+    from ..training.recipes import RECIPES, Recipe
+    from .errors import UsageError, close_names
+
+    if args.recipe is not None and args.recipe not in RECIPES:
+        raise UsageError(f"--recipe: unknown recipe {args.recipe!r}{close_names(args.recipe, RECIPES)} "
+                         "(`paranmt-hf train --list-recipes` lists them)")
+    recipe = (RECIPES[args.recipe] if args.recipe else Recipe()).replace(**recipe_changes(args, table))
+    try:
+        recipe.kinds  # noqa: B018 - validates --kind
+    except ValueError as err:
+        raise UsageError(f"--kind: {err}") from None
+    return recipe
+
+
 def recipe_changes(args: argparse.Namespace, table: dict[str, Flag]) -> dict[str, Any]:
     """The recipe fields set on the command line: given flags only, ``none`` as ``None``."""
     changes = {}

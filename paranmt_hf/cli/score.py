@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag, load_model
+from .progress import add_progress_flag
 
 
 def add_parser(subparsers: Any) -> None:
@@ -21,11 +22,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
     p.add_argument("--input", required=True, help="UTF-8 TSV file of sentence pairs")
     p.add_argument("--output", default="-", help="output TSV (default: stdout)")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="sentences encoded per batch (default 256)")
     p.add_argument("--chunk-size", type=int, default=10000, help="pairs read and scored per chunk")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, user_errors=(ValueError,))  # score_file's ValueError: a malformed input line
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,17 +35,14 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from ..evaluation.streaming import score_file
-    from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
-    try:
-        if args.output != "-":
-            check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
-        encoder = load_model(args)
-        report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
-                            chunk_size=args.chunk_size, overwrite=args.overwrite)
-    except (ValueError, OutputExistsError, FileNotFoundError) as err:  # OutputIsInputError is a ValueError
-        raise SystemExit(f"paranmt-hf score: {err}") from err
+    if args.output != "-":
+        check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
+    encoder = load_model(args)
+    report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
+                        chunk_size=args.chunk_size, overwrite=args.overwrite)
     if report.empty_lines:
         print(f"paranmt-hf score: {report.describe(args.input)}", file=sys.stderr)
     return 0

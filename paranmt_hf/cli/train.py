@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 
+from .errors import UsageError
+from .progress import add_progress_flag
 from .recipe_flags import (
     MODEL_FLAGS,
     OFF,
@@ -12,22 +15,33 @@ from .recipe_flags import (
     TRAINING_FLAGS,
     add_recipe_flags,
     checked_number,
-    recipe_changes,
+    recipe_from_args,
+    recipe_help,
 )
 
 RECIPE_FLAGS = {**MODEL_FLAGS, **TRAINING_FLAGS}
+
+EPILOG = """examples (the papers' settings are the presets; every field can be changed with its flag):
+  paranmt-hf train --recipe acl2018-trigram --train corpus.tsv.gz --output model/          # ParaNMT-50M §5.2
+  paranmt-hf train --recipe acl2018-lstm --train filtered:para-nmt-50m.zip --output lstm/  # scrambling 0.3
+  paranmt-hf train --recipe pras-sp --train processed-5m:para-nmt-5m.zip --output sp/     # PRAS SP-1024
+  paranmt-hf train --recipe pras-bitext --train tatoeba-en-es.tsv.gz pairs.tsv.gz --output xx/  # cross-lingual
+  paranmt-hf train --kind word --word-vectors glove-6b-50d --megabatch-size 40 --margin 0.4 --train pairs.tsv ...
+  torchrun --nproc_per_node 2 -m paranmt_hf.cli.main train --recipe best --train pairs.tsv.gz --output m/
+needs the train extra (pip install "paranmt-hf[train]"); a teacher or GloVe vectors also the peers extra, the full
+and filtered ParaNMT-50M configs the data extra."""
 
 
 def dev_tasks(values: list[str]) -> list[str]:
     """The dev STS tasks of ``--dev``: ``none`` (or the flag with no task) means no dev evaluation.
 
     Raises:
-        SystemExit: ``none`` given together with tasks.
+        UsageError: ``none`` given together with tasks.
     """
     if not any(v.lower() == OFF for v in values):
         return list(values)
     if len(values) > 1:
-        raise SystemExit(f"paranmt-hf train: --dev {OFF} turns dev evaluation off; give it alone, not with tasks")
+        raise UsageError(f"--dev {OFF} turns dev evaluation off; give it alone, not with tasks")
     return []
 
 
@@ -36,16 +50,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
         help="train a paraphrastic encoder (papers' recipes as presets)",
-        description="Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
-        "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
-        "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
-        "torchrun for multi-process training.",
+        description=textwrap.fill(
+            "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
+            "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
+            "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
+            "torchrun for multi-process training.", 100),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--recipe", default=None, help="preset: acl2018-word, acl2018-trigram, acl2018-lstm, ..., pras-sp")
-    p.add_argument("--list-recipes", action="store_true", help="print the presets and exit")
+    p.add_argument("--recipe", default=None, help=recipe_help())
+    p.add_argument("--list-recipes", action="store_true", help="print every preset with its description and exit")
     p.add_argument("--train", nargs="+", default=[], help="training data sources: CONFIG:PATH[,PATH][@N]")
     p.add_argument("--output", help="model directory to write")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the initial model, the data order and the "
+                   "negatives; a run is deterministic for its seed (default 0)")
     p.add_argument("--dev", nargs="*", default=["STS17:en-en"],
                    help="dev STS tasks (none, or no task: no dev evaluation)")
     p.add_argument("--data-dir", default=None, help="evaluation data (default $PARANMT_HF_DATA)")
@@ -58,54 +76,54 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an earlier run in OUTPUT (deletes its checkpoints)")
-    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    add_progress_flag(p)
     add_recipe_flags(p, RECIPE_FLAGS)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Train and save the model."""
-    from ..training.recipes import RECIPES, Recipe, get_recipe
+    from ..training.recipes import RECIPES, training_extras
+    from ..utils.imports import require_extras
 
     if args.list_recipes:
         for name, recipe in RECIPES.items():
             print(f"{name}: {recipe.description}")
         return 0
     if not args.train or not args.output:
-        raise SystemExit("paranmt-hf train: --train and --output are required")
+        raise UsageError("--train and --output are required")
     if args.resume and args.overwrite:
-        raise SystemExit("paranmt-hf train: --resume continues the run in --output, --overwrite replaces it: pick one")
+        raise UsageError("--resume continues the run in --output, --overwrite replaces it: pick one")
     dev = dev_tasks(args.dev)
-    recipe = get_recipe(args.recipe) if args.recipe else Recipe()
-    recipe = recipe.replace(**recipe_changes(args, RECIPE_FLAGS))
-    from ..training.checkpoints import ResumeError
+    recipe = recipe_from_args(args, RECIPE_FLAGS)
+    from ..training.data import PairSource
+
+    sources = [PairSource.parse(spec) for spec in args.train]  # a missing file is named before any work
+    require_extras(*training_extras(recipe, [s.config for s in sources]), feature="training")
     from ..training.trainer import train
-    from ..utils.atomic import OutputExistsError, OutputIsInputError
 
     evaluator = None
     if dev:
+        from ..data.errors import UnknownTaskError
         from ..evaluation.st_evaluator import STSSuiteEvaluator
 
         try:
             evaluator = STSSuiteEvaluator(tasks=dev, data_dir=args.data_dir, name="dev")
-        except KeyError as err:  # an unknown task name
-            raise SystemExit(f"paranmt-hf train: --dev: {err.args[0]}") from err
-    try:
-        result = train(
-            recipe,
-            args.train,
-            args.output,
-            seed=args.seed,
-            dev_evaluator=evaluator,
-            eval_steps=args.eval_steps,
-            save_steps=args.save_steps,
-            resume=args.resume,
-            max_steps=args.max_steps,
-            show_progress=not args.no_progress,
-            overwrite=args.overwrite,
-        )
-    except (ResumeError, OutputExistsError, OutputIsInputError, FileNotFoundError, NotADirectoryError) as err:
-        raise SystemExit(f"paranmt-hf train: {err}") from err
+        except UnknownTaskError as err:
+            raise UsageError(f"--dev: {err}") from None
+    result = train(
+        recipe,
+        args.train,
+        args.output,
+        seed=args.seed,
+        dev_evaluator=evaluator,
+        eval_steps=args.eval_steps,
+        save_steps=args.save_steps,
+        resume=args.resume,
+        max_steps=args.max_steps,
+        show_progress=not args.no_progress,
+        overwrite=args.overwrite,
+    )
     print(
         json.dumps(
             {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sts, tatoeba
+from .errors import UnknownTaskError
 
 Pairs = sts.STSPairs | tatoeba.BitextPairs
 Loader = Callable[[Path, "list[str] | None"], dict[str, list[Pairs]]]
@@ -62,7 +63,8 @@ def _select(items: list[Pairs], wanted: list[str] | None, name: str) -> list[Pai
     names = {getattr(x, "name", None) for x in items} | {getattr(x, "lang", None) for x in items}
     missing = [w for w in wanted if w not in names]
     if missing:
-        raise KeyError(f"{name}: unknown subset(s) {missing}; available: {sorted(n for n in names if n)}")
+        raise UnknownTaskError(f"{name}: unknown subset(s) {', '.join(missing)}; available: "
+                               f"{', '.join(sorted(n for n in names if n))}")
     return [x for x in items if x.name in wanted or getattr(x, "lang", None) in wanted]
 
 

@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import UnknownTaskError
+
 # Datasets of each SemEval English test set, in the papers' order. STS13 "SMT" is absent for licence reasons (as
 # in SentEval): the papers' list names it, but no public copy exists, so it is left out here.
 STS_YEARS: dict[str, tuple[str, list[str]]] = {
@@ -176,7 +178,9 @@ def load_sts17(root: str | os.PathLike[str], tracks: list[str] | None = None) ->
                 read_sts_pair_files(base / f"STS.input.{stem}.txt", base / f"STS.gs.{stem}.txt", subset, langs)
             )
     if tracks is not None and len(selected) != len(set(tracks)):
-        raise KeyError(f"unknown STS17 track in {tracks}; known: {[v[0] for v in STS17_TRACKS.values()]}")
+        unknown = [t for t in tracks if t not in STS17_TRACKS and t not in {v[0] for v in STS17_TRACKS.values()}]
+        raise UnknownTaskError(f"STS17: unknown track(s) {', '.join(unknown)}; known: "
+                               f"{', '.join(v[0] for v in STS17_TRACKS.values())}")
     return selected
 
 

@@ -8,13 +8,13 @@ same code path evaluates our models and the peers.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from ..model.folder_kind import model_kind
 
 
 @runtime_checkable
@@ -54,30 +54,6 @@ def encode(
     if arr.ndim != 2 or arr.shape[0] != len(texts):
         raise ValueError(f"encoder returned shape {arr.shape} for {len(texts)} sentences; expected [N, dim]")
     return arr
-
-
-def model_kind(path: str | os.PathLike[str]) -> str:
-    """``"paranmt"``, ``"model2vec"`` or ``"sentence-transformers"`` for a model directory.
-
-    Raises:
-        FileNotFoundError: not a directory. ValueError: no known layout.
-    """
-    base = Path(path)
-    if not base.is_dir():
-        raise FileNotFoundError(f"model directory {base} not found (the Hub is not used here: pass a local folder)")
-    config: dict[str, Any] = {}
-    if (base / "config.json").is_file():
-        config = json.loads((base / "config.json").read_text(encoding="utf-8"))
-    if config.get("model_type") == "paranmt":
-        return "paranmt"
-    if config.get("model_type") == "model2vec" or (
-        (base / "model.safetensors").is_file() and (base / "tokenizer.json").is_file() and "hidden_size" not in config
-        and not (base / "modules.json").is_file()
-    ):
-        return "model2vec"
-    if (base / "modules.json").is_file() or (base / "sentence_bert_config.json").is_file():
-        return "sentence-transformers"
-    raise ValueError(f"{base}: not a ParaNMT, model2vec or sentence-transformers model directory")
 
 
 def load_encoder(

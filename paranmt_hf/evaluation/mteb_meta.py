@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..utils.imports import require
+from ..utils.provenance import source_url
 from .encoders import SupportsEncode, embedding_dim, encode
 
 if TYPE_CHECKING:
@@ -66,8 +67,12 @@ def build_model_meta(
     adapted_from: str | None = None,
     framework: Iterable[str] = ("PyTorch",),
     citation: str | None = PAPERS_CITATION,
+    public_training_code: str | None = None,
 ) -> ModelMeta:
     """A validated ``mteb.ModelMeta`` (cosine similarity, no instructions, dense text embeddings).
+
+    ``public_training_code``: where the code that trained the model is; default this project's
+    (:func:`paranmt_hf.utils.provenance.source_url`; ``None`` when it has no public address).
 
     ``similarity_fn_name`` is passed as the ``ScoringFunction`` enum (a plain string left un-validated by
     ``ModelMeta.create_empty`` breaks mteb's STS scoring).
@@ -85,7 +90,7 @@ def build_model_meta(
         embed_dim=embed_dim,
         license=license,
         open_weights=True,
-        public_training_code="https://github.com/jwieting/paraphrastic-representations-at-scale",
+        public_training_code=public_training_code or source_url(),
         public_training_data=None,
         framework=list(framework),
         reference=reference,

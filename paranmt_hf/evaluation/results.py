@@ -156,19 +156,36 @@ def summary_rows(results: dict[str, TaskResult]) -> list[tuple[str, str, str, fl
     return rows
 
 
-def format_table(results: dict[str, TaskResult], model_name: str = "") -> str:
-    """A plain-text table: per dataset Pearson x100 (papers) and cosine Spearman x100 (mteb); Tatoeba error rates.
+TABLE_COLUMNS = ("papers' Pearson", "mteb Spearman")
+"""The two score columns of :func:`format_table`: each names its protocol."""
 
-    For STS12-16, the ``default`` row holds the papers' year mean of Pearson and mteb's pooled Spearman.
+TABLE_LEGEND = {
+    "sts": ("papers' Pearson: Pearson x100 of cosines; a SemEval year's 'default' row: the mean over its datasets",
+            "mteb Spearman: Spearman x100 of cosines; a SemEval year's 'default' row: all its pairs pooled"),
+    "bitext": ("Tatoeba: error % of nearest-neighbour mining, xx>en and en>xx (lower is better)",),
+}
+"""The lines under :func:`format_table`'s title that say what each column measures, per task kind."""
+
+
+def format_table(results: dict[str, TaskResult], model_name: str = "") -> str:
+    """A plain-text table whose header names each column's protocol.
+
+    Per dataset: Pearson x100 of the papers' protocol and cosine Spearman x100 of mteb's; for STS12-16 the
+    ``default`` row holds the papers' year mean of Pearson and mteb's pooled Spearman; Tatoeba rows hold error rates.
     """
+    sts_width, subset_width = 16, 20
     lines = [f"# {model_name}" if model_name else "# results"]
-    lines.append(f"{'task':<14}{'split':<11}{'subset':<20}{'pearson':>9}{'spearman':>10}")
+    kinds = {result.kind for result in results.values()}
+    lines += [f"  {line}" for kind, legend in TABLE_LEGEND.items() if kind in kinds for line in legend]
+    lines.append(f"{'task':<14}{'split':<11}{'subset':<{subset_width}}{TABLE_COLUMNS[0]:>{sts_width}}"
+                 f"{TABLE_COLUMNS[1]:>{sts_width}}")
     for task, split, subset, a, b in summary_rows(results):
         kind = results[task].kind
         if kind == "bitext":
-            lines.append(f"{task:<14}{split:<11}{subset:<20}{'err xx>en':>9}{a:>6.1f}   err en>xx {b:.1f}")
+            lines.append(f"{task:<14}{split:<11}{subset:<{subset_width}}{f'err xx>en {a:.1f}':>{sts_width}}"
+                         f"{f'err en>xx {b:.1f}':>{sts_width}}")
         else:
-            lines.append(f"{task:<14}{split:<11}{subset:<20}{a:>9.2f}{b:>10.2f}")
+            lines.append(f"{task:<14}{split:<11}{subset:<{subset_width}}{a:>{sts_width}.2f}{b:>{sts_width}.2f}")
     avg = paper_average(results)
     if avg is not None:
         lines.append(f"STS12-16 paper protocol (mean over years of mean Pearson x100): {avg:.2f}")

@@ -174,7 +174,8 @@ def score_file(
     """Write ``s1<TAB>s2<TAB>cosine`` for each ``s1<TAB>s2`` line of ``input_path`` (``"-"``: stdout).
 
     Every line gives one row, so row ``i`` is line ``i + 1``: a blank line, or a pair with an empty or whitespace-only
-    side, gets cosine ``nan`` (and is listed in the returned :class:`ScoreReport`). Columns after the second are
+    side, gets cosine ``nan`` and is listed in the returned :class:`ScoreReport` (``report.describe(path)`` is the
+    sentence to show; it is logged at INFO level only, so that it is said once). Columns after the second are
     ignored. A file output appears only when complete.
 
     Raises:
@@ -214,6 +215,6 @@ def score_file(
                 bar.update(len(chunk))
     finally:
         bar.close()
-    if report.empty_lines:
-        logger.warning(report.describe(input_path))
+    if report.empty_lines:  # the caller says it once (``paranmt-hf score`` prints ``report.describe``)
+        logger.info(report.describe(input_path))
     return report

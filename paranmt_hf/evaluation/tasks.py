@@ -9,12 +9,14 @@ subset filter after a colon (``STS17:en-en``, ``Tatoeba:fra,deu``, ``STSBenchmar
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..data import sts
+from ..data.errors import UnknownTaskError
 from ..data.eval_sets import EVAL_SETS, PAPER_YEARS, EvalSet, Pairs
 
 STS_TASKS = [name for name, spec in EVAL_SETS.items() if spec.kind == "sts"]
@@ -57,7 +59,7 @@ def get_task(spec: str) -> EvalTask:
     """The task for one name (``"STS12"``, ``"STS17:en-en"``, ``"Tatoeba:fra"``) or STS-format directory.
 
     Raises:
-        KeyError: an unknown name.
+        UnknownTaskError: an unknown name (a ``KeyError``).
     """
     if os.path.isdir(spec):
         return _dir_task(Path(spec))
@@ -66,8 +68,10 @@ def get_task(spec: str) -> EvalTask:
     canonical = {t.lower(): t for t in ALL_TASKS} | {"stsb": "STSBenchmark", "sts-b": "STSBenchmark"}
     key = canonical.get(name.lower())
     if key is None:
-        raise KeyError(f"unknown task {spec!r}: use one of {ALL_TASKS}, a group {sorted(GROUPS)} or an STS-format "
-                       "folder")
+        close = difflib.get_close_matches(name.lower(), list(canonical) + list(GROUPS), n=1, cutoff=0.6)
+        hint = f"did you mean {canonical.get(close[0], close[0])}? " if close else ""
+        raise UnknownTaskError(f"unknown task {spec!r}: {hint}use one of {', '.join(ALL_TASKS)}, a group "
+                               f"({', '.join(sorted(GROUPS))}) or an STS-format folder")
     return _set_task(EVAL_SETS[key], subsets)
 
 

@@ -172,12 +172,14 @@ def verify_checksums(dest: str | os.PathLike[str]) -> dict[str, list[str]]:
     """Compare the data files with ``CHECKSUMS.sha256``: ``{"ok", "changed", "missing", "unlisted"}`` paths.
 
     Raises:
-        FileNotFoundError: no ``CHECKSUMS.sha256`` in ``dest``.
+        FileNotFoundError: ``dest`` holds no ``CHECKSUMS.sha256`` (it was not written by ``paranmt-hf data fetch``).
     """
     root = Path(dest)
     if not (root / CHECKSUMS_NAME).is_file():
-        raise FileNotFoundError(f"{root / CHECKSUMS_NAME} does not exist: {root} was not written by "
-                                "`paranmt-hf data fetch`")
+        raise FileNotFoundError(
+            f"{root} has no {CHECKSUMS_NAME}: only a folder written by `paranmt-hf data fetch` (which records every "
+            f"file's checksum there) can be verified; to get one, run `paranmt-hf data fetch --dest DIR`"
+        )
     listed = read_checksums(root)
     out: dict[str, list[str]] = {"ok": [], "changed": [], "missing": [], "unlisted": []}
     present = {p.relative_to(root).as_posix(): p for p in data_files(root)}

@@ -131,7 +131,23 @@ def card_context(
         "speed": speed_info(speed_json, info["kinds"]),
         "limitations": limitations(info, training, language),
         "sentences": EXAMPLE_SENTENCES,
+        "install": install_line(),
     }
+
+
+def install_line() -> str:
+    """How the card tells a reader to install paranmt_hf: it is not on PyPI, so from its source.
+
+    ``pip install "paranmt-hf @ git+URL"`` where this project's code is published
+    (:func:`paranmt_hf.utils.provenance.source_url`: ``$PARANMT_HF_SOURCE_URL``, the package metadata or the
+    checkout's ``origin``), else a checkout of the source.
+    """
+    from ..utils.provenance import source_url
+
+    url = source_url()
+    if url:
+        return f'pip install "paranmt-hf @ git+{url}"'
+    return "pip install -e path/to/paranmt_hf  # a checkout of its source: paranmt_hf is not on PyPI"
 
 
 def render_model_card(

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from ..model.encoder import ParaNMTEncoder
 
 SUMMARY_FILE = "training_summary.json"
+CONVERSION_REPORT = "conversion_report.json"
+ORIGINAL_CODE = {".pt": "https://github.com/jwieting/paraphrastic-representations-at-scale",
+                 ".pickle": "https://github.com/jwieting/para-nmt-50m"}
+"""The authors' code that trained the released checkpoints, by the checkpoint's suffix (PRAS ``.pt``, ParaNMT-50M
+``.pickle``)."""
 LANGUAGE_NAMES = {
     "en": "English", "ar": "Arabic", "cs": "Czech", "de": "German", "es": "Spanish", "fr": "French", "ru": "Russian",
     "tr": "Turkish", "zh": "Chinese",
@@ -160,3 +165,22 @@ def training_info(summary: dict[str, Any] | None) -> dict[str, Any] | None:
         "hours": None if seconds is None else round(float(seconds) / 3600, 2),
         "dev": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in dev[-1].items()} if dev else None,
     }
+
+
+def training_code(model_dir: str | os.PathLike[str]) -> str | None:
+    """Where the code that trained the model in ``model_dir`` is (``model_meta.json``'s ``public_training_code``).
+
+    The authors' repository for a checkpoint converted by ``paranmt-hf convert`` (``conversion_report.json``), else
+    this project's code (:func:`paranmt_hf.utils.provenance.source_url`; ``None`` while it has no public address).
+    """
+    from ..utils.provenance import source_url
+
+    report = Path(model_dir) / CONVERSION_REPORT
+    if report.is_file():
+        try:
+            suffix = Path(str(json.loads(report.read_text(encoding="utf-8")).get("source", ""))).suffix
+        except ValueError:
+            suffix = ""
+        if suffix in ORIGINAL_CODE:
+            return ORIGINAL_CODE[suffix]
+    return source_url()

@@ -123,13 +123,17 @@ class ParaNMTEncoder:
             FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
             WeightsMismatchError: the weights file does not hold exactly the model's tensors (file and keys named).
             DamagedFileError: a file of the folder is damaged (truncated, not valid JSON; the file is named).
+            NotAParaNMTFolderError: a local folder of another library (model2vec, sentence-transformers): the
+                message says how to load it.
         """
         from ..modeling.modeling_paranmt import WeightsMismatchError
         from ..utils.integrity import damaged_file_error
         from ..utils.paths import check_model_path
+        from .folder_kind import check_paranmt_folder
         from .storage import is_int8_dir, load_int8_model
 
         check_model_path(name_or_path)  # a missing local folder is reported as such, not as a Hub error
+        check_paranmt_folder(name_or_path)  # a model2vec / sentence-transformers folder: how to load it instead
 
         try:
             if os.path.isdir(name_or_path) and is_int8_dir(name_or_path):

@@ -21,6 +21,7 @@ embedding ``Gather``), and :class:`OnnxEncoder` runs either with onnxruntime and
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -210,19 +211,119 @@ def export_onnx(
     fp32 = out / ONNX_FILE
     onnx.save(build_graph(encoder), str(fp32))
     encoder.tokenizer.save_pretrained(str(out))
-    if not int8:
-        return fp32
-    int8_path = quantize_onnx(fp32, out / ONNX_INT8_FILE)
-    fp32.unlink()
-    return int8_path
+    path = fp32
+    if int8:
+        path = quantize_onnx(fp32, out / ONNX_INT8_FILE)
+        fp32.unlink()
+    (out / "README.md").write_text(onnx_readme(out, path.name, encoder), encoding="utf-8")
+    return path
+
+
+ONNX_README_SENTENCES = ["A man plays the guitar.", "Someone is playing a guitar.", "The stock market fell."]
+"""The sentences the ONNX folder's README snippet embeds."""
+
+_README = """# {name} (ONNX)
+
+`{onnx_file}`: {dim}-d sentence embeddings of the {description}, exported by paranmt_hf
+(`paranmt-hf export --format {fmt}`). It runs with onnxruntime, `tokenizers` and NumPy alone: no torch, no
+transformers, no paranmt_hf (`pip install onnxruntime tokenizers numpy`). Run this in this folder:
+
+```python
+{snippet}
+```
+
+Inputs: `input_ids` int64 `[num_tokens]` (the token ids of every sentence of the batch, back to back) and `offsets`
+int64 `[batch]` (where each sentence starts). Output: `embeddings` float32 `[batch, {dim}]`: the mean (or max) of
+each sentence's token vectors, as the PyTorch model gives them (checked on export: `paranmt-hf export` compares
+both). A sentence without known tokens gets the unknown-token vector. Compare sentences by cosine similarity.
+{tokenizer_note}"""
+
+_SNIPPET_TOKENIZERS = ("""import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+""", """tokenizer = Tokenizer.from_file("tokenizer.json")
+tokenizer.no_padding()
+tokenizer.no_truncation()
+
+
+def token_ids(sentence: str) -> list[int]:
+    return tokenizer.encode(sentence, add_special_tokens=False).ids""")
+
+_SNIPPET_SEGMENTERS = ("""import json
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+sys.path.insert(0, ".")  # segmentation_paranmt.py, shipped in this folder, needs only `tokenizers`
+from segmentation_paranmt import component_segmenters
+""", """with open("paranmt_tokenizer.json", encoding="utf-8") as f:
+    components = component_segmenters(json.load(f)["components"])
+
+
+def token_ids(sentence: str) -> list[int]:  # each component's ids, shifted past the components before it
+    return [first + i for segmenter, first in components for i in segmenter.ids(sentence)]""")
+
+_SNIPPET_RUN = """{imports}
+session = ort.InferenceSession("{onnx_file}", providers=["CPUExecutionProvider"])
+{tokenize}
+
+
+def encode(sentences: list[str]) -> np.ndarray:
+    ids = [token_ids(s) for s in sentences]
+    lengths = np.array([len(row) for row in ids], dtype=np.int64)
+    feeds = {{"input_ids": np.array([i for row in ids for i in row], dtype=np.int64),
+             "offsets": np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)}}
+    return session.run(["embeddings"], feeds)[0]
+
+
+embeddings = encode({sentences!r})
+unit = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+print(unit @ unit.T)"""
+
+
+def onnx_readme(folder: str | os.PathLike[str], onnx_file: str, encoder: ParaNMTEncoder) -> str:
+    """The README of an ONNX export folder: what it holds and a snippet that runs it without torch.
+
+    The snippet reads ``tokenizer.json`` with ``tokenizers`` (word, sp, subword models), or ``paranmt_tokenizer.json``
+    with the shipped ``segmentation_paranmt.py`` (trigram models and combinations).
+    """
+    plain = (Path(folder) / "tokenizer.json").is_file() and not (Path(folder) / "paranmt_tokenizer.json").is_file()
+    imports, tokenize = _SNIPPET_TOKENIZERS if plain else _SNIPPET_SEGMENTERS
+    snippet = _SNIPPET_RUN.format(imports=imports, onnx_file=onnx_file, tokenize=tokenize,
+                                  sentences=ONNX_README_SENTENCES)
+    config = encoder.model.config
+    note = ("" if plain else "\nThe tokenizer files (`paranmt_tokenizer.json` and the `.py` files) also load with "
+            "`transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=True)`.\n")
+    kinds = [c["kind"] for c in config.resolved_components()]
+    description = f"`{kinds[0]}` averaging encoder" if len(kinds) == 1 else (
+        f"`{'+'.join(kinds)}` combination of averaging encoders ({config.combination})")
+    return _README.format(name="ParaNMT model", onnx_file=onnx_file, description=description,
+                          fmt="onnx-int8" if onnx_file == ONNX_INT8_FILE else "onnx", dim=int(config.hidden_size),
+                          snippet=snippet, tokenizer_note=note)
+
+
+_PREPROCESSING_HINT = "Please consider to run pre-processing before quantization"
+
+
+class _DropPreprocessingHint(logging.Filter):
+    """onnxruntime's advice to pre-process (shape inference for convolution graphs): nothing to do for a Gather."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_PREPROCESSING_HINT)
 
 
 def quantize_onnx(fp32_path: str | os.PathLike[str], int8_path: str | os.PathLike[str]) -> Path:
     """Dynamic int8 quantisation (onnxruntime) of the embedding table: uint8 rows + scale, dequantised on gather."""
     quant = require("onnxruntime.quantization", "onnx")
-    quant.quantize_dynamic(
-        str(fp32_path), str(int8_path), op_types_to_quantize=["Gather"], weight_type=quant.QuantType.QUInt8
-    )
+    root, hint = logging.getLogger(), _DropPreprocessingHint()
+    root.addFilter(hint)  # onnxruntime logs it with logging.warning (the root logger)
+    try:
+        quant.quantize_dynamic(
+            str(fp32_path), str(int8_path), op_types_to_quantize=["Gather"], weight_type=quant.QuantType.QUInt8
+        )
+    finally:
+        root.removeFilter(hint)
     return Path(int8_path)
 
 

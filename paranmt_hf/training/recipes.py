@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -156,9 +157,15 @@ _ACL = {
     "megabatch_size": 40,
     "embedding_dim": 300,
     "epochs": 5.0,
-    "description": "ParaNMT-50M (ACL 2018) §5.2: batch 100, margin 0.4, Adam 1e-3, M 40, 300-d, "
-    "5 epochs; scrambling 0.3 for the LSTM family; word embeddings from pre-trained vectors.",
 }
+_ACL_TRAINING = "batch 100, margin 0.4, Adam 1e-3, mega-batch M 40, 5 epochs"
+_GLOVE = "GloVe 6B 50d word vectors (the paper: PARAGRAM-SL999 300d, not on PyPI)"
+
+
+def _acl(name: str, model: str, **fields: Any) -> Recipe:
+    """A ParaNMT-50M (ACL 2018) §5.2 preset: the paper's training settings with its own model."""
+    return Recipe(name=name, description=f"ParaNMT-50M (ACL 2018) §5.2, {model}; {_ACL_TRAINING}.", **_ACL, **fields)
+
 
 _BEST_TRIGRAM = Recipe(
     name="best-trigram",
@@ -182,13 +189,17 @@ _BEST_TRIGRAM = Recipe(
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
-        Recipe(name="acl2018-word", kind="word", word_vectors="glove-6b-50d", **_ACL),
-        Recipe(name="acl2018-trigram", kind="trigram", **_ACL),
-        Recipe(name="acl2018-lstm", kind="lstm", scramble_rate=0.3, word_vectors="glove-6b-50d", **_ACL),
-        Recipe(name="acl2018-bilstm", kind="bilstm", scramble_rate=0.3, word_vectors="glove-6b-50d", **_ACL),
-        Recipe(
-            name="acl2018-word+trigram", kind="word+trigram", combination="concat", word_vectors="glove-6b-50d", **_ACL
-        ),
+        _acl("acl2018-word", f"WORD: word averaging initialised from {_GLOVE} -> 50-d", kind="word",
+             word_vectors="glove-6b-50d"),
+        _acl("acl2018-trigram", "TRIGRAM: character-trigram averaging -> 300-d", kind="trigram"),
+        _acl("acl2018-lstm", f"LSTM: an LSTM (hidden 50) over {_GLOVE}, mean of its states -> 50-d; word "
+             "scrambling 0.3", kind="lstm", scramble_rate=0.3, word_vectors="glove-6b-50d"),
+        _acl("acl2018-bilstm", f"BiLSTM: a bidirectional LSTM (hidden 50, directions averaged) over {_GLOVE}, mean "
+             "of its states -> 50-d; word scrambling 0.3", kind="bilstm", scramble_rate=0.3,
+             word_vectors="glove-6b-50d"),
+        _acl("acl2018-word+trigram", f"WORD+TRIGRAM: word averaging over {_GLOVE} concatenated with 300-d "
+             "character-trigram averaging -> 350-d", kind="word+trigram", combination="concat",
+             word_vectors="glove-6b-50d"),
         _BEST_TRIGRAM,
         replace(
             _BEST_TRIGRAM,
@@ -254,3 +265,27 @@ def get_recipe(name: str) -> Recipe:
         return RECIPES[name]
     except KeyError:
         raise ValueError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}") from None
+
+
+DATA_EXTRA_CONFIGS = ("full", "filtered")
+"""Builder configs whose rows go through the corpus filter and overlap (language ID, nltk: the ``data`` extra)."""
+
+
+def model_extras(recipe: Recipe) -> tuple[str, ...]:
+    """The paranmt_hf extras that building the initial model of ``recipe`` needs.
+
+    ``peers`` for a teacher (model2vec's distillation) or packaged word vectors (GloVe), else none.
+    """
+    from ..model.word_vectors import KNOWN_VECTORS
+
+    return ("peers",) if recipe.teacher or recipe.word_vectors in KNOWN_VECTORS else ()
+
+
+def training_extras(recipe: Recipe, configs: Iterable[str] = ()) -> tuple[str, ...]:
+    """The paranmt_hf extras that training ``recipe`` on sources of these builder ``configs`` needs.
+
+    ``train`` always, those of :func:`model_extras`, and ``data`` for the ``full`` / ``filtered`` configs of
+    ParaNMT-50M.
+    """
+    data = ("data",) if any(config in DATA_EXTRA_CONFIGS for config in configs) else ()
+    return ("train", *model_extras(recipe), *data)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ..utils.atomic import OutputIsInputError, atomic_write_json, output_lock, remove_temps_in
-from ..utils.imports import require
+from ..utils.imports import require_extras
 from .checkpoints import (
     LOSS_STATE_FILE,
     TRAINER_STATE_FILE,
@@ -41,9 +41,23 @@ from .distributed import is_main_process, world_size
 from .initial_model import build_initial_encoder
 from .loss import make_loss
 from .optim import LazyAdam, set_sparse_embeddings, uses_lazy_adam
-from .recipes import Recipe
+from .recipes import Recipe, training_extras
 
 logger = logging.getLogger(__name__)
+
+
+class _DropMtimeWarning(logging.Filter):
+    """Drop transformers' warning that checkpoint times look unreliable.
+
+    It comes when two checkpoints are saved within a second (a short run); transformers then orders them by step
+    number, the right order for ours (``checkpoint-<step>``): nothing for the user to do.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("mtime may not be reliable")
+
+
+logging.getLogger("transformers.trainer_utils").addFilter(_DropMtimeWarning())
 
 INIT_DIR = "initial-model"
 CHECKPOINT_DIR = "checkpoints"
@@ -131,7 +145,8 @@ def train(
     )
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
-    require("sentence_transformers", "st")
+    parsed = [s if isinstance(s, PairSource) else PairSource.parse(s) for s in sources]
+    require_extras(*training_extras(recipe, [s.config for s in parsed]), feature="training")
     from transformers import set_seed
 
     set_seed(seed)

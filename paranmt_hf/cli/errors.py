@@ -1,0 +1,108 @@
+"""The one way every ``paranmt-hf`` command reports a user's mistake: one line on stderr, no traceback.
+
+A command raises; :func:`paranmt_hf.cli.main.main` turns the exceptions listed here into ``paranmt-hf COMMAND:
+message`` and exit status 2 (:class:`UsageError`: the command line asks for something that does not exist) or 1
+(everything else: a missing file or extra, an output that exists, a run that cannot resume, ...). Any other exception
+is a bug and keeps its traceback; ``--verbose`` shows the traceback of every error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Iterable
+
+USAGE_STATUS = 2
+"""Exit status of a command line that asks for something that does not exist (as argparse's own errors)."""
+
+FAILURE_STATUS = 1
+"""Exit status of a command that could not do what was asked."""
+
+
+class UsageError(ValueError):
+    """The command line names something that does not exist (a recipe, a task, ...) or combines options wrongly."""
+
+
+USAGE_ERRORS: tuple[str, ...] = (
+    "paranmt_hf.cli.errors.UsageError",
+    "paranmt_hf.data.errors.UnknownTaskError",
+)
+"""Exceptions that say the command line names something that does not exist (exit status 2), by
+``module.ClassName``."""
+
+USER_ERRORS: tuple[str, ...] = (
+    "builtins.FileNotFoundError",
+    "builtins.FileExistsError",
+    "builtins.NotADirectoryError",
+    "builtins.IsADirectoryError",
+    "builtins.PermissionError",
+    "paranmt_hf.utils.imports.MissingExtraError",
+    "paranmt_hf.utils.atomic.OutputExistsError",
+    "paranmt_hf.utils.atomic.OutputIsInputError",
+    "paranmt_hf.utils.safe_pickle.UnsafePickleError",
+    "paranmt_hf.model.remote_code.RemoteCodeError",
+    "paranmt_hf.model.folder_kind.NotAParaNMTFolderError",
+    "paranmt_hf.model.export.ExportCheckError",
+    "paranmt_hf.modeling.modeling_paranmt.WeightsMismatchError",
+    "paranmt_hf.utils.integrity.DamagedFileError",
+    "paranmt_hf.data.reader.InputError",
+    "paranmt_hf.data.records.BadLineError",
+    "paranmt_hf.corpus.pipeline.CorpusError",
+    "paranmt_hf.fetch.http.DownloadError",
+    "paranmt_hf.fetch.lock.UnpinnedError",
+    "paranmt_hf.fetch.archives.ArchiveError",
+    "paranmt_hf.evaluation.download.DataUnavailableError",
+    "paranmt_hf.evaluation.streaming.InputLineError",
+    "paranmt_hf.training.checkpoints.ResumeError",
+    "paranmt_hf.hub.publish.PublishError",
+    "paranmt_hf.hub.eval_results.EvalResultsError",
+)
+"""Exceptions that report a user's mistake or a missing resource (exit status 1), by ``module.ClassName``. A class
+counts only once its module is imported (an exception of a module never imported cannot have been raised), so
+checking costs no import."""
+
+
+class CommandFailed(SystemExit):
+    """What :func:`~paranmt_hf.cli.main.main` raises after printing the one line.
+
+    ``str()`` is the line, ``code`` the exit status.
+    """
+
+    def __init__(self, line: str, status: int) -> None:
+        super().__init__(line)
+        self.code = status
+
+
+def _loaded(names: Iterable[str]) -> list[type[BaseException]]:
+    classes = []
+    for dotted in names:
+        module_name, _, class_name = dotted.rpartition(".")
+        module = sys.modules.get(module_name)
+        cls = getattr(module, class_name, None) if module is not None else None
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            classes.append(cls)
+    return classes
+
+
+def message_of(err: BaseException) -> str:
+    """The error's own sentence: a ``KeyError``'s message without its quotes, the first line of anything else."""
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return text.strip() or type(err).__name__
+
+
+def user_error(err: BaseException, extra: Iterable[type[BaseException]] = ()) -> int | None:
+    """The exit status for a user's mistake; ``None`` for anything else (a bug: keep the traceback).
+
+    A :data:`USAGE_ERRORS` class gives 2, a :data:`USER_ERRORS` or ``extra`` class 1.
+    """
+    if isinstance(err, tuple(_loaded(USAGE_ERRORS))):
+        return USAGE_STATUS
+    if isinstance(err, tuple(_loaded(USER_ERRORS)) + tuple(extra)):
+        return FAILURE_STATUS
+    return None
+
+
+def close_names(name: str, choices: Iterable[str]) -> str:
+    """``"; did you mean X?"`` for the closest of ``choices`` to a mistyped ``name`` (empty when none is close)."""
+    close = difflib.get_close_matches(name, list(choices), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
