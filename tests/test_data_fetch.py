@@ -174,6 +174,7 @@ def test_a_fetch_repairs_a_tampered_folder_instead_of_recording_it(fetched, tmp_
     assert "changed" not in capsys.readouterr().out
 
 
+@pytest.mark.data
 def test_a_folder_that_cannot_be_repaired_stays_flagged(fetched, tmp_path):
     import shutil
 

@@ -94,7 +94,7 @@ def test_the_commands_stop_with_one_sentence(saved, tmp_path, command, capsys):
     src.write_text("a man plays\ta dog runs\n")
     argv = {"embed": ["--input", str(src), "--output", str(tmp_path / "out.npy")],
             "score": ["--input", str(src), "--output", str(tmp_path / "out.tsv")],
-            "eval": ["--tasks", str(tmp_path / "nowhere")],
+            "eval": ["--tasks", "STS12"],
             "export": ["--format", "fp16", "--output", str(tmp_path / "out.npy")],
             "publish": ["--output", str(tmp_path / "out.npy")]}[command]
     with pytest.raises(SystemExit) as err:

@@ -67,11 +67,18 @@ def check_paranmt_folder(path: str | os.PathLike[str]) -> None:
     is reported by :func:`paranmt_hf.utils.paths.check_model_path`).
 
     Raises:
-        NotAParaNMTFolderError: a model2vec, sentence-transformers or unknown folder.
+        NotAParaNMTFolderError: a model2vec, sentence-transformers or unknown folder. DamagedFileError: its
+            config.json is damaged.
     """
+    from ..utils.integrity import DamagedFileError, file_problem
+
     base = Path(path).expanduser()
     if not base.is_dir():
         return
+    config_path = base / "config.json"
+    problem = file_problem(config_path) if config_path.is_file() else None
+    if problem is not None:  # what the folder is cannot be told: the damage is the news
+        raise DamagedFileError(f"{config_path} is damaged: {problem}. Save, copy or download that model again")
     try:
         kind = model_kind(base)
     except ValueError:
