@@ -2,27 +2,25 @@
 
 This is "build your own ParaNMT": back-translate the non-English side of your bitext, pair the translations with the
 English references, and score them like ParaNMT-50M (whose score is the cosine of averaged PARAGRAM-PHRASE
-embeddings; any paranmt_hf encoder can play that role). :class:`AnnotateTask` does it block by block for
-``paranmt-hf corpus annotate`` (each worker process loads the model once; memory stays bounded by a block).
+embeddings; any paranmt_hf encoder can play that role). :class:`AnnotateStep` does it chunk by chunk for
+``paranmt-hf corpus annotate`` (each task loads the model once; memory stays bounded by a chunk).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..data.reader import Block
-from ..data.records import parse_block
 from ..data.writer import format_numbers
-from .output import compress_block
 from .overlap import overlaps_many
-from .pipeline import BlockResult, BlockTask
+from .errors import MissingScoreError
+from .parts import TsvPartWriter, encode_lines, is_gzip_name
+from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .steps import CorpusStep
 
 
 def cosine_scores(encoder: Any, texts_a: list[str], texts_b: list[str], batch_size: int = 1024,
@@ -71,26 +69,25 @@ def annotate_pairs(
         yield from chunk
 
 
-@dataclass
-class AnnotateTask(BlockTask):
-    """Score (model cosine) and overlap for the pairs of one block; the payload is the output lines as bytes.
+class AnnotateStep(CorpusStep):
+    """Score (model cosine) and overlap for the pairs of each batch; its output is the output lines as bytes.
 
     Output columns: ``text_a, text_b, score[, overlap]`` (the ``para-nmt-50m.txt`` format plus the overlap).
-    Without ``model`` each pair keeps its own score (lines without one are an error).
+    Without ``model`` each pair keeps its own score (a line without one is an error).
     """
 
-    model: str | os.PathLike[str] | None = None
-    fmt: str = "pairs"
-    strict: bool = False
-    overlap: bool = True
-    tokenizer: str = "nltk"
-    batch_size: int = 8192
-    compress: bool = False
-    _encoder: Any = field(default=None, init=False, repr=False)
+    name = "annotate"
 
-    def setup(self) -> None:
-        """Load what the blocks need (once per process)."""
-        if self.model is not None and self._encoder is None:
+    def __init__(self, model: str | os.PathLike[str] | None = None, overlap: bool = True, tokenizer: str = "nltk",
+                 batch_size: int = 8192, compress: bool = False) -> None:
+        super().__init__()
+        self.model = None if model is None else os.fspath(model)
+        self.overlap, self.tokenizer, self.batch_size, self.compress = overlap, tokenizer, batch_size, compress
+
+    def setup(self, rank: int, world_size: int) -> None:
+        """Load the model and the tokenizer (once per task)."""
+        self._encoder = None
+        if self.model is not None:
             from ..model.encoder import ParaNMTEncoder
 
             self._encoder = ParaNMTEncoder.from_pretrained(self.model)
@@ -99,9 +96,9 @@ class AnnotateTask(BlockTask):
 
             shared_tokenizer()
 
-    def __call__(self, block: Block) -> BlockResult:
-        """The result of one block."""
-        parsed = parse_block(block, self.fmt, self.strict)
+    def process(self, batch: Any) -> Any:
+        """The batch with its annotated lines as output."""
+        parsed = batch.parsed
         a, b = parsed.text_a, parsed.text_b
         if self._encoder is not None:
             scores = cosine_scores(self._encoder, a, b, self.batch_size, num_processes=1).tolist()
@@ -109,7 +106,7 @@ class AnnotateTask(BlockTask):
             scores = parsed.score
             if any(s is None for s in scores):
                 line = parsed.numbers[scores.index(None)]
-                raise ValueError(f"{block.source}:{line}: no score to keep: pass --model to score the pairs")
+                raise MissingScoreError(f"{batch.source}:{line}: no score to keep: pass --model to score the pairs")
         columns = [a, b, format_numbers(scores)]
         if self.overlap:
             overlap = list(parsed.overlap)
@@ -118,7 +115,40 @@ class AnnotateTask(BlockTask):
                                 strict=True):
                 overlap[i] = value
             columns.append(format_numbers(overlap))
-        lines = list(map("\t".join, zip(*columns, strict=True)))
-        data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
-        return BlockResult(compress_block(data) if self.compress else data, block.lines,
-                           Counter({"annotated": len(lines)}), parsed.report)
+        batch.output = encode_lines(list(map("\t".join, zip(*columns, strict=True))), self.compress)
+        self.count({"annotated": len(parsed)})
+        return batch
+
+
+def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str],
+                    model: str | os.PathLike[str] | None = None, run: RunOptions | None = None, *,
+                    fmt: str = "pairs", strict: bool = False, overlap: bool = True, tokenizer: str = "nltk",
+                    batch_size: int = 8192, member_pattern: str | None = None, overwrite: bool = False) -> Summary:
+    """Write ``text_a, text_b, score[, overlap]`` for every valid pair of ``inputs`` (see :class:`AnnotateStep`).
+
+    Args:
+        inputs: pair files.
+        output: TSV(.gz) output (atomic; never an input; an existing one only with ``overwrite``).
+        model: paranmt_hf model directory or Hub id whose cosine becomes the score (None: keep the file's scores).
+        run: tasks, workers, executor, progress.
+        fmt: line format of the inputs.
+        strict: fail on the first bad line.
+        overlap: add the trigram overlap column.
+        tokenizer: overlap tokenizer (``"nltk"``: the papers'; ``"whitespace"``).
+        batch_size: sentences per forward pass.
+        member_pattern: zip member glob.
+        overwrite: replace an existing output.
+    """
+    from .filtering import merge_tsv, part_suffix
+
+    run = run or RunOptions()
+    suffix = part_suffix(output)
+    settings = {"model": None if model is None else os.fspath(model), "format": fmt, "member": member_pattern,
+                "overlap": overlap, "tokenizer": tokenizer, "strict": strict}
+    spec, workers = make_spec("annotate", inputs, output, run, overwrite,
+                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main"})
+    stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern),
+                             AnnotateStep(model, overlap, tokenizer, batch_size, is_gzip_name(output)),
+                             TsvPartWriter(spec.parts_dir(), suffix)]),
+              merge_stage(merge_tsv, spec)]
+    return execute(spec, stages, run, workers)
