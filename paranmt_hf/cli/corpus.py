@@ -78,6 +78,7 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
 
 def _filter_args(parser: argparse.ArgumentParser) -> None:
     from ..corpus.filters import FILTERS
+    from ..corpus.measures import MEASURES
 
     parser.add_argument("--filter", dest="filter_name", default="pras", choices=list(FILTERS),
                         help="; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
@@ -88,9 +89,29 @@ def _filter_args(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None)
     parser.add_argument("--folds", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
                         help="acl2018: 1-based score folds to keep, e.g. 9,10")
+    parser.add_argument("--bound", dest="bounds", action="append", default=None, metavar="COLUMN=LOW:HIGH",
+                        type=_bound,
+                        help="thresholds: keep pairs with LOW <= COLUMN <= HIGH (a side may be empty; repeatable). "
+                             "Columns: " + ", ".join(MEASURES) + ". EMNLP 2017's grids, e.g. "
+                             "translation_length=0:10, translation_cost=:0.5, lm_perplexity=:100, "
+                             "reference_probability=0.5:, unigram_overlap=0.1:0.7, bleu=0:0.6")
+    parser.add_argument("--score-model", default=None, help="thresholds: model whose cosine is paraphrase_score")
+    parser.add_argument("--language-model", default=None,
+                        help="thresholds: KenLM model of lm_perplexity (`corpus train-lm`)")
+    parser.add_argument("--classifier", default=None,
+                        help="thresholds: reference classifier of reference_probability (`corpus train-classifier`)")
     parser.add_argument("--no-language-filter", action="store_true", help="pras: skip the English check")
     parser.add_argument("--langid-model", default=None, help="fastText LID model (default: bundled lid.176.ftz)")
     _tokenizer_arg(parser)
+
+
+def _bound(text: str) -> tuple[str, float | None, float | None]:
+    from ..corpus.filters import parse_bound
+
+    try:
+        return parse_bound(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 class _DeprecatedFlag(argparse.Action):
@@ -117,6 +138,10 @@ def _filter_options(args: argparse.Namespace) -> Any:
     kwargs: dict[str, Any] = {"filter": args.filter_name, "tokenizer": args.tokenizer, "strict": args.strict,
                               "require_english": not args.no_language_filter, "langid_model": args.langid_model}
     kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None})
+    if getattr(args, "bounds", None):
+        kwargs["bounds"] = tuple(args.bounds)
+    kwargs.update({k: getattr(args, k) for k in ("score_model", "language_model", "classifier")
+                   if getattr(args, k, None) is not None})
     if getattr(args, "member", None):
         kwargs["member_pattern"] = args.member
     return ConfigOptions(**kwargs)

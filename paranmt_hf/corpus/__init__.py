@@ -1,4 +1,4 @@
-"""Corpus tools: overlap, language ID, filters, scoring, de-duplication, histogram, export, paraphrase lexicon.
+"""Corpus tools: per-pair measures, filters, de-duplication, histogram, export, paraphrase lexicon.
 
 The names below are imported on first use, so that importing a module of the package (the CLI reads the filter
 registry, :mod:`paranmt_hf.corpus.filters`, to build its parser) does not import them all.
@@ -26,6 +26,15 @@ _LAZY: dict[str, str] = {
     "corpus_fold_bounds": "paranmt_hf.corpus.filters",
     "fold_bounds": "paranmt_hf.corpus.filters",
     "make_filter": "paranmt_hf.corpus.filters",
+    "ThresholdFilter": "paranmt_hf.corpus.filters",
+    "MEASURES": "paranmt_hf.corpus.measures",
+    "MeasureContext": "paranmt_hf.corpus.measures",
+    "compute_measures": "paranmt_hf.corpus.measures",
+    "sentence_bleu": "paranmt_hf.corpus.bleu",
+    "NgramLanguageModel": "paranmt_hf.corpus.language_model",
+    "train_language_model": "paranmt_hf.corpus.language_model",
+    "ReferenceClassifier": "paranmt_hf.corpus.reference_classifier",
+    "train_reference_classifier": "paranmt_hf.corpus.reference_classifier",
     "TABLE3_EDGES": "paranmt_hf.corpus.histogram",
     "plot_histogram": "paranmt_hf.corpus.histogram",
     "score_histogram": "paranmt_hf.corpus.histogram",
@@ -36,7 +45,7 @@ _LAZY: dict[str, str] = {
     "ngram_overlap": "paranmt_hf.corpus.overlap",
     "trigram_overlap": "paranmt_hf.corpus.overlap",
     "annotate_pairs": "paranmt_hf.corpus.score",
-    "cosine_scores": "paranmt_hf.corpus.score",
+    "cosine_scores": "paranmt_hf.corpus.measures",
     "nltk_word_tokenize": "paranmt_hf.corpus.tokens",
 }
 

@@ -1,5 +1,7 @@
 """Add ``paraphrase_score`` (cosine under a paranmt_hf model) and ``trigram_overlap`` to any pair corpus.
 
+Both columns are defined once, in :data:`paranmt_hf.corpus.measures.MEASURES` (``cosine_scores`` lives there).
+
 This is "build your own ParaNMT": back-translate the non-English side of your bitext, pair the translations with the
 English references, and score them like ParaNMT-50M (whose score is the cosine of averaged PARAGRAM-PHRASE
 embeddings; any paranmt_hf encoder can play that role). :class:`AnnotateStep` does it chunk by chunk for
@@ -13,26 +15,13 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from ..data.writer import format_numbers
-from .overlap import overlaps_many
 from .errors import MissingScoreError
+from .measures import cosine_scores
+from .overlap import overlaps_many
 from .parts import TsvPartWriter, encode_lines, is_gzip_name
 from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
-
-
-def cosine_scores(encoder: Any, texts_a: list[str], texts_b: list[str], batch_size: int = 1024,
-                  **encode_kwargs: Any) -> np.ndarray:
-    """Row-wise cosine similarity of the embeddings of ``texts_a[i]`` and ``texts_b[i]`` (0 for a zero vector)."""
-    if len(texts_a) != len(texts_b):
-        raise ValueError(f"need as many first as second sides ({len(texts_a)} vs {len(texts_b)})")
-    if not texts_a:
-        return np.zeros(0, dtype=np.float32)
-    emb_a = encoder.encode(texts_a, batch_size=batch_size, normalize=True, show_progress_bar=False, **encode_kwargs)
-    emb_b = encoder.encode(texts_b, batch_size=batch_size, normalize=True, show_progress_bar=False, **encode_kwargs)
-    return np.einsum("ij,ij->i", np.asarray(emb_a, np.float32), np.asarray(emb_b, np.float32))
 
 
 def annotate_pairs(
