@@ -25,6 +25,7 @@ from typing import Any
 
 from ..data.reader import Block, Shard, input_bytes, iter_blocks, uncompressed_sizes
 from ..data.records import BadLineReport, LineFormat, ParsedBlock, line_format, parse_block
+from .columns import Header, parse_named
 from .steps import CorpusStep
 
 CHUNK_BYTES = 1 << 20
@@ -152,6 +153,8 @@ class PairReader(CorpusStep):
         chunk_bytes: grid size (see the module docstring).
         state_dir: the stage's folder: the task writes ``progress/<rank>.json`` (read by the progress bar) and, at
             its end, ``reports/<rank>.json`` (its bad-line report); None: neither.
+        header: the inputs' header (:mod:`paranmt_hf.corpus.columns`): its line is skipped and the lines are read
+            by column name (``fmt`` is then not used); None: files without a header, read with ``fmt``.
     """
 
     name = "pair reader"
@@ -159,7 +162,7 @@ class PairReader(CorpusStep):
 
     def __init__(self, inputs: Sequence[str | os.PathLike[str]], fmt: str | LineFormat = "pairs", *,
                  strict: bool = False, member_pattern: str | None = None, chunk_bytes: int = CHUNK_BYTES,
-                 state_dir: str | os.PathLike[str] | None = None) -> None:
+                 state_dir: str | os.PathLike[str] | None = None, header: Header | None = None) -> None:
         super().__init__()
         self.inputs = [os.fspath(p) for p in inputs]
         self.fmt = line_format(fmt)
@@ -167,9 +170,10 @@ class PairReader(CorpusStep):
         self.member_pattern = member_pattern
         self.chunk_bytes = chunk_bytes
         self.state_dir = os.fspath(state_dir) if state_dir is not None else None
+        self.header = header
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[PairBatch]:
-        """This task's batches, in input order."""
+        """The batches of this task, in input order."""
         if data:
             yield from data
         if world_size > 1:
@@ -224,8 +228,13 @@ class PairReader(CorpusStep):
         def emit(block: Block, chunk: int) -> PairBatch:
             part = parts.get(chunk, 0)
             parts[chunk] = part + 1
-            parsed = parse_block(block, self.fmt, self.strict)
-            return PairBatch(parsed, chunk, part, block.lines)
+            if self.header is None:
+                return PairBatch(parse_block(block, self.fmt, self.strict), chunk, part, block.lines)
+            if block.first_line == 1:  # the header line
+                cut = block.data.find(b"\n") + 1
+                block = Block(block.source, 2, block.data[cut:], block.offset + cut, block.position)
+            parsed, columns = parse_named(block, self.header, self.strict)
+            return PairBatch(parsed, chunk, part, block.lines, columns=columns)
 
         for block in blocks:
             for chunk, piece in _grid_pieces(block, self.chunk_bytes):

@@ -1,4 +1,4 @@
-"""Pair files with named columns: a header line naming them, read and written by the corpus tools.
+r"""Pair files with named columns: a header line naming them, read and written by the corpus tools.
 
 The para-nmt-50m.txt layout (``reference \\t paraphrase [\\t score [\\t overlap]]``) has no header: its columns are
 known by position. Files with more columns (the back-translation output with its ``translation_cost``, an
@@ -13,11 +13,15 @@ column as a float and ``source`` as text; a line whose number does not parse is 
 
 from __future__ import annotations
 
+import gzip
 import math
+import os
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..data.reader import Block
+from ..data.reader import Block, zip_members
 from ..data.records import BadLineError, LineFormat, ParsedBlock, parse_block
 
 TEXT_COLUMNS = (("reference", "paraphrase"), ("text_a", "text_b"))
@@ -119,3 +123,54 @@ def parse_named(block: Block, header: Header, strict: bool = False) -> tuple[Par
             values = getattr(parsed, attribute)
             setattr(parsed, attribute, [values[i] for i in keep])
     return parsed, columns
+
+
+def _first_line(stream: Any) -> str:
+    head = stream.readline(1 << 16)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    return head.decode("utf-8", "replace")
+
+
+def file_headers(paths: Sequence[str | os.PathLike[str]],
+                 member_pattern: str | None = None) -> dict[str, Header | None]:
+    """The header of every source of ``paths`` (a file, or each zip member read), None where it has none.
+
+    Keys are the sources as the reader names them (``path`` or ``path::member``).
+    """
+    out: dict[str, Header | None] = {}
+    for path in map(os.fspath, paths):
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+            handle.seek(0)
+            if magic.startswith(b"PK\x03\x04"):
+                with zipfile.ZipFile(handle) as archive:
+                    for member in zip_members(archive, member_pattern):
+                        with archive.open(member) as stream:
+                            out[f"{path}::{member}"] = parse_header(_first_line(stream))
+            elif magic.startswith(b"\x1f\x8b"):
+                with gzip.GzipFile(fileobj=handle) as stream:
+                    try:
+                        out[path] = parse_header(_first_line(stream))
+                    except (OSError, EOFError):
+                        out[path] = None
+            else:
+                out[path] = parse_header(_first_line(handle))
+    return out
+
+
+def common_header(paths: Sequence[str | os.PathLike[str]], member_pattern: str | None = None) -> Header | None:
+    """The header all inputs share (None: none has one).
+
+    Raises:
+        CorpusError: some inputs have a header and others not, or different ones.
+    """
+    from .errors import CorpusError
+
+    headers = file_headers(paths, member_pattern)
+    found = set(headers.values())
+    if len(found) > 1:
+        described = "; ".join(f"{source}: {h.line.replace(chr(9), ' ') if h else 'no header'}"
+                              for source, h in headers.items())
+        raise CorpusError(f"the inputs do not share their columns ({described}): process them separately")
+    return next(iter(found), None)

@@ -234,8 +234,10 @@ class HashStep(CorpusStep):
 
 
 def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
-    """The keys of ``pairs`` (hash, key) that ``keep`` removes: all but the first (smallest key) of each hash, or
-    every line of a hash seen more than once (``keep="none"``)."""
+    """The keys of ``pairs`` (hash, key) that ``keep`` removes.
+
+    ``keep="first"``: all but the first (smallest key) of each hash; ``"none"``: every line of a hash seen twice.
+    """
     if not len(pairs):
         return np.zeros(0, dtype=np.uint64)
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))

@@ -9,3 +9,11 @@ class CorpusError(ValueError):
 
 class MissingScoreError(CorpusError):
     """A pair without a score where one is needed (``corpus annotate`` without ``--model`` on 2-column input)."""
+
+
+class MissingColumnError(CorpusError):
+    """A column an output needs is neither in the input nor computed."""
+
+
+class InvalidOptionError(CorpusError):
+    """Options that do not go together (e.g. a sampling setting without sampling)."""

@@ -22,7 +22,7 @@ LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | {level: <8} | {name}:{function}:{
 
 @contextlib.contextmanager
 def task_logging() -> Iterator[None]:
-    """datatrove's per-task logger without its copy on stderr (the task's log file keeps everything)."""
+    """Datatrove's per-task logger without its copy on stderr (the task's log file keeps everything)."""
     from loguru import logger
 
     original_add, original_close = _base.add_task_logger, _base.close_task_logger

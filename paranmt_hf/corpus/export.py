@@ -246,16 +246,18 @@ def export_files(
                                "shard_rows": shard_rows})
     stages = export_stages(spec, configs, shard_rows, member_pattern)
     keep, spec.keep_work = spec.keep_work, True  # the per-config summaries are read after the merge
-    try:
-        execute(spec, [*stages, merge_stage(merge_export, spec)], run, workers)
-        summaries = {name: summarize(spec, [s for s in stages if s.name.startswith(f"export-{name}")])
-                     for name in configs}
-        record = json.loads((Path(output) / "export.json").read_text(encoding="utf-8"))
-        exported = [ExportedConfig(c["name"], [Path(output) / f for f in c["files"]], c["rows"], c["columns"])
-                    for c in record["configs"]]
-    finally:
-        if not keep and spec.work.exists():
-            shutil.rmtree(spec.work, ignore_errors=True)
+    summary = execute(spec, [*stages, merge_stage(merge_export, spec)], run, workers)
+    summaries = {name: summarize(spec, [s for s in stages if s.name.startswith(f"export-{name}")])
+                 for name in configs}
+    for value in summaries.values():
+        value.complete, value.seconds, value.workers = summary.complete, summary.seconds, summary.workers
+    if not summary.complete:  # tasks left to run elsewhere: the folder is written by `corpus merge`
+        return [], summaries
+    if not keep:
+        shutil.rmtree(spec.work, ignore_errors=True)
+    record = json.loads((Path(output) / "export.json").read_text(encoding="utf-8"))
+    exported = [ExportedConfig(c["name"], [Path(output) / f for f in c["files"]], c["rows"], c["columns"])
+                for c in record["configs"]]
     return exported, summaries
 
 

@@ -73,13 +73,15 @@ class BoundsStep(MergeStep):
 
 
 def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_pattern: str | None,
-                  prefix: str = "") -> tuple[list[Stage], str | None]:
-    """The stages computing the corpus-wide fold bounds when the filter needs them, and the bounds file they write
-    (``([], None)`` when it needs none)."""
+                  prefix: str = "", header: Any = None) -> tuple[list[Stage], str | None]:
+    """The stages computing the corpus-wide fold bounds when the filter needs them, and their bounds file.
+
+    ``([], None)`` when the filter needs none.
+    """
     if not get_filter_spec(options.filter).needs_corpus_pass(options):
         return [], None
     folder, target = spec.parts_dir(f"{prefix}scores"), str(spec.work / f"{prefix}{BOUNDS_FILE}")
-    return [Stage(f"{prefix}scores", [spec.reader(f"{prefix}scores", fmt, options.strict, member_pattern),
+    return [Stage(f"{prefix}scores", [spec.reader(f"{prefix}scores", fmt, options.strict, member_pattern, header),
                                       ScoresStep(folder)], counts=False),
             Stage(f"{prefix}bounds", [BoundsStep(str(folder), options, target)], tasks=1, counts=False,
                   reads_input=False)], target
@@ -98,7 +100,10 @@ def filter_from_options(options: ConfigOptions, bounds_file: str | os.PathLike[s
 
 
 def warm_up(row_filter: Any, overlap: bool) -> None:
-    """Load what a filter needs once per task (the NLTK tokenizer, the language identifier)."""
+    """Load what a filter needs once per task: the NLTK tokenizer, the language identifier.
+
+    Models load on first use, so that a column the data gives loads nothing.
+    """
     # the NLTK tokenizer (importing nltk alone takes ~2 CPU s) only when an overlap is computed with it
     if overlap or getattr(row_filter, "tokenizer", None) == "nltk":
         from .tokens import shared_tokenizer
@@ -141,7 +146,8 @@ class FilterStep(CorpusStep):
     def process(self, batch: Any) -> Any:
         """The batch with its kept lines as output."""
         parsed = batch.parsed
-        selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap)
+        selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap,
+                                        batch.columns or None)
         batch.output = encode_lines(kept_lines(parsed, selection, self.with_overlap), self.compress)
         self.count(selection.counts())
         return batch
@@ -153,7 +159,7 @@ def merge_tsv(spec: JobSpec) -> None:
     check_some_valid(spec, stage, spec.output)
     suffix = spec.options["part_suffix"]
     parts = [part_path(spec.parts_dir(), rank, suffix) for rank in range(spec.tasks)]
-    concatenate_parts(parts, spec.output, spec.inputs, spec.overwrite)
+    concatenate_parts(parts, spec.output, spec.inputs, spec.overwrite, spec.options.get("header"))
 
 
 def part_suffix(output: str | os.PathLike[str]) -> str:
@@ -176,13 +182,22 @@ def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.Pat
         member_pattern: zip member glob.
         overwrite: replace an existing output.
     """
+    from .columns import common_header
+
     run = run or RunOptions()
     suffix = part_suffix(output)
+    header = common_header(inputs, member_pattern)
+    out_header = None
+    if header is not None:
+        out_header = header.line
+        if with_overlap and header.overlap_index is None:
+            out_header += "\ttrigram_overlap"
     settings = {**vars(options), "format": fmt, "with_overlap": with_overlap, "member": member_pattern}
     spec, workers = make_spec("filter", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main"})
-    stages, bounds = bounds_stages(spec, options, fmt, member_pattern)
-    stages.append(Stage("main", [spec.reader("main", fmt, options.strict, member_pattern),
+                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
+                               "header": out_header})
+    stages, bounds = bounds_stages(spec, options, fmt, member_pattern, header=header)
+    stages.append(Stage("main", [spec.reader("main", fmt, options.strict, member_pattern, header),
                                  FilterStep(options, with_overlap, is_gzip_name(output), bounds),
                                  TsvPartWriter(spec.parts_dir(), suffix)]))
     stages.append(merge_stage(merge_tsv, spec))

@@ -167,7 +167,7 @@ class HistogramStep(CorpusStep):
 
 def merge_histogram(spec: Any) -> None:
     """Sum the tasks' counts into the histogram JSON (``spec.output``)."""
-    from ..utils.atomic import atomic_write_json
+    from ..utils.atomic import atomic_write_json, check_output
     from .runner import check_some_valid
 
     check_some_valid(spec, "main", spec.output)
@@ -178,15 +178,15 @@ def merge_histogram(spec: Any) -> None:
     result = total.result()
     result["paper_table3"] = TABLE3_PAPER
     result["inputs"] = list(spec.inputs)
-    atomic_write_json(spec.output, result, inputs=spec.inputs, overwrite=spec.overwrite)
+    check_output(spec.output, spec.inputs, spec.overwrite)
+    atomic_write_json(spec.output, result, overwrite=spec.overwrite)
 
 
 def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str], run: Any = None, *,
                     fmt: str = "pairs", strict: bool = False, tokenizer: str = "nltk",
                     edges: Sequence[float] = TABLE3_EDGES, member_pattern: str | None = None,
                     overwrite: bool = False) -> tuple[dict[str, Any], Any]:
-    """The score histogram of ``inputs`` (over every task), written as JSON to ``output``; returns it and the summary.
-    """
+    """The score histogram of ``inputs`` (over every task) as JSON in ``output``; returns it and the summary."""
     from .runner import RunOptions, Stage, execute, make_spec, merge_stage
 
     run = run or RunOptions()
@@ -201,8 +201,10 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
 
 
 def format_table3(histogram: Mapping[str, Any]) -> str:
-    """The histogram as ParaNMT-50M's Table 3: pairs (share) and mean ± std trigram overlap per score range, beside
-    the paper's figures when the bins are Table 3's."""
+    """The histogram as ParaNMT-50M's Table 3: pairs (share) and mean ± std trigram overlap per score range.
+
+    The paper's figures stand beside ours when the bins are Table 3's.
+    """
     paper = histogram.get("paper_table3") if tuple(histogram["edges"]) == TABLE3_EDGES else None
     header = f"{'score range':<14}{'pairs':>12}{'share':>8}{'overlap':>16}"
     if paper:

@@ -88,7 +88,7 @@ def _load_encoder(context: MeasureContext) -> Any:
     given = context.encoder
     if given is None:
         raise _missing("a model (the paraphrase score is its cosine)", "paraphrase_score", "--model / encoder=")
-    if hasattr(given, "encode"):
+    if hasattr(given, "encode") and not isinstance(given, str | os.PathLike):  # a str has .encode too
         return given
     from ..model.encoder import ParaNMTEncoder
 

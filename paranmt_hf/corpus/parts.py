@@ -14,7 +14,7 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..utils.atomic import atomic_output
 from .steps import CorpusStep
@@ -67,17 +67,17 @@ class TsvPartWriter(CorpusStep):
 
 
 def concatenate_parts(parts: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str],
-                      inputs: Sequence[str | os.PathLike[str]], overwrite: bool) -> Path:
-    """Join ``parts`` in order into ``output`` (atomically; never over an input; existing only with overwrite)."""
+                      inputs: Sequence[str | os.PathLike[str]], overwrite: bool, header: str | None = None) -> Path:
+    """Join ``parts`` in order into ``output``, after the ``header`` line if any.
+
+    Atomically; never over an input; over an existing output only with ``overwrite``.
+    """
     with atomic_output(output, inputs=inputs, overwrite=overwrite) as tmp, open(tmp, "wb") as out:
+        if header:
+            out.write(encode_lines([header], is_gzip_name(output)))
         for path in parts:
             with open(path, "rb") as handle:
                 shutil.copyfileobj(handle, out, 1 << 22)
         if is_gzip_name(output) and out.tell() == 0:
             out.write(gzip.compress(b"", mtime=0))  # an empty but valid gzip file
     return Path(output)
-
-
-def open_part(path: str | os.PathLike[str]) -> IO[bytes]:
-    """A part file, for reading back."""
-    return open(path, "rb")

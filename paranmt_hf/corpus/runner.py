@@ -20,30 +20,33 @@ The work folder (default ``.<output name>.paranmt-work`` next to the output) hol
 A run that is killed leaves it behind: the same command again resumes (finished tasks are skipped, translated chunks
 reused) and writes the same output as an uninterrupted run; a different command on the same output refuses to mix
 with it (``restart`` discards it). After the merge the folder is removed (``keep_work`` keeps it). ``local_tasks``
-/ ``local_rank_offset`` run some tasks only (several machines sharing a folder without a scheduler): the output is
-then written by :func:`merge_job` (``paranmt-hf corpus merge``) once every task is done.
+/ ``local_rank_offset`` run some tasks of the first stage only (several machines sharing a folder without a
+scheduler): the run that completes the first stage runs the other stages and writes the output (or
+:func:`merge_job`, ``paranmt-hf corpus merge``, does it later).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.records import BadLineReport
+from ..data.reader import InputError
+from ..data.records import BadLineError, BadLineReport
 from ..utils.atomic import check_output
 from .batches import CHUNK_BYTES, grid_chunks, read_progress
-from .errors import CorpusError
+from .errors import CorpusError, InvalidOptionError
 
+logger = logging.getLogger("paranmt_hf.corpus")
 EXECUTORS = ("local", "slurm", "ray")
 WORK_SUFFIX = ".paranmt-work"
 
@@ -56,7 +59,8 @@ class RunOptions:
         workers: tasks run at the same time on this machine (None: every core).
         tasks: tasks the input is split into (None: as many as ``workers``, at most one per chunk).
         local_tasks / local_rank_offset: run only tasks ``[offset, offset + local_tasks)`` here.
-        chunk_bytes: size of the input chunks (the unit of work, of progress and of the back-translation cache).
+        chunk_bytes: size of the input chunks (the unit of work, of progress and of the back-translation cache;
+            None: the command's default, 1 MiB, 64 KiB for back-translation).
         threads: CPU threads per task for models (None: cores / workers).
         work_dir: the work folder (default: ``.<output name>.paranmt-work`` next to the output).
         progress: show a progress bar and the summary line.
@@ -70,7 +74,7 @@ class RunOptions:
     tasks: int | None = None
     local_tasks: int | None = None
     local_rank_offset: int = 0
-    chunk_bytes: int = CHUNK_BYTES
+    chunk_bytes: int | None = None
     threads: int | None = None
     work_dir: str | None = None
     progress: bool = True
@@ -81,13 +85,13 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
-            raise ValueError(f"unknown executor {self.executor!r}; choose one of {EXECUTORS}")
+            raise InvalidOptionError(f"unknown executor {self.executor!r}; choose one of {EXECUTORS}")
         for name in ("workers", "tasks", "local_tasks", "threads"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        if self.chunk_bytes < 1:
-            raise ValueError(f"chunk_bytes must be >= 1, got {self.chunk_bytes}")
+                raise InvalidOptionError(f"{name} must be >= 1, got {value}")
+        if self.chunk_bytes is not None and self.chunk_bytes < 1:
+            raise InvalidOptionError(f"chunk_bytes must be >= 1, got {self.chunk_bytes}")
 
 
 def available_cores() -> int:
@@ -143,12 +147,16 @@ class JobSpec:
         """Where the tasks' outputs go."""
         return self.work / name
 
-    def reader(self, stage: str, fmt: Any, strict: bool = False, member_pattern: str | None = None) -> Any:
-        """A :class:`~paranmt_hf.corpus.batches.PairReader` of the inputs for ``stage``."""
+    def reader(self, stage: str, fmt: Any, strict: bool = False, member_pattern: str | None = None,
+               header: Any = None) -> Any:
+        """A :class:`~paranmt_hf.corpus.batches.PairReader` of the inputs for ``stage``.
+
+        ``header``: the inputs' :class:`~paranmt_hf.corpus.columns.Header`.
+        """
         from .batches import PairReader
 
         return PairReader(self.inputs, fmt, strict=strict, member_pattern=member_pattern,
-                          chunk_bytes=self.chunk_bytes, state_dir=self.stage_dir(stage))
+                          chunk_bytes=self.chunk_bytes, state_dir=self.stage_dir(stage), header=header)
 
 
 @dataclass
@@ -162,6 +170,7 @@ class Stage:
         counts: whether its steps' outcome counts go into the summary line.
         reads_input: whether it reads the inputs (its first step is a :class:`~paranmt_hf.corpus.batches.PairReader`,
             whose line and bad-line counts are the summary's).
+        unit: what its progress bar counts (the input lines).
     """
 
     name: str
@@ -169,6 +178,7 @@ class Stage:
     tasks: int | None = None
     counts: bool = True
     reads_input: bool = True
+    unit: str = "lines"
 
 
 @dataclass
@@ -279,14 +289,14 @@ def open_work_dir(spec: JobSpec, signature: dict[str, Any], restart: bool = Fals
     return False
 
 
-# ---- executors -------------------------------------------------------------------------------------------------------
+# ---- executors ---------------------------------------------------------------------------------------------------
 
 
 class ProgressBar:
     """A tqdm bar over the lines the tasks of a stage have read, with an ETA from their bytes done."""
 
-    def __init__(self, folder: Path, desc: str, enabled: bool) -> None:
-        self.folder, self.desc, self.enabled = folder, desc, enabled
+    def __init__(self, folder: Path, desc: str, enabled: bool, unit: str = "lines") -> None:
+        self.folder, self.desc, self.enabled, self.unit = folder, desc, enabled, unit
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
@@ -295,7 +305,7 @@ class ProgressBar:
         if self.enabled:
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(desc=self.desc, unit=" lines", unit_scale=True, dynamic_ncols=True, smoothing=0.1)
+            self._bar = tqdm(desc=self.desc, unit=f" {self.unit}", unit_scale=True, dynamic_ncols=True, smoothing=0.1)
             self._thread = threading.Thread(target=self._poll, daemon=True)
             self._thread.start()
         return self
@@ -322,8 +332,10 @@ class ProgressBar:
 
 
 def _quiet_main_logging() -> contextlib.AbstractContextManager[None]:
-    """datatrove's messages in this process (task counts, merged statistics) go nowhere: the bar and the summary
-    line say it, and every task has its log file."""
+    """Datatrove's messages in this process (task counts, merged statistics) go nowhere.
+
+    The bar and the summary line say it, and every task has its log file.
+    """
 
     @contextlib.contextmanager
     def quiet() -> Iterator[None]:
@@ -340,6 +352,11 @@ def _quiet_main_logging() -> contextlib.AbstractContextManager[None]:
     return quiet()
 
 
+def _label(spec: JobSpec, stage: Stage) -> str:
+    """The progress bar's label: the command (and the stage, when it has several)."""
+    return spec.command if stage.name == "main" else f"{spec.command}: {stage.name}"
+
+
 def _stage_tasks(stage: Stage, spec: JobSpec) -> int:
     return stage.tasks or spec.tasks
 
@@ -347,10 +364,10 @@ def _stage_tasks(stage: Stage, spec: JobSpec) -> int:
 def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int) -> bool:
     """Run the stages one after the other on this machine; True when every task of every stage is done."""
     from .executors import CorpusLocalExecutor as executor_class
-    for stage in stages:
+    for index, stage in enumerate(stages):
         tasks = _stage_tasks(stage, spec)
         local_tasks, offset = -1, 0
-        if run.local_tasks is not None and tasks == spec.tasks:
+        if run.local_tasks is not None and index == 0:  # the run that completes the first stage does the rest
             local_tasks, offset = min(run.local_tasks, tasks - run.local_rank_offset), run.local_rank_offset
         folder = spec.stage_dir(stage.name)
         (folder / "progress").mkdir(parents=True, exist_ok=True)
@@ -359,7 +376,7 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
         executor = executor_class(stage.steps, tasks=tasks, workers=stage_workers, logging_dir=str(folder / "logs"),
                                   local_tasks=local_tasks, local_rank_offset=offset, threads=threads,
                                   limit_torch=stage_workers > 1 or run.threads is not None)
-        with ProgressBar(folder / "progress", stage.name, run.progress and stage.reads_input), \
+        with ProgressBar(folder / "progress", _label(spec, stage), run.progress and stage.reads_input, stage.unit), \
                 _quiet_main_logging():
             executor.run()
         if executor.get_incomplete_ranks():
@@ -386,7 +403,7 @@ def run_ray(spec: JobSpec, stages: Sequence[Stage], run: RunOptions) -> bool:
         tasks = _stage_tasks(stage, spec)
         executor = ray_executor.RayPipelineExecutor(stage.steps, tasks=tasks, workers=run.workers or tasks,
                                                     logging_dir=str(folder / "logs"), **options)
-        with ProgressBar(folder / "progress", stage.name, run.progress and stage.reads_input):
+        with ProgressBar(folder / "progress", _label(spec, stage), run.progress and stage.reads_input, stage.unit):
             executor.run()
         if executor.get_incomplete_ranks():
             raise CorpusError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; see "
@@ -433,7 +450,7 @@ def run_stages(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers:
     return False
 
 
-# ---- a command's run -------------------------------------------------------------------------------------------------
+# ---- a command's run ---------------------------------------------------------------------------------------------
 
 
 def resolve_tasks(inputs: Sequence[str | os.PathLike[str]], run: RunOptions) -> tuple[int, int]:
@@ -446,10 +463,10 @@ def resolve_tasks(inputs: Sequence[str | os.PathLike[str]], run: RunOptions) -> 
             size = sum(os.path.getsize(p) for p in inputs)
         except OSError:
             size = 0
-        tasks = max(1, min(workers, grid_chunks(size, run.chunk_bytes)))
+        tasks = max(1, min(workers, grid_chunks(size, run.chunk_bytes or CHUNK_BYTES)))
     if run.local_tasks is not None and run.local_rank_offset + run.local_tasks > tasks:
-        raise ValueError(f"local tasks {run.local_rank_offset}..{run.local_rank_offset + run.local_tasks - 1} go "
-                         f"beyond the {tasks} tasks")
+        last = run.local_rank_offset + run.local_tasks - 1
+        raise InvalidOptionError(f"local tasks {run.local_rank_offset}..{last} go beyond the {tasks} tasks")
     return tasks, max(1, min(workers, tasks))
 
 
@@ -463,9 +480,11 @@ def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: st
               run: RunOptions, overwrite: bool, options: dict[str, Any] | None = None) -> tuple[JobSpec, int]:
     """The :class:`JobSpec` of a command and its number of workers."""
     tasks, workers = resolve_tasks(inputs, run)
+    if run.local_tasks is not None:
+        workers = min(workers, run.local_tasks)
     work = run.work_dir or default_work_dir(output)
     spec = JobSpec(command, [os.fspath(p) for p in inputs], os.fspath(output), os.fspath(work), tasks, overwrite,
-                   run.keep_work, _canonical(options or {}), run.chunk_bytes)
+                   run.keep_work, _canonical(options or {}), run.chunk_bytes or CHUNK_BYTES)
     return spec, workers
 
 
@@ -478,16 +497,69 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
     """
     check_output(spec.output, spec.inputs, spec.overwrite)
     open_work_dir(spec, signature if signature is not None else {"options": spec.options}, run.restart)
+    write_job(spec, stages, run.keep_work)
     start = time.perf_counter()
     try:
         complete = run_stages(spec, stages, run, workers)
-    except KeyboardInterrupt:
-        print(f"interrupted: run the same command again to resume from {spec.work}", file=sys.stderr)
+    except (KeyboardInterrupt, SystemExit):
+        logger.warning("interrupted: run the same command again to resume from %s", spec.work)
+        raise
+    except (CorpusError, InputError, BadLineError):  # the input's or the options' fault: nothing to resume
+        if not run.keep_work:
+            shutil.rmtree(spec.work, ignore_errors=True)
         raise
     summary = summarize(spec, stages, time.perf_counter() - start, workers) if spec.work.exists() else \
         Summary(seconds=time.perf_counter() - start, tasks=spec.tasks, workers=workers)
     summary.complete = complete
     if complete and not spec.keep_work and spec.work.exists():
+        shutil.rmtree(spec.work, ignore_errors=True)
+    return summary
+
+
+def write_job(spec: JobSpec, stages: Sequence[Stage], keep_work: bool = False) -> None:
+    """``job.json`` in the work folder: what :func:`merge_job` needs to finish the run later (no code, names only)."""
+    merge = next(step for stage in stages if stage.name == "merge" for step in stage.steps)
+    record = {"spec": asdict(spec) | {"keep_work": keep_work},
+              "merge": f"{merge.merge.__module__}:{merge.merge.__qualname__}",
+              "stages": [{"name": s.name, "tasks": s.tasks or spec.tasks, "counts": s.counts,
+                          "reads_input": s.reads_input} for s in stages if s.name != "merge"]}
+    path = spec.work / "job.json"
+    path.with_name("job.json.tmp").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(path.with_name("job.json.tmp"), path)
+
+
+def merge_job(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] | None = None,
+              overwrite: bool = False) -> Summary:
+    """Write the output of a run whose tasks ran separately (``local_tasks``), once every task is done.
+
+    Raises:
+        CorpusError: no work folder for ``output``, or tasks not done yet.
+    """
+    import importlib
+
+    work = Path(work_dir) if work_dir is not None else default_work_dir(output)
+    found = work / "job.json"
+    if not found.is_file():
+        raise CorpusError(f"no run to merge for {output}: {found} not found (run the command first, with "
+                          "--local-tasks on each machine)")
+    record = json.loads(found.read_text(encoding="utf-8"))
+    spec = JobSpec(**record["spec"])
+    spec.overwrite = spec.overwrite or overwrite
+    stages = [Stage(s["name"], [], s["tasks"], s["counts"], s["reads_input"]) for s in record["stages"]]
+    for stage in stages:
+        done = {p.name for p in (spec.stage_dir(stage.name) / "logs" / "completions").glob("*")}
+        missing = [rank for rank in range(stage.tasks) if f"{rank:05d}" not in done]
+        if missing:
+            raise CorpusError(f"stage {stage.name}: tasks {missing[:20]}{' ...' if len(missing) > 20 else ''} of "
+                              f"{stage.tasks} are not done yet: run them first (--local-tasks / --local-rank-offset)")
+    module, _, name = record["merge"].partition(":")
+    if not module.startswith("paranmt_hf.corpus."):
+        raise CorpusError(f"{found} names an unknown merge ({record['merge']})")
+    merge = getattr(importlib.import_module(module), name)
+    start = time.perf_counter()
+    merge(spec)
+    summary = summarize(spec, stages, time.perf_counter() - start)
+    if not spec.keep_work:
         shutil.rmtree(spec.work, ignore_errors=True)
     return summary
 

@@ -10,12 +10,22 @@ summary line).
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..utils.imports import require
 
 _base = require("datatrove.pipeline.base", "data")
+
+
+def limit_torch_threads() -> None:
+    """Give torch the task's threads when the runner set them (a model imported torch after the task started)."""
+    value = os.environ.get("PARANMT_HF_TASK_THREADS")
+    torch = sys.modules.get("torch")
+    if value and torch is not None and torch.get_num_threads() != int(value):
+        torch.set_num_threads(int(value))
 
 
 class CorpusStep(_base.PipelineStep):
@@ -40,6 +50,7 @@ class CorpusStep(_base.PipelineStep):
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
         """Apply :meth:`process` to every batch of ``data``."""
         self.setup(rank, world_size)
+        limit_torch_threads()
         for batch in data or ():
             with self.track_time(unit="batch"):
                 out = self.process(batch)

@@ -82,7 +82,10 @@ def build_translation_model(
         out_dir: the folder to write (``save_pretrained`` layout of the model and its tokenizer).
         sentences: text the vocabulary is trained on (both sides share it).
         kind: ``"marian"``, ``"nllb"`` or ``"m2m100"``.
-        d_model / layers / heads / ffn: model size (:data:`OPUS_MT_SIZE` for an opus-mt-sized model).
+        d_model: hidden size (:data:`OPUS_MT_SIZE` gives an opus-mt-sized model).
+        layers: encoder and decoder layers.
+        heads: attention heads.
+        ffn: feed-forward size.
         vocab_size: pad the vocabulary to this many tokens (None: what the sentences give).
         spm_pieces: pieces the SentencePiece / BPE vocabulary is asked for.
         max_length: the generation config's ``max_length`` (random models rarely stop by themselves).
@@ -163,8 +166,11 @@ def build_translation_model(
     model.generation_config.num_beams = 1
     if kind == "marian":
         model.generation_config.bad_words_ids = [[config.pad_token_id]]  # as opus-mt's generation config
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    from .translation import quiet_loading
+
+    with quiet_loading():
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
     return out
 
 

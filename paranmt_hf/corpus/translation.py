@@ -1,9 +1,10 @@
 """Translate sentences with a ``transformers`` seq2seq model: n-best lists with the translation cost of each.
 
 :class:`DecodingOptions` holds what the papers vary (beam width, how many candidates per sentence, sampling, length
-limits, the language codes of NLLB / M2M100 / mBART models); :func:`load_translator` makes a translator for an
-engine (``"transformers"``, the default, or ``"ctranslate2"``, :mod:`paranmt_hf.corpus.translation_ct2`), and its
-``translate(sentences)`` returns a :class:`TranslatedBatch`.
+limits, the language codes of NLLB / M2M100 / mBART models); :class:`TransformersTranslator` is the default engine
+(:mod:`paranmt_hf.corpus.translation_ct2` the CTranslate2 one;
+:func:`paranmt_hf.corpus.translation_engines.load_translator` picks), and its ``translate(sentences)`` returns a
+:class:`TranslatedBatch`.
 
 The translation cost is EMNLP 2017's (§5.6): "the cost (negative log likelihood) of the translation from the NMT
 system, divided by the number of tokens in the translation". Exactly: the mean, over the target tokens of the
@@ -22,19 +23,19 @@ The transformers engine sorts the sentences by length and decodes them in batche
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..utils.imports import require
+from .errors import CorpusError, InvalidOptionError
 
-ENGINES = ("transformers", "ctranslate2")
 
-
-class TranslationModelError(ValueError):
+class TranslationModelError(CorpusError):
     """A model that cannot translate here: not a seq2seq model, an unknown language code, a missing code..."""
 
 
@@ -71,24 +72,25 @@ class DecodingOptions:
 
     def __post_init__(self) -> None:
         if self.num_beams is not None and self.num_beams < 1:
-            raise ValueError(f"num_beams must be >= 1, got {self.num_beams}")
+            raise InvalidOptionError(f"num_beams must be >= 1, got {self.num_beams}")
         if self.num_return < 1:
-            raise ValueError(f"num_return must be >= 1, got {self.num_return}")
+            raise InvalidOptionError(f"num_return must be >= 1, got {self.num_return}")
         if not self.do_sample and self.num_beams is not None and self.num_return > self.num_beams:
-            raise ValueError(f"num_return ({self.num_return}) cannot exceed num_beams ({self.num_beams}) without "
-                             "sampling: a beam search returns at most its width of candidates")
+            raise InvalidOptionError(f"num_return ({self.num_return}) cannot exceed num_beams ({self.num_beams}) "
+                                     "without sampling: a beam search returns at most its width of candidates")
         if not self.do_sample and any(v is not None for v in (self.top_k, self.top_p, self.temperature)):
-            raise ValueError("top_k / top_p / temperature are sampling settings: add do_sample=True (--do-sample)")
+            raise InvalidOptionError("top_k / top_p / temperature are sampling settings: add do_sample=True "
+                                     "(--do-sample)")
         if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+            raise InvalidOptionError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.temperature is not None and self.temperature <= 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+            raise InvalidOptionError(f"temperature must be > 0, got {self.temperature}")
         for name in ("max_length", "max_new_tokens", "top_k"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+                raise InvalidOptionError(f"{name} must be >= 1, got {value}")
         if self.batch_tokens < 1:
-            raise ValueError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
+            raise InvalidOptionError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
 
     def with_seed(self, seed: int) -> DecodingOptions:
         """The same options with another sampling seed."""
@@ -232,6 +234,20 @@ def _known_codes(tokenizer: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in special if isinstance(t, str) and t not in standard))
 
 
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """No "Loading weights" bars from transformers while a model loads (every task loads its own)."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
     """The model's tokenizer (a clear error when it has none)."""
     transformers = require("transformers", "translate")
@@ -319,7 +335,8 @@ class TransformersTranslator:
         if dtype:
             kwargs["dtype"] = getattr(torch, dtype)
         try:
-            self.model = transformers.AutoModelForSeq2SeqLM.from_pretrained(self.name, **kwargs)
+            with quiet_loading():
+                self.model = transformers.AutoModelForSeq2SeqLM.from_pretrained(self.name, **kwargs)
         except (OSError, ValueError) as err:
             raise TranslationModelError(f"cannot load {self.name} as a seq2seq model: {err}") from None
         self.model.to(self.device).eval()
@@ -332,8 +349,8 @@ class TransformersTranslator:
         self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
         self.num_beams = self.options.num_beams or generation.num_beams or 1
         if not self.options.do_sample and self.options.num_return > self.num_beams:
-            raise ValueError(f"num_return ({self.options.num_return}) exceeds the beam width ({self.num_beams}, "
-                             "the model's default): give num_beams")
+            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
+                                     f"({self.num_beams}, the model's default): give num_beams")
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The keyword arguments passed to ``model.generate`` (besides the inputs)."""
@@ -388,7 +405,7 @@ class TransformersTranslator:
         return [flat[i * n : (i + 1) * n] for i in range(len(ids))]
 
     def _candidate_rows(self, sequences: Any) -> list[tuple[int, bool]]:
-        """Per generated row: the number of tokens after the decoder start up to and with its end token, ended?"""
+        """Per generated row: its tokens after the decoder start up to its end token (included), and if it ended."""
         out = []
         for row in sequences[:, 1:].tolist():
             end = next((i for i, t in enumerate(row) if t in self.eos_ids), None)
@@ -438,19 +455,3 @@ def _as_set(value: Any) -> set[int]:
     if isinstance(value, list | tuple | set):
         return {int(v) for v in value}
     return {int(value)}
-
-
-def load_translator(model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
-                    engine: str = "transformers", **kwargs: Any) -> Translator:
-    """A translator for ``engine`` (``"transformers"`` or ``"ctranslate2"``); ``kwargs`` go to its class.
-
-    transformers: ``device``, ``dtype``, ``threads``, ``trust_remote_code``. ctranslate2: ``compute_type``
-    (``"int8"``, ``"float32"``...), ``device``, ``threads``, ``cache_dir``, ``trust_remote_code``.
-    """
-    if engine == "transformers":
-        return TransformersTranslator(model, options, **kwargs)
-    if engine == "ctranslate2":
-        from .translation_ct2 import CTranslate2Translator
-
-        return CTranslate2Translator(model, options, **kwargs)
-    raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")

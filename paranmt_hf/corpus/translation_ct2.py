@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from typing import Any
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
 from ..utils.paths import cache_dir
+from .errors import InvalidOptionError
 from .translation import (
     DecodingOptions,
     LanguageCodes,
@@ -99,9 +101,7 @@ def converted_model(model: str, cache: str | os.PathLike[str] | None = None, tru
         return target
     base.mkdir(parents=True, exist_ok=True)
     if progress:
-        import sys
-
-        print(f"converting {model} to CTranslate2 (once) -> {target}", file=sys.stderr)
+        logging.getLogger("paranmt_hf.corpus").warning("converting %s to CTranslate2 (once) -> %s", model, target)
     with atomic_output(target, directory=True, overwrite=True) as tmp:
         converter = _converter(folder, trust_remote_code)
         try:
@@ -154,8 +154,8 @@ class CTranslate2Translator:
         self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
         self.num_beams = self.options.num_beams or self.generation.num_beams or 1
         if not self.options.do_sample and self.options.num_return > self.num_beams:
-            raise ValueError(f"num_return ({self.options.num_return}) exceeds the beam width ({self.num_beams}, "
-                             "the model's default): give num_beams")
+            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
+                                     f"({self.num_beams}, the model's default): give num_beams")
         eos = self.generation.eos_token_id if self.generation.eos_token_id is not None else self.config.eos_token_id
         eos = eos[0] if isinstance(eos, list) else eos
         self.eos_token = self.tokenizer.convert_ids_to_tokens(int(eos))
