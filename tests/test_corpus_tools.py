@@ -217,7 +217,7 @@ def test_corpus_tasks_use_one_blas_thread(tmp_path: Path, workers: int, tasks: i
     out = tmp_path / "threads.txt"
     run = RunOptions(workers=workers, tasks=tasks, chunk_bytes=64, progress=False)
     spec, n = make_spec("threads", [path], out, run, False, {"part_suffix": ".tsv", "reading_stage": "main"})
-    from paranmt_hf.corpus.filtering import merge_tsv
+    from paranmt_hf.corpus.parts import merge_tsv
 
     stages = [Stage("main", [spec.reader("main", "pairs"), _ThreadsStep(), TsvPartWriter(spec.parts_dir())]),
               merge_stage(merge_tsv, spec)]
@@ -243,3 +243,50 @@ def test_format_numbers_equals_format_number_per_value() -> None:
     values = [*np.random.default_rng(0).random(1000).astype(np.float32).tolist(), 0.1, -0.0, 5e-324, 1.0, 7]
     assert format_numbers(values) == [format_number(v) for v in values]
     assert format_numbers(np.float32([0.5, 0.1])) == [format_number(v) for v in np.float32([0.5, 0.1])]
+
+
+def test_histogram_counts_float32_cosines_of_one_and_prints_table3(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    # issue 24 item 19: the cosine of a sentence with itself comes out as 1.0000002 in float32 (a rounding error)
+    one = float(np.float32(1.0000002))
+    assert one > 1.0
+    hist = score_histogram([{"text_a": "a b c", "text_b": "a b c", "score": one},
+                            {"text_a": "a b c", "text_b": "a b d", "score": 1.01}], tokenizer="whitespace")
+    assert hist["bins"][4]["count"] == 1 and hist["above"] == 1
+    src = tmp_path / "p.tsv"
+    src.write_text(f"a b c d\ta b c d\t{one!r}\nx y z\tq r s\t0.3\n")
+    capsys.readouterr()
+    assert main(["corpus", "histogram", str(src), "--tokenizer", "whitespace", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not out.lstrip().startswith("{")  # the Table 3 layout its help promises, not JSON
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["score", "range", "pairs", "share"] and "paper: pairs (M)" in lines[0]
+    assert lines[-2].startswith("(0.8, 1]") and " 1 " in lines[-2] and "18.0" in lines[-2]
+    assert "2 pairs; 0 scored <= -0.1, 0 above 1" in lines[-1]
+    assert main(["corpus", "histogram", str(src), "--tokenizer", "whitespace", "--quiet", "--print-json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bins"][4]["count"] == 1
+
+
+def test_corpus_help_describes_every_option_with_the_papers_settings() -> None:
+    # issue 24 item 11: every option has help, the papers' settings are the examples, no reST markup in --help
+    import argparse
+
+    from paranmt_hf.cli.main import build_parser
+
+    parser = build_parser()
+    corpus = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("corpus"))
+    assert "``" not in corpus.format_help()
+    tools = corpus._subparsers._group_actions[0].choices
+    assert {"backtranslate", "make", "annotate", "filter", "dedup", "histogram", "export", "merge"} <= set(tools)
+    for name, sub in tools.items():
+        text = sub.format_help()
+        assert "``" not in text, name
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"corpus {name} {action.option_strings or action.dest} has no help"
+    def flat(tool: str) -> str:
+        return " ".join(tools[tool].format_help().split())
+
+    assert "EMNLP 2017: 50" in flat("backtranslate") and "ACL 2018: 12" in flat("backtranslate")
+    assert "PRAS: 0.4" in flat("filter") and "ACL 2018: 30" in flat("filter")

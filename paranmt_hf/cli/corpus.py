@@ -197,17 +197,20 @@ def _print_summary(summary: Any, output: str, what: str = "lines") -> None:
 # ---- the filter options -----------------------------------------------------------------------------------------
 
 
-def _filter_args(parser: argparse.ArgumentParser) -> None:
+def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") -> None:
     from ..corpus.filters import FILTERS
     from ..corpus.measures import MEASURES
 
     group = parser.add_argument_group("filter")
-    group.add_argument("--filter", dest="filter_name", default="pras", choices=list(FILTERS),
-                       help="; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
+    group.add_argument("--filter", dest="filter_name", default=default, choices=list(FILTERS),
+                       help=("" if default else "(default: keep every pair) ")
+                       + "; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
     group.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_Renamed, new="--filter",
                        help=argparse.SUPPRESS)
     for name, (kind, text) in FILTER_OPTIONS.items():
-        group.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=text)
+        flag = "--filter-seed" if name == "seed" and default is None else "--" + name.replace("_", "-")
+        group.add_argument(flag, dest="filter_seed" if flag == "--filter-seed" else name, type=kind, default=None,
+                           help=text)
     group.add_argument("--folds", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
                        help="acl2018: 1-based score folds to keep (ACL 2018: 9,10, the top two of ten)")
     group.add_argument("--bound", dest="bounds", action="append", default=None, metavar="COLUMN=LOW:HIGH",
@@ -244,7 +247,10 @@ def _filter_options(args: argparse.Namespace) -> Any:
 
     kwargs: dict[str, Any] = {"filter": args.filter_name, "tokenizer": args.tokenizer, "strict": args.strict,
                               "require_english": not args.no_language_filter, "langid_model": args.langid_model}
-    kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None})
+    kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None
+                   and not (k == "seed" and args.corpus_command == "make")})
+    if args.corpus_command == "make" and getattr(args, "filter_seed", None) is not None:
+        kwargs["seed"] = args.filter_seed
     if getattr(args, "bounds", None):
         kwargs["bounds"] = tuple(args.bounds)
     kwargs.update({k: getattr(args, k) for k in ("score_model", "language_model", "classifier")
@@ -277,6 +283,36 @@ def _backtranslate(args: argparse.Namespace) -> int:
                             trust_remote_code=args.trust_remote_code, member_pattern=args.member,
                             strict=args.strict, overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
+    return 0
+
+
+@_user_errors
+def _make(args: argparse.Namespace) -> int:
+    from ..corpus.make import make_paranmt
+
+    engine_kwargs = {"compute_type": args.compute_type, "device": args.device, "dtype": args.dtype,
+                     "trust_remote_code": args.trust_remote_code}
+    if args.engine != "ctranslate2":
+        if args.compute_type is not None:
+            from ..corpus.errors import InvalidOptionError
+
+            raise InvalidOptionError("--compute-type is a CTranslate2 setting: add --engine ctranslate2")
+        engine_kwargs.pop("compute_type")
+    else:
+        engine_kwargs.pop("dtype")
+    card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
+                              "license_name": args.license}.items() if v is not None}
+    summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
+                           engine_kwargs=engine_kwargs, source_column=args.source_column,
+                           with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
+                           filter_options=_filter_options(args) if args.filter_name else None,
+                           dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
+                           shard_rows=args.shard_rows, tokenizer=args.tokenizer,
+                           language_model=args.language_model, classifier=args.classifier, card=card,
+                           member_pattern=args.member, strict=args.strict, overwrite=args.overwrite)
+    _print_summary(summary, args.output, "lines")
+    if summary.complete:
+        print(f"card: {Path(args.output) / 'README.md'}")
     return 0
 
 
@@ -519,6 +555,36 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=_backtranslate)
 
     from ..corpus.measures import MEASURES  # numpy only
+
+    computable = [m for m, s in MEASURES.items() if s.compute]
+    p = sub.add_parser(
+        "make", help="a ParaNMT from a bitext in one run: back-translate, annotate, filter, de-duplicate, export",
+        description="Back-translate the non-English side of a bitext, add the columns (translation_cost, "
+                    "trigram_overlap, the --scorer's paraphrase_score, --measure ...), keep the pairs --filter "
+                    "passes, remove duplicates across all tasks, and write a Hub-ready folder (Parquet + card) "
+                    "that datasets.load_dataset(folder, CONFIG) reads. E.g. EMNLP 2017's setting: --num-beams 50 "
+                    "--num-return 50 --filter thresholds --bound translation_length=0:10; ACL 2018's: "
+                    "--num-beams 12 --scorer MODEL --filter acl2018 --min-score 0.5 --max-tokens 30.")
+    p.add_argument("inputs", nargs="+", help="bitext files: two tab-separated columns (TSV / TSV.gz / zip)")
+    p.add_argument("-o", "--output", required=True, help="folder to write")
+    p.add_argument("--member", default=None, help="glob of the zip member(s) to read (default: every file)")
+    p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of counting it")
+    _translation_args(p)
+    group = p.add_argument_group("pairs")
+    group.add_argument("--scorer", default=None,
+                       help="paranmt_hf model folder or Hub id whose cosine is the paraphrase_score column")
+    group.add_argument("--measure", action="append", default=None, choices=computable,
+                       help="add this column (repeatable), e.g. bleu, unigram_overlap, lm_perplexity")
+    group.add_argument("--dedup", default="first", choices=["first", "none", "off"],
+                       help="first: keep one copy of each pair (default); none: drop every copy; off: keep all")
+    group.add_argument("--config", dest="config_name", default="pairs", help="the exported config's name")
+    group.add_argument("--shard-rows", type=int, default=1_000_000, help="rows per Parquet file (per task)")
+    group.add_argument("--repo-id", default=None, help="Hub repository named in the card's snippet")
+    group.add_argument("--pretty-name", default=None, help="the card's title")
+    group.add_argument("--license", default=None, help="the card's licence id (default: unknown)")
+    _filter_args(p, default=None)
+    _run_options(p, chunk_default="64 KiB")
+    p.set_defaults(func=_make)
 
     p = sub.add_parser("annotate", help="add columns to pairs: paraphrase_score (a model's cosine), trigram_overlap "
                                         "and any measure (bleu, unigram_overlap, lm_perplexity...)")

@@ -39,8 +39,7 @@ from ..data.configs import bitext_sides
 from ..data.records import ParsedBlock
 from ..data.writer import format_numbers
 from .errors import CorpusError, InvalidOptionError
-from .filtering import merge_tsv
-from .parts import TsvPartWriter, encode_lines, is_gzip_name
+from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
 from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
 from .translation import DecodingOptions, Translation

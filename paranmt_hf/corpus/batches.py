@@ -57,6 +57,14 @@ class PairBatch:
     def __len__(self) -> int:
         return len(self.parsed)
 
+    def keep(self, rows: Sequence[int]) -> None:
+        """Keep only the pairs ``rows`` (indices, in order): their parsed columns and the added columns."""
+        parsed = self.parsed
+        for attribute in ("text_a", "text_b", "score", "overlap", "lines", "numbers"):
+            values = getattr(parsed, attribute)
+            setattr(parsed, attribute, [values[i] for i in rows])
+        self.columns = {name: [values[i] for i in rows] for name, values in self.columns.items()}
+
     @property
     def source(self) -> str:
         """The file (or ``zip::member``) the batch comes from."""

@@ -161,6 +161,14 @@ _BUCKET_BUFFER = 1 << 13  # entries buffered per bucket before they go to disk (
 INDEX_BITS = 40  # a line's key: task rank << 40 | its index among the task's valid lines (global input order)
 
 
+def _line_keys(batch: Any) -> list[Any]:
+    """What ``key="line"`` adds to the texts: the score, or every column of the line after the texts."""
+    parsed = batch.parsed
+    if not batch.columns:
+        return parsed.score
+    return [line.split("\t", 2)[2] if line.count("\t") >= 2 else None for line in parsed.lines]
+
+
 def line_hashes(text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
                 key: str = "pair") -> np.ndarray:
     """The 64-bit key hash of each line (blake2b of both texts, and the score for ``key="line"``)."""
@@ -204,33 +212,40 @@ class _Buckets:
 
 
 class HashStep(CorpusStep):
-    """Stage 1: the key hash of every valid line of the task, spilled to bucket files (``(hash, key)`` pairs)."""
+    """Stage 1: the key hash of every pair of the task, spilled to bucket files (``(hash, key)`` pairs).
+
+    A pair's key is the task's rank and the pair's position among the task's pairs, so the write stage must see the
+    same pairs in the same order (the task's input again, or what this stage wrote: ``passthrough``).
+    """
 
     name = "dedup: hashing"
 
-    def __init__(self, folder: str | os.PathLike[str], key: str = "pair") -> None:
+    def __init__(self, folder: str | os.PathLike[str], key: str = "pair", passthrough: bool = False) -> None:
         super().__init__()
         _key_text("", "", None, key)
-        self.folder, self.key = os.fspath(folder), key
+        self.folder, self.key, self.passthrough = os.fspath(folder), key, passthrough
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
-        """Spill the task's hashes; pass nothing on."""
+        """Spill the task's hashes; pass the batches on when ``passthrough``."""
         folder = Path(self.folder)
         for bucket in range(BUCKETS):
             path = folder / f"{bucket:03d}" / f"{rank:05d}.bin"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.unlink(missing_ok=True)  # a rerun of the task starts its files afresh
         buckets = _Buckets(folder, rank)
+        seen = 0
         for batch in data or ():
             parsed = batch.parsed
             with self.track_time(unit="batch"):
-                hashes = line_hashes(parsed.text_a, parsed.text_b, parsed.score, self.key)
-                keys = (np.uint64(rank) << np.uint64(INDEX_BITS)) + np.arange(
-                    batch.index, batch.index + len(parsed), dtype=np.uint64)
+                hashes = line_hashes(parsed.text_a, parsed.text_b, _line_keys(batch), self.key)
+                keys = (np.uint64(rank) << np.uint64(INDEX_BITS)) + np.arange(seen, seen + len(parsed),
+                                                                              dtype=np.uint64)
                 buckets.add(hashes, keys)
+                seen += len(parsed)
+            if self.passthrough:
+                yield batch
         for bucket in range(BUCKETS):
             buckets.flush(bucket)
-        return iter(())
 
 
 def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
@@ -285,9 +300,9 @@ class DedupWriteStep(CorpusStep):
 
     name = "dedup: writing"
 
-    def __init__(self, drops: str | os.PathLike[str], compress: bool = False) -> None:
+    def __init__(self, drops: str | os.PathLike[str], compress: bool = False, kept_name: str = "kept") -> None:
         super().__init__()
-        self.drops, self.compress = os.fspath(drops), compress
+        self.drops, self.compress, self.kept_name = os.fspath(drops), compress, kept_name
 
     def setup(self, rank: int, world_size: int) -> None:
         """Load the task's lines to drop (8 bytes each)."""
@@ -301,7 +316,9 @@ class DedupWriteStep(CorpusStep):
         drop = np.zeros(len(parsed), dtype=bool)
         drop[self._drop[lo:hi] - batch.index] = True
         batch.output = encode_lines([parsed.lines[i] for i in np.flatnonzero(~drop).tolist()], self.compress)
-        self.count({"kept": int((~drop).sum()), "duplicate": int(drop.sum())})
+        self.count({self.kept_name: int((~drop).sum()), "duplicate": int(drop.sum())})
+        if drop.any():  # the steps after this one see the kept pairs only
+            batch.keep(np.flatnonzero(~drop).tolist())
         return batch
 
 
@@ -354,8 +371,7 @@ def dedup_files(
     Returns:
         the run's :class:`~paranmt_hf.corpus.runner.Summary` (``kept`` / ``duplicate`` counts).
     """
-    from .filtering import merge_tsv, part_suffix
-    from .parts import TsvPartWriter, is_gzip_name
+    from .parts import TsvPartWriter, is_gzip_name, merge_tsv, part_suffix
     from .runner import RunOptions, execute, make_spec, merge_stage
 
     if keep not in KEEP:

@@ -268,10 +268,11 @@ def export_hub_folder(
     sources: Iterable[str] = (),
     filter_description: str | None = None,
     repo_id: str = "your-name/paranmt-50m",
-    pretty_name: str = "ParaNMT-50M",
-    license_name: str = "other",
+    pretty_name: str | None = None,
+    license_name: str | None = None,
     shard_rows: int = 1_000_000,
     default_config: str | None = None,
+    kind: str | None = None,
 ) -> list[ExportedConfig]:
     """Write ``out_dir/data/<config>/train-*.parquet`` for each dataset in ``configs`` plus a ``README.md`` card.
 
@@ -282,10 +283,12 @@ def export_hub_folder(
         sources: where the data came from (paths/URLs), listed in the card.
         filter_description: the filter parameters of the ``filtered`` config, for the card.
         repo_id: Hub repository name used in the card's usage snippet.
-        pretty_name: card title.
-        license_name: card licence id (the CzEng-derived data is non-commercial: ``other``).
+        pretty_name: card title (default per card kind).
+        license_name: card licence id (default: ``other`` = CzEng's non-commercial terms for ParaNMT-50M,
+            ``unknown`` for your own pairs).
         shard_rows: rows per Parquet shard.
         default_config: config marked ``default: true`` (default: the first).
+        kind: the card: ``"paranmt"`` or ``"own"`` (see :func:`write_card`).
 
     Returns:
         one :class:`ExportedConfig` per config.
@@ -297,8 +300,60 @@ def export_hub_folder(
                                            desc=f"exporting {name}")
         exported.append(ExportedConfig(name, files, rows, list(dataset.features)))
     write_card(out_dir, exported, sources=sources, filter_description=filter_description, repo_id=repo_id,
-               pretty_name=pretty_name, license_name=license_name, default_config=default_config)
+               pretty_name=pretty_name, license_name=license_name, default_config=default_config, kind=kind)
     return exported
+
+
+CARD_KINDS = ("paranmt", "own")
+
+PARANMT_COLUMNS = {
+    "reference": "the English reference sentence of CzEng 1.6",
+    "paraphrase": "its back-translation (Czech→English NMT)",
+    "paraphrase_score": "cosine similarity of averaged PARAGRAM-PHRASE embeddings of the two sentences, as released "
+                        "in `para-nmt-50m.txt` (float32)",
+}
+OWN_COLUMNS = {
+    "reference": "the first side of each pair (for a back-translated bitext: the English reference)",
+    "paraphrase": "the second side (for a back-translated bitext: the back-translation)",
+    "paraphrase_score": "the input's score column: the cosine of the two sides under the model given to "
+                        "`paranmt-hf corpus annotate --model` (float32)",
+    "text_a": "the first side of each pair", "text_b": "the second side of each pair",
+    "score": "the input's third column, if any (e.g. a paraphrase score; float32)",
+    "english": "the English side of the bitext", "foreign": "the other side", "lang": "the other side's language",
+    "source": "the sentence that was translated (the non-English side of the bitext)",
+}
+COMMON_COLUMNS = {
+    "trigram_overlap": "shared word trigrams divided by the trigram count of the side with fewer (lower-cased "
+                       "`nltk.word_tokenize` tokens, as `add_overlap_labels.py`; float32)",
+    "reference_length": "whitespace token count of the first side (as `extract_data.py` counts it)",
+    "paraphrase_length": "whitespace token count of the second side",
+}
+PARANMT_MEMBERS = ("para-nmt-50m", "para-nmt-5m-processed")
+
+
+def card_kind(sources: Iterable[str], configs: Iterable[str]) -> str:
+    """``"paranmt"`` when the sources are ParaNMT-50M's own files and the configs its own, else ``"own"``."""
+    sources, configs = list(sources), list(configs)
+    paranmt_files = bool(sources) and all(any(m in os.path.basename(str(s)) for m in PARANMT_MEMBERS) or
+                                         "ParaNMT-50M zip" in str(s) for s in sources)
+    return "paranmt" if paranmt_files and set(configs) <= {"full", "filtered", "processed-5m"} else "own"
+
+
+def column_description(name: str, kind: str, descriptions: Mapping[str, str] | None = None) -> str:
+    """What a column holds, for the card (given ``descriptions`` first, then the card kind's, then the measures')."""
+    if descriptions and name in descriptions:
+        return descriptions[name]
+    table = PARANMT_COLUMNS if kind == "paranmt" else OWN_COLUMNS
+    if name in table:
+        return table[name]
+    if name in COMMON_COLUMNS:
+        return COMMON_COLUMNS[name]
+    from .measures import MEASURES
+
+    if name in MEASURES:
+        spec = MEASURES[name]
+        return f"{spec.description} ({spec.source}; float32)"
+    return ""
 
 
 def write_card(
@@ -308,13 +363,41 @@ def write_card(
     sources: Iterable[str] = (),
     filter_description: str | None = None,
     repo_id: str = "your-name/paranmt-50m",
-    pretty_name: str = "ParaNMT-50M",
-    license_name: str = "other",
+    pretty_name: str | None = None,
+    license_name: str | None = None,
     default_config: str | None = None,
+    kind: str | None = None,
+    summary: str | None = None,
+    built_with: str = "paranmt-hf corpus export",
+    descriptions: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write ``out_dir/README.md``: the dataset card declaring the exported configs (see :func:`export_hub_folder`)."""
+    """Write ``out_dir/README.md``: the dataset card declaring the exported configs and describing their columns.
+
+    Args:
+        out_dir: the exported folder.
+        exported: its configs.
+        sources: where the data came from (listed in the card).
+        filter_description: the filter of the ``filtered`` config.
+        repo_id: the Hub repository of the card's snippets.
+        pretty_name: the title (default: ParaNMT-50M, or "Paraphrase pairs" for your own pairs).
+        license_name: the licence id (default: ``other`` with the CzEng 1.6 terms for ParaNMT-50M, ``unknown`` for
+            your own pairs: set the licence of your sources).
+        default_config: the config marked ``default`` (default: the first).
+        kind: ``"paranmt"`` (ParaNMT-50M's own files: its origin, CzEng licence and sources) or ``"own"`` (pairs you
+            made; default: guessed from the sources and configs, :func:`card_kind`).
+        summary: the card's first paragraph (default per kind).
+        built_with: the command named in "How it was built".
+        descriptions: column descriptions overriding the defaults.
+    """
     hub = require("huggingface_hub", "data")
     out_dir = Path(out_dir)
+    sources = list(sources)
+    kind = kind or card_kind(sources, [c.name for c in exported])
+    if kind not in CARD_KINDS:
+        raise ValueError(f"unknown card kind {kind!r}; choose one of {CARD_KINDS}")
+    paranmt = kind == "paranmt"
+    pretty_name = pretty_name or ("ParaNMT-50M" if paranmt else "Paraphrase pairs")
+    license_name = license_name or ("other" if paranmt else "unknown")
     default_config = default_config or exported[0].name
     card_configs = [
         {"config_name": c.name, "data_files": [{"split": "train", "path": f"data/{c.name}/train-*.parquet"}],
@@ -325,23 +408,29 @@ def write_card(
     size = next(s for limit, s in [(1e3, "n<1K"), (1e4, "1K<n<10K"), (1e5, "10K<n<100K"), (1e6, "100K<n<1M"),
                                    (1e7, "1M<n<10M"), (1e8, "10M<n<100M"), (float("inf"), "n>100M")] if total < limit)
     card_data = hub.DatasetCardData(
-        language=["en"], license=license_name, license_name="czeng-1.6-non-commercial" if license_name == "other"
-        else None, pretty_name=pretty_name, task_categories=["sentence-similarity", "text-generation"],
-        tags=["paraphrase", "paranmt", "sentence-embeddings", "back-translation"], size_categories=[size],
-        configs=card_configs,
+        language=["en"], license=license_name,
+        license_name="czeng-1.6-non-commercial" if paranmt and license_name == "other" else None,
+        pretty_name=pretty_name, task_categories=["sentence-similarity", "text-generation"],
+        tags=["paraphrase", "sentence-embeddings", "back-translation", *(["paranmt"] if paranmt else [])],
+        size_categories=[size], configs=card_configs,
     )
     from .._version import __version__
 
+    if summary is None:
+        summary = ("English-English sentential paraphrase pairs made by back-translating the Czech side of CzEng 1.6 "
+                   "(Wieting & Gimpel, ACL 2018), with the filters of the later papers as configs." if paranmt else
+                   "English sentence pairs exported with paranmt_hf from the sources listed below.")
+    columns = list(dict.fromkeys(x for c in exported for x in c.columns))
     template = resources.files("paranmt_hf.hub_cards").joinpath("dataset_card.md").read_text(encoding="utf-8")
     card = hub.DatasetCard.from_template(
         card_data, template_str=template, pretty_name=pretty_name, repo_id=repo_id, default_config=default_config,
-        summary=("English-English sentential paraphrase pairs made by back-translating the Czech side of CzEng 1.6 "
-                 "(Wieting & Gimpel, ACL 2018), with the filters of the later papers as configs."),
+        summary=summary, paranmt=paranmt,
         config_rows=[{"name": c.name, "rows": c.rows, "columns": ", ".join(f"`{x}`" for x in c.columns),
                       "description": CONFIGS[c.name].description if c.name in CONFIGS else ""}
                      for c in exported],
-        sources=list(sources), filter_description=filter_description, version=__version__,
-        license_name="CzEng 1.6 licence: non-commercial research and education",
+        columns=[{"name": x, "description": column_description(x, kind, descriptions)} for x in columns],
+        sources=sources, filter_description=filter_description, version=__version__, built_with=built_with,
+        license_name="CzEng 1.6 licence: non-commercial research and education" if paranmt else license_name,
     )
     card.save(out_dir / "README.md")
     return out_dir / "README.md"

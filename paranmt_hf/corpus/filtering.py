@@ -20,8 +20,8 @@ import numpy as np
 from ..data.configs import ConfigOptions
 from ..data.records import ParsedBlock
 from .filters import fold_bounds, get_filter_spec, make_filter
-from .parts import TsvPartWriter, concatenate_parts, encode_lines, is_gzip_name, part_path
-from .runner import JobSpec, MergeStep, RunOptions, Stage, Summary, check_some_valid, execute, make_spec, merge_stage
+from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv, part_path, part_suffix
+from .runner import JobSpec, MergeStep, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
 
 BOUNDS_FILE = "fold_bounds.json"
@@ -148,23 +148,14 @@ class FilterStep(CorpusStep):
         parsed = batch.parsed
         selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap,
                                         batch.columns or None)
-        batch.output = encode_lines(kept_lines(parsed, selection, self.with_overlap), self.compress)
+        lines = kept_lines(parsed, selection, self.with_overlap)
+        batch.output = encode_lines(lines, self.compress)
         self.count(selection.counts())
+        keep = np.flatnonzero(selection.keep).tolist()
+        if len(keep) < len(parsed):  # the steps after this one see the kept pairs only
+            batch.keep(keep)
+        parsed.lines = lines
         return batch
-
-
-def merge_tsv(spec: JobSpec) -> None:
-    """The merge of a TSV command: refuse an input without any valid line, then join the parts in task order."""
-    stage = spec.options.get("reading_stage", "main")
-    check_some_valid(spec, stage, spec.output)
-    suffix = spec.options["part_suffix"]
-    parts = [part_path(spec.parts_dir(), rank, suffix) for rank in range(spec.tasks)]
-    concatenate_parts(parts, spec.output, spec.inputs, spec.overwrite, spec.options.get("header"))
-
-
-def part_suffix(output: str | os.PathLike[str]) -> str:
-    """The parts' suffix for an output (``.tsv.gz`` parts for a ``.gz`` output)."""
-    return ".tsv.gz" if is_gzip_name(output) else ".tsv"
 
 
 def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str], options: ConfigOptions,

@@ -81,3 +81,19 @@ def concatenate_parts(parts: Sequence[str | os.PathLike[str]], output: str | os.
         if is_gzip_name(output) and out.tell() == 0:
             out.write(gzip.compress(b"", mtime=0))  # an empty but valid gzip file
     return Path(output)
+
+
+def merge_tsv(spec: Any) -> None:
+    """The merge of a TSV command: refuse an input without any valid line, then join the parts in task order."""
+    from .runner import check_some_valid
+
+    stage = spec.options.get("reading_stage", "main")
+    check_some_valid(spec, stage, spec.output)
+    suffix = spec.options["part_suffix"]
+    parts = [part_path(spec.parts_dir(), rank, suffix) for rank in range(spec.tasks)]
+    concatenate_parts(parts, spec.output, spec.inputs, spec.overwrite, spec.options.get("header"))
+
+
+def part_suffix(output: str | os.PathLike[str]) -> str:
+    """The parts' suffix for an output (``.tsv.gz`` parts for a ``.gz`` output)."""
+    return ".tsv.gz" if is_gzip_name(output) else ".tsv"

@@ -446,7 +446,12 @@ def run_stages(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers:
     if run.executor == "ray":
         return run_ray(spec, stages, run)
     executors = slurm_executors(spec, stages, run)
-    executors[-1].run()  # launches the dependencies first
+    with _quiet_main_logging():
+        executors[-1].run()  # launches the dependencies first
+    logger.warning("submitted %d Slurm job arrays (%s), one per stage, each waiting for the one before; the output "
+                   "appears at %s when the last ends (scripts and logs: %s)", len(executors),
+                   ", ".join(f"{s.name}: {e.job_id}" for s, e in zip(stages, executors, strict=True)), spec.output,
+                   spec.work / "stages")
     return False
 
 

@@ -126,6 +126,11 @@ class AnnotateStep(CorpusStep):
                                                  "not computed)")
                     out.append(format_numbers(column))
             lines = list(map("\t".join, zip(*out, strict=True)))
+            if "paraphrase_score" in values:
+                parsed.score = batch.columns.pop("paraphrase_score")
+            if "trigram_overlap" in values:
+                parsed.overlap = batch.columns.pop("trigram_overlap")
+        parsed.lines = lines  # the steps after this one see the annotated lines
         batch.output = encode_lines(lines, self.compress)
         self.count({"annotated": len(parsed)})
         return batch
@@ -186,8 +191,8 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
         overwrite: replace an existing output.
     """
     from .columns import common_header, header_of
-    from .filtering import merge_tsv, part_suffix
     from .measures import MeasureContext, get_measure
+    from .parts import merge_tsv, part_suffix
 
     run = run or RunOptions()
     for name in measures:
