@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "corpus",
     "data",
     "train",
+    "train_generator",
+    "paraphrase",
     "eval",
     "embed",
     "score",

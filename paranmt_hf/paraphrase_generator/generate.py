@@ -93,7 +93,7 @@ class ParaphraseGenerator:
         for i, text in enumerate(texts):
             if not text.strip():
                 raise ValueError(f"input {i + 1} is empty")
-        encoded = self.tokenizer(list(texts), truncation=False)["input_ids"]
+        encoded = self.tokenizer(list(texts), truncation=False, verbose=False)["input_ids"]
         lengths = [len(ids) for ids in encoded]
         self.report.inputs += len(texts)
         self.report.truncated += sum(n > self.max_input_tokens for n in lengths)
@@ -134,3 +134,42 @@ class ParaphraseGenerator:
                    batch_size: int = 32) -> list[str]:
         """The best candidate of each text."""
         return [c[0] for c in self.generate(texts, settings, batch_size)]
+
+
+def paraphrase_file(generator: ParaphraseGenerator, input_path: str | os.PathLike[str],
+                    output_path: str | os.PathLike[str], settings: DecodingSettings | None = None,
+                    batch_size: int = 32, chunk_lines: int = 10_000, overwrite: bool = False,
+                    progress: bool = True) -> dict[str, int]:
+    """Paraphrase every line of a text file into a TSV: ``input TAB candidate``, one line per candidate.
+
+    Empty lines are skipped and counted; the output is written atomically and never replaces the input. Returns
+    the counts (inputs, empty lines skipped, truncated inputs, output lines).
+    """
+    from ..utils.atomic import atomic_output
+
+    counts = {"inputs": 0, "empty_skipped": 0, "truncated": 0, "output_lines": 0}
+    before = generator.report.truncated
+    with atomic_output(output_path, [input_path], overwrite) as tmp, \
+            open(input_path, encoding="utf-8") as source, open(tmp, "w", encoding="utf-8", newline="\n") as out:
+        chunk: list[str] = []
+
+        def flush() -> None:
+            for text, candidates in zip(chunk, generator.generate(chunk, settings, batch_size, progress), strict=True):
+                for candidate in candidates:
+                    out.write(f"{text}\t{candidate}\n")
+                    counts["output_lines"] += 1
+            counts["inputs"] += len(chunk)
+            chunk.clear()
+
+        for line in source:
+            text = line.rstrip("\r\n").replace("\t", " ")
+            if not text.strip():
+                counts["empty_skipped"] += 1
+                continue
+            chunk.append(text)
+            if len(chunk) >= chunk_lines:
+                flush()
+        if chunk:
+            flush()
+    counts["truncated"] = generator.report.truncated - before
+    return counts
