@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "build",
     "convert",
     "corpus",
+    "measures",
     "data",
     "train",
     "train_generator",
