@@ -7,6 +7,11 @@ every ``transformers`` seq2seq tool loads (``AutoModelForSeq2SeqLM``, ``generate
 tokenizer is a SentencePiece-style unigram model trained with ``tokenizers`` (NFKC, ``▁`` word boundaries, ``</s>``
 appended), saved as ``tokenizer.json`` (``AutoTokenizer`` loads it). The same builder makes the small translation
 model of ``results/make_paranmt`` (trained on both languages' text).
+
+opus-mt's conventions, which CTranslate2's Marian converter relies on, are kept: ``</s>`` is id 0, ``<unk>`` 1 and
+``<pad>`` the last id; the ``<pad>`` embedding row is zero and stays zero in training (:func:`zero_pad_row` after
+every step: the decoder starts from that row, and CTranslate2 starts a Marian decoder from a zero vector), and
+``generate`` never emits ``<pad>`` (``bad_words_ids``, as opus-mt's generation configs).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ SIZES: dict[str, Seq2SeqSize] = {
 def train_seq2seq_tokenizer(texts: Iterable[str], vocab_size: int = 8000, max_length: int = 128) -> Any:
     """A unigram subword tokenizer trained on ``texts`` (all sides, all languages), as a ``transformers`` tokenizer.
 
-    Ids: ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2; every encoding ends with ``</s>``.
+    Ids: ``</s>`` 0, ``<unk>`` 1, the pieces, ``<pad>`` last (opus-mt's layout); every encoding ends with ``</s>``.
     """
     tokenizers = require("tokenizers", "generator")
     transformers = require("transformers", "generator")
@@ -56,9 +61,10 @@ def train_seq2seq_tokenizer(texts: Iterable[str], vocab_size: int = 8000, max_le
     tokenizer.normalizer = normalizers.NFKC()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
     tokenizer.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=[PAD, EOS, UNK], unk_token=UNK,
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size - 1, special_tokens=[EOS, UNK], unk_token=UNK,
                                       show_progress=False)
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    tokenizer.add_special_tokens([PAD])  # the last id
     eos = tokenizer.token_to_id(EOS)
     tokenizer.post_processor = processors.TemplateProcessing(single=f"$A {EOS}", pair=f"$A {EOS} $B {EOS}",
                                                              special_tokens=[(EOS, eos)])
@@ -85,5 +91,15 @@ def build_seq2seq_model(tokenizer: Any, size: str | Seq2SeqSize = "small", max_l
     )
     torch.manual_seed(seed)
     model = transformers.MarianMTModel(config)
+    zero_pad_row(model)
     model.generation_config.num_beams = 1
+    model.generation_config.bad_words_ids = [[tokenizer.pad_token_id]]
     return model
+
+
+def zero_pad_row(model: Any) -> None:
+    """Set the ``<pad>`` row of a Marian model's shared embeddings (tied to the output projection) to zero."""
+    torch = require("torch", "generator")
+    pad = model.config.pad_token_id
+    with torch.no_grad():
+        model.get_input_embeddings().weight[pad].zero_()

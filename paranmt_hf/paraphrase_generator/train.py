@@ -24,7 +24,7 @@ from typing import Any
 
 from ..utils.atomic import atomic_output, check_output
 from ..utils.imports import require
-from .build import SIZES, Seq2SeqSize, build_seq2seq_model, train_seq2seq_tokenizer
+from .build import SIZES, Seq2SeqSize, build_seq2seq_model, train_seq2seq_tokenizer, zero_pad_row
 
 logger = logging.getLogger("paranmt_hf.paraphrase_generator")
 
@@ -139,6 +139,20 @@ def _time_limit_callback(limit_minutes: float) -> Any:
     return CPUTimeLimit()
 
 
+def _zero_pad_callback() -> Any:
+    transformers = require("transformers", "generator")
+
+    class ZeroPadRow(transformers.TrainerCallback):
+        """Keep a from-scratch Marian's ``<pad>`` embedding row at zero (see :mod:`.build`)."""
+
+        def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> Any:
+            if model is not None:
+                zero_pad_row(model)
+            return control
+
+    return ZeroPadRow()
+
+
 def _mean_loss(model: Any, columns: dict[str, list[Any]], tokenizer: Any, batch_size: int) -> float:
     """Mean per-token cross entropy (no label smoothing) of the pairs."""
     torch = require("torch", "generator")
@@ -210,7 +224,7 @@ def train_seq2seq(
         base = {"model": str(model)}
     columns, counts = encode_pairs(tokenizer, sources, targets, settings.max_length)
     train_set = datasets.Dataset.from_dict(columns)
-    callbacks = []
+    callbacks = [_zero_pad_callback()] if model is None else []
     limit = _time_limit_callback(settings.max_cpu_minutes) if settings.max_cpu_minutes else None
     if limit is not None:
         callbacks.append(limit)
