@@ -176,3 +176,21 @@ def test_publish_writes_the_generator_card(trained: Path, tmp_path: Path) -> Non
     assert "0.7 <= paraphrase_score <= 1.0" in text and "copy" in text
     for name in ("config.json", "model.safetensors", "tokenizer.json", "generator_summary.json", "evaluation.json"):
         assert (out / name).is_file(), name
+
+
+def test_ctranslate2_converts_a_from_scratch_model_faithfully(trained: Path, tmp_path: Path) -> None:
+    """opus-mt's conventions (pad last, zero pad row): CTranslate2's greedy output equals transformers'."""
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    from paranmt_hf.paraphrase_generator import DecodingSettings, ParaphraseGenerator
+
+    generator = ParaphraseGenerator.from_pretrained(trained)
+    tokenizer, model = generator.tokenizer, generator.model
+    pad = tokenizer.pad_token_id
+    assert pad == len(tokenizer) - 1 and float(model.get_input_embeddings().weight[pad].detach().abs().sum()) == 0.0
+    ctranslate2.converters.TransformersConverter(str(trained)).convert(str(tmp_path / "ct2"), quantization="float32")
+    translator = ctranslate2.Translator(str(tmp_path / "ct2"), device="cpu")
+    texts = [a for a, _, _ in pairs()[::17]]
+    expected = generator.paraphrase(texts, DecodingSettings(num_beams=1, max_new_tokens=40))
+    results = translator.translate_batch([tokenizer.convert_ids_to_tokens(tokenizer(t).input_ids) for t in texts],
+                                         beam_size=1, min_decoding_length=0, max_decoding_length=40)
+    assert [tokenizer.convert_tokens_to_string(r.hypotheses[0]).strip() for r in results] == expected
