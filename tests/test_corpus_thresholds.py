@@ -103,5 +103,5 @@ def test_thresholds_through_the_builder_and_corpus_filter(tmp_path: Path) -> Non
     out = tmp_path / "kept.tsv"
     assert main(["corpus", "filter", str(path), "-o", str(out), "--filter", "thresholds", "--tokenizer",
                  "whitespace", "--bound", "translation_length=:4", "--bound", "unigram_overlap=0:0.999",
-                 "--processes", "1", "--quiet"]) == 0
+                 "--workers", "1", "--quiet"]) == 0
     assert out.read_text(encoding="utf-8") == "one two\tthree four\t0.9\n"
