@@ -194,3 +194,17 @@ def test_ctranslate2_converts_a_from_scratch_model_faithfully(trained: Path, tmp
     results = translator.translate_batch([tokenizer.convert_ids_to_tokens(tokenizer(t).input_ids) for t in texts],
                                          beam_size=1, min_decoding_length=0, max_decoding_length=40)
     assert [tokenizer.convert_tokens_to_string(r.hypotheses[0]).strip() for r in results] == expected
+
+
+def test_read_pairs_mixes_named_and_plain_files(tmp_path: Path) -> None:
+    from paranmt_hf.paraphrase_generator import read_pairs
+
+    named = tmp_path / "bt.tsv"
+    named.write_text("reference\tparaphrase\ttranslation_cost\tsource\na b\tc d\t0.5\tx y\ne f\tg h\t0.25\tz\n",
+                     encoding="utf-8")
+    plain = tmp_path / "pairs.tsv"
+    plain.write_text("i j\tk l\t0.9\nbroken line\n", encoding="utf-8")
+    pairs = read_pairs([named, plain])
+    assert pairs.text_a == ["a b", "e f", "i j"] and pairs.text_b == ["c d", "g h", "k l"]
+    assert pairs.columns == {"paraphrase_score": [None, None, 0.9], "translation_cost": [0.5, 0.25, None]}
+    assert pairs.bad_lines == 1

@@ -19,7 +19,6 @@ from typing import Any
 
 from ..corpus.filters import Bound, ThresholdFilter
 from ..corpus.measures import MeasureContext
-from ..data.records import iter_parsed
 
 DEFAULT_BOUNDS: dict[str, Bound] = {"paraphrase_score": (0.7, 1.0), "trigram_overlap": (None, 0.5)}
 """PRAS Figure 3's generation-data thresholds (score 0.7-1.0, trigram overlap <= 0.5)."""
@@ -36,17 +35,33 @@ class PairColumns:
 
 
 def read_pairs(paths: Sequence[str | os.PathLike[str]], fmt: str = "pairs", strict: bool = False) -> PairColumns:
-    """The pairs of TSV files (``text_a TAB text_b [TAB score [TAB trigram_overlap]]``; bad lines counted)."""
-    out = PairColumns(columns={"paraphrase_score": [], "trigram_overlap": []})
-    for parsed in iter_parsed(list(paths), fmt, strict):
-        out.text_a.extend(parsed.text_a)
-        out.text_b.extend(parsed.text_b)
-        out.columns["paraphrase_score"].extend(parsed.score)
-        out.columns["trigram_overlap"].extend(parsed.overlap)
-        out.bad_lines += parsed.report.total_bad
-    for name in list(out.columns):
-        if all(v is None for v in out.columns[name]):
-            del out.columns[name]
+    """The pairs of TSV files and their numeric columns (bad lines counted).
+
+    A file whose first line names its columns (``corpus backtranslate`` / ``annotate`` output) is read by name;
+    others with ``fmt`` (``text_a TAB text_b [TAB score [TAB trigram_overlap]]`` for ``pairs``). Files may differ.
+    """
+    from ..corpus.batches import PairReader
+    from ..corpus.columns import common_header
+
+    out = PairColumns()
+    chunks: list[tuple[int, dict[str, list[Any]]]] = []
+    for path in paths:
+        reader = PairReader([path], fmt, strict=strict, header=common_header([path]))
+        for batch in reader.run():
+            parsed = batch.parsed
+            columns = {"paraphrase_score": parsed.score, "trigram_overlap": parsed.overlap,
+                       **{k: v for k, v in batch.columns.items() if k != "source"}}
+            chunks.append((len(parsed), columns))
+            out.text_a.extend(parsed.text_a)
+            out.text_b.extend(parsed.text_b)
+            out.bad_lines += parsed.report.total_bad
+    names = dict.fromkeys(name for _, columns in chunks for name in columns)
+    for name in names:
+        values: list[float | None] = []
+        for size, columns in chunks:
+            values.extend(columns.get(name) or [None] * size)
+        if any(v is not None for v in values):
+            out.columns[name] = values
     return out
 
 

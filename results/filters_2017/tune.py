@@ -12,13 +12,14 @@ trigram overlap, BLEU) and each setting of its grid, as E17 §2.2 does:
 4. per filter, keep the setting with the best dev score and report its test scores (STS12-16, papers' protocol;
    STS-B test), which play no part in the choice.
 
-"None (random)" samples without a filter (three seeds, to show the run-to-run spread). The language model (KenLM
-3-gram, E17) and the reference classifier are trained on the held-out pool (its references; references vs
-back-translations), never on the mining pool. Columns come from :data:`paranmt_hf.corpus.measures.MEASURES`.
-Resumable: settings already in ``runs.jsonl`` are skipped.
+"None (random)" samples without a filter (three seeds, to show the run-to-run spread). The columns are those of
+:data:`paranmt_hf.corpus.measures.MEASURES`, read from the annotated file (``corpus annotate``); the language model
+(KenLM 3-gram, E17) and the reference classifier behind two of them are trained on the held-out pool (its
+references; references vs back-translations), never on the mining pool. Resumable: settings already in
+``runs.jsonl`` are skipped.
 
-    python results/filters_2017/tune.py --mining runs/make_paranmt/bt-mining.tsv \\
-        --heldout runs/make_paranmt/bt-heldout.tsv --work runs/filters_2017 [--pairs 4000] [--full-grid]
+    python results/filters_2017/tune.py --mining runs/make_paranmt/annotated.tsv --work runs/filters_2017 \\
+        [--pairs 4000] [--full-grid]
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ def grids(full: bool) -> dict[str, list[dict[str, tuple[float | None, float | No
     }
 
 
-def read_backtranslations(path: Path) -> dict[str, Any]:
-    """Rows of a back-translation file: reference, back-translation, translation cost, group (one per source).
+NEEDED = ("translation_length", "translation_cost", "lm_perplexity", "reference_probability", "unigram_overlap",
+          "bigram_overlap", "trigram_overlap", "bleu")
 
-    Reads a header naming the columns (``reference``, ``paraphrase``, ``translation_cost``, optional ``source``),
-    as ``paranmt-hf corpus backtranslate`` writes it.
-    """
+
+def read_backtranslations(path: Path) -> dict[str, Any]:
+    """Rows of a back-translation file (``corpus backtranslate``, possibly ``corpus annotate``d): the texts, every
+    numeric column the header names, and a group per source sentence (its n-best list)."""
+    from paranmt_hf.corpus.measures import MEASURES
+
     lines = path.read_text(encoding="utf-8").splitlines()
     header = lines[0].split("\t")
     if header[:2] not in (["reference", "paraphrase"], ["text_a", "text_b"]):
@@ -82,35 +86,28 @@ def read_backtranslations(path: Path) -> dict[str, Any]:
     for row in rows:
         key = (row[0], row[index["source"]] if "source" in index else "")
         group.append(groups.setdefault(key, len(groups)))
-    return {"reference": [r[0] for r in rows], "translation": [r[1] for r in rows],
-            "translation_cost": [float(r[index["translation_cost"]]) for r in rows], "group": np.asarray(group)}
+    columns = {name: np.asarray([float(r[i]) for r in rows]) for name, i in index.items() if name in MEASURES}
+    return {"reference": [r[0] for r in rows], "translation": [r[1] for r in rows], "columns": columns,
+            "group": np.asarray(group)}
 
 
-def columns_for(mining: dict[str, Any], work: Path, heldout: dict[str, Any], lmplz: str | None) -> dict[str, Any]:
-    """Every filter column of the mining rows (cached in ``work/columns.npz``)."""
+def columns_for(mining: dict[str, Any], work: Path, language_model: str | None,
+                classifier: str | None) -> dict[str, Any]:
+    """Every filter column of the mining rows: the file's own, the others computed (cached in ``work``)."""
     cache = work / "columns.npz"
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    from paranmt_hf.corpus.language_model import train_language_model
     from paranmt_hf.corpus.measures import MeasureContext, compute_measures
-    from paranmt_hf.corpus.reference_classifier import train_reference_classifier
 
-    lm_dir, clf_dir = work / "lm", work / "classifier"
-    references = list(dict.fromkeys(heldout["reference"]))
-    if not lm_dir.exists():
-        train_language_model(references, lm_dir, order=3, lmplz=lmplz)
-    if not clf_dir.exists():
-        classifier = train_reference_classifier(heldout["reference"], heldout["translation"], validation=0.1,
-                                                test=0.1)
-        classifier.save(clf_dir)
-    context = MeasureContext(language_model=str(lm_dir), classifier=str(clf_dir))
-    names = ["translation_length", "unigram_overlap", "bigram_overlap", "trigram_overlap", "bleu", "lm_perplexity",
-             "reference_probability"]
-    start = time.process_time()
-    values = compute_measures(names, mining["reference"], mining["translation"], context)
-    values["translation_cost"] = np.asarray(mining["translation_cost"], dtype=np.float64)
-    print(f"columns of {len(mining['reference']):,} rows in {time.process_time() - start:.0f} CPU s", flush=True)
+    values = {k: v for k, v in mining["columns"].items() if k in NEEDED}
+    missing = [name for name in NEEDED if name not in values]
+    if missing:
+        start = time.process_time()
+        context = MeasureContext(language_model=language_model, classifier=classifier)
+        values.update(compute_measures(missing, mining["reference"], mining["translation"], context))
+        print(f"computed {', '.join(missing)} for {len(mining['reference']):,} rows in "
+              f"{time.process_time() - start:.0f} CPU s", flush=True)
     np.savez(cache, **values)
     return values
 
@@ -166,11 +163,14 @@ def train_and_score(rows: list[tuple[str, str]], out: Path, seed: int) -> dict[s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mining", type=Path, required=True, help="back-translations of the mining pool")
-    parser.add_argument("--heldout", type=Path, required=True, help="back-translations of the held-out pool")
-    parser.add_argument("--work", type=Path, required=True, help="folder for the LM, classifier, columns, models")
+    parser.add_argument("--mining", type=Path, required=True,
+                        help="back-translations of the mining pool (corpus backtranslate [+ corpus annotate])")
+    parser.add_argument("--language-model", default=None, help="KenLM model (measures train-lm on the held-out "
+                        "pool), when the file has no lm_perplexity column")
+    parser.add_argument("--classifier", default=None, help="reference classifier (measures train-classifier on the "
+                        "held-out pool), when the file has no reference_probability column")
+    parser.add_argument("--work", type=Path, required=True, help="folder for the columns and the models")
     parser.add_argument("--pairs", type=int, default=4000, help="training pairs per setting (E17: 24,000)")
-    parser.add_argument("--lmplz", default=None, help="KenLM's lmplz (default: $KENLM_BIN or PATH)")
     parser.add_argument("--full-grid", action="store_true", help="E17's full diversity grids (lower bounds 0-0.3)")
     parser.add_argument("--only", nargs="*", default=None, help="run only these filters")
     parser.add_argument("--runs", type=Path, default=HERE / "runs.jsonl")
@@ -180,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     args.work.mkdir(parents=True, exist_ok=True)
-    mining, heldout = read_backtranslations(args.mining), read_backtranslations(args.heldout)
-    columns = columns_for(mining, args.work, heldout, args.lmplz)
+    mining = read_backtranslations(args.mining)
+    columns = columns_for(mining, args.work, args.language_model, args.classifier)
     done = set()
     if args.runs.is_file():
         done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in map(json.loads, args.runs.read_text(
