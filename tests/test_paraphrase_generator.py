@@ -62,6 +62,8 @@ def test_train_generator_selects_holds_out_and_trains_both_directions(trained: P
     assert len(held) == 12
     assert data["training_pairs"] + data["left_out_sharing_a_held_out_sentence"] + 12 == total
     assert summary["steps"] == 150 and summary["base"]["from_scratch"] == "marian"
+    config = json.loads((trained / "generation_config.json").read_text(encoding="utf-8"))
+    assert config["max_new_tokens"] == 128  # not transformers' default of 20 tokens
     # it learnt: the held-out loss is far below a uniform guess over the vocabulary
     assert summary["eval"]["loss"] < 0.6 * math.log(summary["base"]["vocab_size"])
     for name in ("config.json", "model.safetensors", "tokenizer.json", "evaluation.json"):

@@ -93,6 +93,7 @@ def build_seq2seq_model(tokenizer: Any, size: str | Seq2SeqSize = "small", max_l
     model = transformers.MarianMTModel(config)
     zero_pad_row(model)
     model.generation_config.num_beams = 1
+    model.generation_config.max_new_tokens = max_length  # transformers' default (20 tokens in all) cuts sentences
     model.generation_config.bad_words_ids = [[tokenizer.pad_token_id]]
     return model
 

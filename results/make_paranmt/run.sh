@@ -24,7 +24,7 @@ mkdir -p "$W"
 # 3. back-translate the German of both pools (CTranslate2 int8; beam 5, the 5-best kept: EMNLP 2017's n-best lists)
 for pool in mining heldout; do
   [ -f "$W/bt-$pool.tsv" ] || $PHF corpus backtranslate "$W/data/bt-$pool.tsv" --source-column 1 \
-      --model "$W/mt-model" --engine ctranslate2 --num-beams 5 --num-return 5 --with-source \
+      --model "$W/mt-model" --engine ctranslate2 --num-beams 5 --num-return 5 --max-new-tokens 128 --with-source \
       --workers 1 --quiet -o "$W/bt-$pool.tsv"
 done
 
