@@ -120,7 +120,7 @@ def test_reference_probability_is_the_classifier_on_the_translation(tmp_path: Pa
         ReferenceClassifier.load(tmp_path)
 
 
-def test_paraphrase_score_is_the_models_cosine() -> None:
+def test_paraphrase_score_is_the_models_cosine(tmp_path: Path) -> None:
     from paranmt_hf import build_encoder
 
     encoder = build_encoder("word", ["a b c d e f"] * 3, embedding_dim=6, seed=1)
@@ -131,6 +131,8 @@ def test_paraphrase_score_is_the_models_cosine() -> None:
     assert got[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError, match="needs a model"):
         column("paraphrase_score", a, b)
+    encoder.save_pretrained(tmp_path / "model")  # a folder (a path string) loads the model
+    assert column("paraphrase_score", a, b, MeasureContext(encoder=str(tmp_path / "model"))) == pytest.approx(got)
 
 
 def test_english_needs_both_sides_english() -> None:

@@ -88,7 +88,7 @@ def _load_encoder(context: MeasureContext) -> Any:
     given = context.encoder
     if given is None:
         raise _missing("a model (the paraphrase score is its cosine)", "paraphrase_score", "--model / encoder=")
-    if hasattr(given, "encode") and not isinstance(given, str | os.PathLike):  # a str has .encode too
+    if not isinstance(given, (str, os.PathLike)):  # an encoder object (a str has an ``encode`` too)
         return given
     from ..model.encoder import ParaNMTEncoder
 
@@ -99,7 +99,7 @@ def _load_language_model(context: MeasureContext) -> Any:
     given = context.language_model
     if given is None:
         raise _missing("a KenLM language model", "lm_perplexity", "--language-model / language_model=")
-    if hasattr(given, "perplexity_many"):
+    if not isinstance(given, (str, os.PathLike)):
         return given
     from .language_model import NgramLanguageModel
 
@@ -110,7 +110,7 @@ def _load_classifier(context: MeasureContext) -> Any:
     given = context.classifier
     if given is None:
         raise _missing("a reference classifier", "reference_probability", "--classifier / classifier=")
-    if hasattr(given, "reference_probability"):
+    if not isinstance(given, (str, os.PathLike)):
         return given
     from .reference_classifier import ReferenceClassifier
 
