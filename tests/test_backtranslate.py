@@ -143,6 +143,22 @@ def test_ctranslate2_greedy_equals_transformers_greedy_in_float32(models: dict[s
     # <pad> (a random model gives it some; a trained opus-mt model ~0); the other models agree to float precision
     assert max(differences) < (0.05 if kind == "marian" else 1e-4)
     assert (tmp_path / next(p.name for p in tmp_path.iterdir()) / "model.bin").is_file()  # converted once, cached
+    # beam search: the cost taken from the decoder's scores equals the definition (scoring each candidate)
+    beam = CTranslate2Translator(models[kind], DecodingOptions(num_beams=3, num_return=2, **CODES[kind]),
+                                 compute_type="float32", threads=1, cache_dir=tmp_path)
+    found = beam.translate(sentences[:15]).hypotheses
+    source = [beam.tokenizer.convert_ids_to_tokens(ids) for ids in beam.tokenizer(sentences[:15])["input_ids"]]
+    checked = 0
+    for tokens, candidates in zip(source, found, strict=True):
+        for c in candidates:
+            if beam.tokenizer.unk_token_id in c.token_ids:  # (random M2M100 models emit its unnamed "made-up" ids)
+                continue
+            checked += 1
+            target = [*beam.prefix, *beam.tokenizer.convert_ids_to_tokens(list(c.token_ids))]
+            log_probs = beam.translator.score_batch([tokens], [target], offset=len(beam.prefix))[0].log_probs
+            log_probs = log_probs if c.finished else log_probs[:-1]
+            assert c.cost == pytest.approx(-sum(log_probs) / len(log_probs), abs=1e-4) and c.tokens == len(log_probs)
+    assert checked > 15
     assert CTranslate2Translator(models[kind], options, compute_type="int8", cache_dir=tmp_path).translate(
         sentences[:3]).hypotheses[0][0].cost > 0
 

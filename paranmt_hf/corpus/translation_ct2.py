@@ -5,8 +5,11 @@ Hub id) with ``ctranslate2.converters.TransformersConverter`` into ``<cache>/ctr
 covers the model's files, so an edited model is converted again), then translates with ``ctranslate2.Translator``:
 the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the
 target prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each
-candidate (``Translator.score_batch``, the language token excluded), so it has the definition of
-:mod:`paranmt_hf.corpus.translation` whatever the engine. Weights are stored in float32; ``compute_type``
+candidate (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own
+scores under beam and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced
+language token excluded, with no mask renormalising them at ``min_decoding_length=0``),
+so it has the definition of :mod:`paranmt_hf.corpus.translation` whatever the engine (tests/test_backtranslate.py
+checks both ways against a full scoring). Weights are stored in float32; ``compute_type``
 (``int8`` on CPU by default, ``float32`` for exact float arithmetic) chooses how they run.
 """
 
@@ -192,20 +195,38 @@ class CTranslate2Translator:
         if self.options.do_sample:
             ctranslate2.set_random_seed(self.options.seed if seed is None else seed)
         prefix = [self.prefix] * len(source) if self.prefix else None
-        results = self.translator.translate_batch(source, target_prefix=prefix, **self.translate_kwargs())
-        rows: list[tuple[int, list[str], bool]] = []
+        # beam / greedy search: the cost comes from the decoder's own scores (Σ log p over the decoded tokens, the
+        # end token included, / L ** length_penalty; no mask renormalises them, as min_decoding_length is the
+        # model's, normally 0); sampling: by scoring each candidate
+        kwargs = self.translate_kwargs()
+        from_scores = not self.options.do_sample and not kwargs["min_decoding_length"]
+        results = self.translator.translate_batch(source, target_prefix=prefix, return_scores=from_scores, **kwargs)
+        rows: list[tuple[int, list[str], bool, float | None]] = []
         for index, result in enumerate(results):
-            for tokens in result.hypotheses:
+            scores = result.scores if from_scores else [None] * len(result.hypotheses)
+            for tokens, score in zip(result.hypotheses, scores, strict=True):
                 finished = bool(tokens) and tokens[-1] == self.eos_token
-                rows.append((index, tokens[:-1] if finished else list(tokens), finished))
-        scores = self.translator.score_batch([source[i] for i, _, _ in rows], [t for _, t, _ in rows],
-                                             max_batch_size=self.options.batch_tokens, batch_type="tokens",
-                                             max_input_length=0, offset=len(self.prefix))
+                rows.append((index, tokens[:-1] if finished else list(tokens), finished, score))
+        if from_scores:
+            penalty = kwargs["length_penalty"]
+            costs = []
+            for _, tokens, finished, score in rows:
+                # CTranslate2 normalises by every generated token (target prefix and end token included) but sums
+                # the log-probabilities of the decoded ones only: the prefix is forced, not scored
+                length = len(tokens) + int(finished)
+                counted = length - len(self.prefix)
+                costs.append((-score * length**penalty / counted if counted else math.nan, counted))
+        else:
+            scored = self.translator.score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
+                                                 max_batch_size=self.options.batch_tokens, batch_type="tokens",
+                                                 max_input_length=0, offset=len(self.prefix))
+            costs = []
+            for (_, _, finished, _), result in zip(rows, scored, strict=True):
+                log_probs = list(result.log_probs) if finished else list(result.log_probs)[:-1]  # no end token
+                costs.append((-math.fsum(log_probs) / len(log_probs) if log_probs else math.nan, len(log_probs)))
         out: list[list[Translation]] = [[] for _ in sentences]
-        for (index, tokens, finished), score in zip(rows, scores, strict=True):
-            log_probs = list(score.log_probs) if finished else list(score.log_probs)[:-1]  # no end token: not counted
+        for (index, tokens, finished, _), (cost, counted) in zip(rows, costs, strict=True):
             ids = self.tokenizer.convert_tokens_to_ids(tokens[len(self.prefix):])
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            cost = -math.fsum(log_probs) / len(log_probs) if log_probs else math.nan
-            out[index].append(Translation(text, cost, len(log_probs), finished, tuple(ids)))
+            out[index].append(Translation(text, cost, counted, finished, tuple(ids)))
         return TranslatedBatch(out, encoded.truncated)
