@@ -249,12 +249,12 @@ def test_cli_rejects_bad_models_and_options_in_one_line(models: dict[str, Path],
 
 @pytest.mark.parametrize("sample", [False, True])
 def test_any_number_of_tasks_gives_the_one_task_output(models: dict[str, Path], tmp_path: Path, sample: bool) -> None:
-    src = _bitext(tmp_path / "bitext.en-de.tsv", 30)
+    src = _bitext(tmp_path / "bitext.en-de.tsv", 24)
     decoding = ["--do-sample", "--num-return", "2", "--seed", "3"] if sample else ["--num-beams", "2"]
     base = ["corpus", "backtranslate", str(src), "--model", str(models["marian"]), "--quiet", "--chunk-bytes", "300",
             *decoding]
     assert main([*base, "-o", str(tmp_path / "one.tsv"), "--tasks", "1", "--workers", "1"]) == 0
-    assert main([*base, "-o", str(tmp_path / "three.tsv"), "--tasks", "3", "--workers", "2"]) == 0
+    assert main([*base, "-o", str(tmp_path / "three.tsv"), "--tasks", "3", "--workers", "2" if sample else "1"]) == 0
     one = (tmp_path / "one.tsv").read_bytes()
     assert (tmp_path / "three.tsv").read_bytes() == one and one.count(b"\n") > 10
 

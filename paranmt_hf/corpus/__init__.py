@@ -1,4 +1,4 @@
-"""Corpus tools: per-pair measures, filters, de-duplication, histogram, export, paraphrase lexicon.
+"""Corpus tools: back-translation, per-pair measures, filters, de-duplication, histogram, export, lexicon, at scale.
 
 The names below are imported on first use, so that importing a module of the package (the CLI reads the filter
 registry, :mod:`paranmt_hf.corpus.filters`, to build its parser) does not import them all.
@@ -47,6 +47,20 @@ _LAZY: dict[str, str] = {
     "annotate_pairs": "paranmt_hf.corpus.score",
     "cosine_scores": "paranmt_hf.corpus.measures",
     "nltk_word_tokenize": "paranmt_hf.corpus.tokens",
+    # the scale commands (datatrove runs); back-translation: paranmt_hf.corpus.backtranslate.backtranslate
+    "RunOptions": "paranmt_hf.corpus.runner",
+    "merge_job": "paranmt_hf.corpus.runner",
+    "annotate_corpus": "paranmt_hf.corpus.score",
+    "filter_corpus": "paranmt_hf.corpus.filtering",
+    "dedup_files": "paranmt_hf.corpus.dedup",
+    "export_files": "paranmt_hf.corpus.export",
+    "histogram_files": "paranmt_hf.corpus.histogram",
+    "make_paranmt": "paranmt_hf.corpus.make",
+    "DecodingOptions": "paranmt_hf.corpus.translation",
+    "TransformersTranslator": "paranmt_hf.corpus.translation",
+    "CTranslate2Translator": "paranmt_hf.corpus.translation_ct2",
+    "load_translator": "paranmt_hf.corpus.translation_engines",
+    "build_translation_model": "paranmt_hf.corpus.synthetic_translation",
 }
 
 __all__ = sorted(_LAZY)
