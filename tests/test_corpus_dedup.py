@@ -1,4 +1,5 @@
-"""`corpus dedup` on files: external hash sort at bounded memory, same answers as the in-memory set."""
+"""`corpus dedup` on files: external hash sort at bounded memory, exact across tasks, same answers as the in-memory
+set."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import pytest
 
 from paranmt_hf.corpus import dedup as dedup_module
 from paranmt_hf.corpus.dedup import dedup_files, dedup_records
-from paranmt_hf.corpus.pipeline import RunSettings
-from paranmt_hf.data.reader import Shard
+from paranmt_hf.corpus.runner import RunOptions
 from paranmt_hf.data.records import iter_records
 
 
@@ -23,10 +23,9 @@ def _corpus(path: Path, n: int = 5000, seed: int = 0) -> Path:
     return path
 
 
-def _run(path: Path, settings: RunSettings, **kwargs: object) -> tuple[list[str], object]:
-    chunks: list[bytes] = []
-    summary = dedup_files([path], chunks.append, settings, **kwargs)
-    return b"".join(chunks).decode().splitlines(), summary
+def _run(path: Path, out: Path, run: RunOptions, **kwargs: object) -> tuple[list[str], object]:
+    summary = dedup_files([path], out, run, **kwargs)
+    return out.read_text(encoding="utf-8").splitlines(), summary
 
 
 @pytest.mark.parametrize(("keep", "key"), [("first", "pair"), ("none", "pair"), ("first", "line"), ("none", "line")])
@@ -34,7 +33,8 @@ def test_same_lines_as_the_in_memory_dedup(tmp_path: Path, monkeypatch: pytest.M
                                            key: str) -> None:
     path = _corpus(tmp_path / "in.tsv")
     monkeypatch.setattr(dedup_module, "_BUCKET_BUFFER", 7)  # spill to the bucket files many times
-    got, summary = _run(path, RunSettings(processes=2, block_bytes=4000, progress=False), keep=keep, key=key)
+    got, summary = _run(path, tmp_path / "out.tsv", RunOptions(workers=1, tasks=3, chunk_bytes=4000, progress=False),
+                        keep=keep, key=key)
 
     def records() -> list[dict]:
         return [rec for _, _, rec in iter_records([path], "pairs")]
@@ -46,19 +46,19 @@ def test_same_lines_as_the_in_memory_dedup(tmp_path: Path, monkeypatch: pytest.M
     assert summary.counts["kept"] + summary.counts["duplicate"] == 4999
 
 
-def test_hash_shards_union_is_the_whole_output(tmp_path: Path) -> None:
+def test_any_number_of_tasks_gives_the_one_task_output(tmp_path: Path) -> None:
+    # the duplicates are global: a pair's first copy in one task removes its copies in every other task
     path = _corpus(tmp_path / "in.tsv", seed=1)
-    whole, _ = _run(path, RunSettings(processes=1, progress=False))
-    parts = [_run(path, RunSettings(processes=1, shard=Shard(i, 3), progress=False))[0] for i in range(3)]
-    assert sorted(line for part in parts for line in part) == sorted(whole)
-    assert all(part for part in parts)
-    order = {line: i for i, line in enumerate(whole)}
-    assert all([order[x] for x in part] == sorted(order[x] for x in part) for part in parts)  # input order
+    whole, _ = _run(path, tmp_path / "one.tsv", RunOptions(workers=1, tasks=1, progress=False))
+    for tasks in (2, 5):
+        split, summary = _run(path, tmp_path / f"{tasks}.tsv",
+                              RunOptions(workers=2, tasks=tasks, chunk_bytes=3000, progress=False))
+        assert split == whole and summary.tasks == tasks
+    assert len(whole) < 4999
 
 
-def test_temporary_buckets_are_removed(tmp_path: Path) -> None:
+def test_the_work_folder_is_removed(tmp_path: Path) -> None:
     path = _corpus(tmp_path / "in.tsv")
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    _run(path, RunSettings(processes=1, progress=False), temp_dir=temp)
-    assert list(temp.iterdir()) == []
+    work = tmp_path / "work"
+    _run(path, tmp_path / "out.tsv", RunOptions(workers=1, progress=False, work_dir=str(work)))
+    assert not work.exists()

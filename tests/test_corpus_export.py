@@ -72,17 +72,16 @@ def test_export_processed_and_pairs(tmp_path: Path) -> None:
     assert pairs["trigram_overlap"] == pytest.approx([0.0, 0.0, 0.5]) and pairs[1]["score"] is None
 
 
-def test_two_export_shards_merge_into_the_one_machine_export(tmp_path: Path, paranmt_zip: Path) -> None:
+def test_two_export_tasks_merge_into_the_one_task_export(tmp_path: Path, paranmt_zip: Path) -> None:
     from datasets import load_dataset
 
     whole, sharded = tmp_path / "whole", tmp_path / "sharded"
     args = ["--config", "full", "--config", "filtered", "--shard-rows", "2", "--quiet"]
-    assert main(["corpus", "export", str(paranmt_zip), "-o", str(whole), *args]) == 0
-    for index in ("0", "1"):
-        assert main(["corpus", "export", str(paranmt_zip), "-o", str(sharded), "--num-shards", "2", "--shard-index",
-                     index, *args]) == 0
-    assert (tmp_path / "sharded-00001-of-00002" / "README.md").exists()
-    assert main(["corpus", "merge", "-o", str(sharded)]) == 0
+    assert main(["corpus", "export", str(paranmt_zip), "-o", str(whole), "--tasks", "1", *args]) == 0
+    for index in ("1", "0"):  # as on two machines sharing the folder: the last one writes the folder
+        assert main(["corpus", "export", str(paranmt_zip), "-o", str(sharded), "--tasks", "2", "--local-tasks", "1",
+                     "--local-rank-offset", index, "--chunk-bytes", "200", *args]) == 0
+        assert sharded.exists() == (index == "0")
     for config in ("full", "filtered"):
         ours = load_dataset(str(sharded), config, split="train", cache_dir=str(tmp_path / "c1")).to_list()
         one = load_dataset(str(whole), config, split="train", cache_dir=str(tmp_path / "c2")).to_list()
@@ -98,3 +97,25 @@ def test_export_refuses_to_replace_an_existing_folder(tmp_path: Path, paranmt_zi
     (out / "mine.txt").write_text("keep me")
     assert main(["corpus", "export", str(paranmt_zip), "--config", "full", "-o", str(out), "--quiet"]) == 1
     assert (out / "mine.txt").read_text() == "keep me"
+
+
+def test_export_of_your_own_pairs_describes_them_not_paranmt(tmp_path: Path) -> None:
+    # issue 24 item 15: the card of your own pairs is not ParaNMT-50M's (licence, origin, column meanings, upload)
+    src = tmp_path / "my-pairs.tsv"
+    src.write_text("a man plays a guitar .\ta guy is playing guitar .\t0.8\nhello there\thi there\t0.6\n")
+    out = tmp_path / "hub"
+    assert main(["corpus", "export", str(src), "--config", "pairs", "-o", str(out), "--tokenizer", "whitespace",
+                 "--repo-id", "me/my-pairs", "--quiet"]) == 0
+    card = (out / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---")[1])
+    assert meta["license"] == "unknown" and "license_name" not in meta and meta["pretty_name"] == "Paraphrase pairs"
+    assert "CzEng" not in card and "PARAGRAM" not in card and "phontron" not in card
+    assert "huggingface-cli" not in card and "hf upload --repo-type dataset me/my-pairs ." in card
+    for column in ("text_a", "text_b", "score", "trigram_overlap"):
+        assert f"- `{column}`: " in card  # every exported column is described
+    assert "- `reference`" not in card  # and only those
+    assert str(src) in card
+    paranmt = tmp_path / "paranmt"
+    assert main(["corpus", "export", str(src), "--config", "pairs", "-o", str(paranmt), "--card", "paranmt",
+                 "--quiet"]) == 0
+    assert "CzEng" in (paranmt / "README.md").read_text()  # asked for explicitly

@@ -71,7 +71,8 @@ def _rows(path: Path) -> list[list[str]]:
 def test_filter_keeps_exactly_the_rows_of_the_papers_filter_and_of_the_builder(corpus: Path, tmp_path: Path,
                                                                                capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "filtered.tsv"
-    assert main(["corpus", "filter", str(corpus), "-o", str(out), "--with-overlap", "--processes", "2"]) == 0
+    assert main(["corpus", "filter", str(corpus), "-o", str(out), "--with-overlap", "--workers", "2", "--tasks", "3",
+                 "--chunk-bytes", "20000"]) == 0
     got = [(r[0], r[1], float(r[2]), float(r[3])) for r in _rows(out)]
     expected = reference_filter(corpus)
     assert len(expected) > 500
@@ -89,9 +90,9 @@ def test_filter_keeps_exactly_the_rows_of_the_papers_filter_and_of_the_builder(c
 def test_one_or_two_processes_and_gzip_give_the_same_output(corpus: Path, tmp_path: Path) -> None:
     one, two, gz = tmp_path / "one.tsv", tmp_path / "two.tsv", tmp_path / "two.tsv.gz"
     base = ["corpus", "filter", str(corpus), "--quiet", "--no-language-filter"]
-    assert main([*base, "-o", str(one), "--processes", "1"]) == 0
-    assert main([*base, "-o", str(two), "--processes", "2"]) == 0
-    assert main([*base, "-o", str(gz), "--processes", "2"]) == 0
+    assert main([*base, "-o", str(one), "--workers", "1"]) == 0
+    assert main([*base, "-o", str(two), "--workers", "2", "--tasks", "4", "--chunk-bytes", "20000"]) == 0
+    assert main([*base, "-o", str(gz), "--workers", "2", "--tasks", "4", "--chunk-bytes", "20000"]) == 0
     assert one.read_bytes() == two.read_bytes() and len(one.read_bytes()) > 1000
     assert gzip.decompress(gz.read_bytes()) == one.read_bytes()
 
@@ -102,39 +103,49 @@ def test_one_or_two_processes_and_gzip_give_the_same_output(corpus: Path, tmp_pa
     ["annotate", "--format", "paranmt", "--tokenizer", "whitespace"],
     ["dedup", "--format", "paranmt"],
 ])
-def test_two_shards_merge_into_the_one_machine_output(corpus: Path, tmp_path: Path, command: list[str]) -> None:
+def test_tasks_run_separately_merge_into_the_one_task_output(corpus: Path, tmp_path: Path,
+                                                             command: list[str]) -> None:
     name, *options = command
-    whole, sharded = tmp_path / "whole.tsv.gz", tmp_path / "sharded.tsv.gz"
-    assert main(["corpus", name, str(corpus), "-o", str(whole), "--quiet", *options]) == 0
-    for index in (0, 1):
-        assert main(["corpus", name, str(corpus), "-o", str(sharded), "--quiet", "--num-shards", "2",
-                     "--shard-index", str(index), *options]) == 0
-    parts = sorted(tmp_path.glob("sharded-*-of-00002.tsv.gz"))
-    assert [p.name for p in parts] == ["sharded-00001-of-00002.tsv.gz", "sharded-00002-of-00002.tsv.gz"]
-    assert all(_rows(p) for p in parts)  # both shards hold rows
-    assert main(["corpus", "merge", "-o", str(sharded)]) == 0
-    if name == "dedup":  # shards split by hash: the same rows, each shard in input order
-        assert sorted(_rows(sharded)) == sorted(_rows(whole))
-    else:
-        assert gzip.decompress(sharded.read_bytes()) == gzip.decompress(whole.read_bytes())
+    whole, split = tmp_path / "whole.tsv.gz", tmp_path / "split.tsv.gz"
+    assert main(["corpus", name, str(corpus), "-o", str(whole), "--quiet", "--tasks", "1", *options]) == 0
+    args = ["corpus", name, str(corpus), "-o", str(split), "--quiet", "--tasks", "2", "--local-tasks", "1",
+            "--chunk-bytes", "30000", *options]
+    assert main([*args, "--local-rank-offset", "1"]) == 0  # as on two machines sharing the folder
+    assert not split.exists()  # written once every task is done
+    if name != "dedup":  # (dedup's first stage only hashes: the run that completes it writes every task's part)
+        parts = sorted((tmp_path / ".split.tsv.gz.paranmt-work" / "parts").glob("*.tsv.gz"))
+        assert [p.name for p in parts] == ["00001.tsv.gz"] and _rows(parts[0])
+    assert main(["corpus", "merge", "-o", str(split)]) == 1 and not split.exists()  # task 0 is not done
+    assert main([*args, "--local-rank-offset", "0"]) == 0  # the last task done: the output is written
+    assert gzip.decompress(split.read_bytes()) == gzip.decompress(whole.read_bytes())  # dedup too: global, in order
+    assert not (tmp_path / ".split.tsv.gz.paranmt-work").exists()
+
+
+def test_renamed_shard_flags_warn_and_still_work(corpus: Path, tmp_path: Path) -> None:
+    out, whole = tmp_path / "kept.tsv", tmp_path / "whole.tsv"
+    base = ["corpus", "filter", str(corpus), "--quiet", "--no-language-filter"]
+    for index in ("0", "1"):
+        with pytest.warns(FutureWarning, match="--local-tasks 1 --local-rank-offset I"), \
+                pytest.warns(FutureWarning, match="--num-shards is now --tasks"):
+            assert main([*base, "-o", str(out), "--num-shards", "2", "--shard-index", index]) == 0
+    with pytest.warns(FutureWarning, match="--workers"):
+        assert main([*base, "-o", str(whole), "--processes", "1"]) == 0
+    assert out.read_bytes() == whole.read_bytes()
 
 
 @pytest.mark.data
 def test_shards_from_torchrun_environment(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "kept.tsv"
-    for rank in (0, 1):
-        monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    for rank in (1, 0):
         monkeypatch.setenv("RANK", str(rank))
         assert main(["corpus", "filter", str(corpus), "-o", str(out), "--quiet", "--no-language-filter"]) == 0
+        assert out.exists() == (rank == 0)
     monkeypatch.delenv("WORLD_SIZE")
     monkeypatch.delenv("RANK")
-    assert main(["corpus", "merge", "-o", str(out)]) == 0
     whole = tmp_path / "whole.tsv"
     assert main(["corpus", "filter", str(corpus), "-o", str(whole), "--quiet", "--no-language-filter"]) == 0
     assert out.read_bytes() == whole.read_bytes()
-    # a merge needs every shard, of one run
-    (tmp_path / "kept-00002-of-00002.tsv.json").unlink()
-    assert main(["corpus", "merge", "-o", str(tmp_path / "kept.tsv"), "--overwrite"]) == 1
 
 
 @pytest.mark.parametrize("via", ["same", "dot-slash", "symlink", "gz"])
@@ -190,16 +201,17 @@ def test_all_bad_input_fails_and_writes_nothing(tmp_path: Path, capsys: pytest.C
     assert "empty input" in capsys.readouterr().err
 
 
-def _run_and_kill(args: list[str], tmp_path: Path, sig: int, after_bytes: int = 1) -> subprocess.Popen:
-    """Start `paranmt-hf corpus ...` and send ``sig`` once its temporary output (a file, or the files of a folder)
-    holds ``after_bytes``."""
+def _run_and_kill(args: list[str], work: Path, sig: int, after_bytes: int = 1,
+                  parts: str = "parts/*") -> subprocess.Popen:
+    """Start `paranmt-hf corpus ...` and send ``sig`` once the files ``parts`` of its work folder (``work``) hold
+    ``after_bytes``."""
     proc = subprocess.Popen([sys.executable, "-m", "paranmt_hf.cli.main", "corpus", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pattern = parts
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        temps = [p for t in tmp_path.glob(".paranmt-tmp-*") for p in ([t] if t.is_file() else t.rglob("*"))
-                 if p.is_file()]
-        if temps and sum(p.stat().st_size for p in temps) >= after_bytes:
+        parts = [p for p in work.glob(pattern) if p.is_file()] if work.is_dir() else []
+        if parts and sum(p.stat().st_size for p in parts) >= after_bytes:
             proc.send_signal(sig)
             break
         time.sleep(0.05)
@@ -209,25 +221,46 @@ def _run_and_kill(args: list[str], tmp_path: Path, sig: int, after_bytes: int = 
 
 @pytest.mark.data
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_killed_filter_leaves_nothing_under_the_final_name(data_dir: Path, tmp_path: Path, sig: int) -> None:
+def test_killed_filter_leaves_nothing_under_the_final_name_and_resumes(data_dir: Path, tmp_path: Path,
+                                                                       sig: int) -> None:
     src = write_synthetic_paranmt(tmp_path / "in.txt", 6000, data_dir, seed=5)
-    out = tmp_path / "out.tsv"
-    proc = _run_and_kill(["filter", str(src), "-o", str(out), "--no-language-filter", "--processes", "1",
-                          "--block-bytes", "20000"],
-                         tmp_path, sig)
+    out, whole = tmp_path / "out.tsv", tmp_path / "whole.tsv"
+    args = ["filter", str(src), "--no-language-filter", "--workers", "1", "--tasks", "3", "--chunk-bytes", "20000",
+            "--quiet"]
+    proc = _run_and_kill([*args, "-o", str(out)], tmp_path / ".out.tsv.paranmt-work", sig)
     assert proc.returncode != 0, "the run finished before it could be killed"
     assert not out.exists()
-    if sig == signal.SIGTERM:  # unwinds like Ctrl-C: the temporary file is gone too
+    if sig == signal.SIGTERM:  # unwinds like Ctrl-C: no temporary output is left; the work folder is, to resume
         assert proc.returncode == 128 + signal.SIGTERM
         assert not list(tmp_path.glob(".paranmt-tmp-*"))
+        assert b"resume" in proc.stderr.read()
+    assert (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()
+    assert main(["corpus", *args, "-o", str(out)]) == 0  # the same command resumes
+    assert main(["corpus", *args, "-o", str(whole)]) == 0
+    assert out.read_bytes() == whole.read_bytes() and len(whole.read_bytes()) > 1000
+    assert main(["corpus", *args, "--tokenizer", "whitespace", "-o", str(tmp_path / "other.tsv"),
+                 "--work-dir", str(tmp_path / "w")]) == 0
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "run.json").write_text("{}")  # a folder of another run is never mixed in
+    assert main(["corpus", *args, "-o", str(tmp_path / "third.tsv"), "--work-dir", str(tmp_path / "w")]) == 1
+    assert main(["corpus", *args, "-o", str(tmp_path / "third.tsv"), "--work-dir", str(tmp_path / "w"),
+                 "--restart"]) == 0
 
 
 @pytest.mark.data
-def test_killed_export_leaves_nothing_under_the_final_name(data_dir: Path, tmp_path: Path) -> None:
+def test_killed_export_leaves_nothing_under_the_final_name_and_resumes(data_dir: Path, tmp_path: Path) -> None:
+    from datasets import load_dataset
+
     src = write_synthetic_paranmt(tmp_path / "para-nmt-50m.txt", 6000, data_dir, seed=6)
-    out = tmp_path / "hub"
-    proc = _run_and_kill(["export", str(src), "--config", "full", "--config", "filtered", "-o", str(out),
-                          "--processes", "1", "--shard-rows", "500", "--no-language-filter", "--block-bytes",
-                          "20000"], tmp_path,
-                         signal.SIGKILL, after_bytes=1000)
+    out, whole = tmp_path / "hub", tmp_path / "whole"
+    args = ["export", str(src), "--config", "full", "--config", "filtered", "--workers", "1", "--tasks", "4",
+            "--shard-rows", "500", "--no-language-filter", "--chunk-bytes", "20000", "--quiet"]
+    proc = _run_and_kill([*args, "-o", str(out)], tmp_path / ".hub.paranmt-work", signal.SIGKILL,
+                         parts="full/*/*.parquet")
     assert proc.returncode != 0 and not out.exists()
+    assert main(["corpus", *args, "-o", str(out)]) == 0
+    assert main(["corpus", *args, "-o", str(whole)]) == 0
+    for config in ("full", "filtered"):
+        ours = load_dataset(str(out), config, split="train", cache_dir=str(tmp_path / "c1")).to_list()
+        one = load_dataset(str(whole), config, split="train", cache_dir=str(tmp_path / "c2")).to_list()
+        assert ours == one and ours

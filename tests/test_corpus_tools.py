@@ -3,6 +3,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from paranmt_hf.cli.main import main
 from paranmt_hf.corpus.dedup import DedupStats, dedup_records
 from paranmt_hf.corpus.histogram import score_histogram
 from paranmt_hf.corpus.overlap import trigram_overlap
+from paranmt_hf.corpus.steps import CorpusStep
 from paranmt_hf.data.records import iter_records
 
 PAIRS = [
@@ -116,7 +118,7 @@ def test_histogram_bins_are_table3_left_open(tmp_path: Path) -> None:
         score_histogram([{"text_a": "a", "text_b": "b", "score": None}])
 
 
-def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path) -> None:
+def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     src = tmp_path / "scored.tsv"
     src.write_text("a b c d\ta b c e\t0.5\n")
     out = tmp_path / "out.tsv"
@@ -124,8 +126,12 @@ def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path) ->
     assert _read_tsv(out) == [["a b c d", "a b c e", "0.5", "0.5"]]
     unscored = tmp_path / "unscored.tsv"
     unscored.write_text("a b c d\ta b c e\n")
-    with pytest.raises(ValueError, match=r"unscored\.tsv:1: no score"):
-        main(["corpus", "annotate", str(unscored), "-o", str(out), "--overwrite"])
+    # a user mistake is one line naming the file and line, not a traceback (issue 24 item 6)
+    capsys.readouterr()
+    assert main(["corpus", "annotate", str(unscored), "-o", str(out), "--overwrite", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(r"error: .*unscored\.tsv:1: no score to keep: pass --model", err[0])
+    assert _read_tsv(out) == [["a b c d", "a b c e", "0.5", "0.5"]]  # the earlier output is untouched
 
 
 def test_language_identifier() -> None:
@@ -171,7 +177,7 @@ def test_whitespace_filter_does_not_import_nltk(tmp_path: Path) -> None:
     src = tmp_path / "in.txt"
     src.write_text("the cat sat on the mat today\ta cat was sitting on the mat\t0.6\n", encoding="utf-8")
     code = ("import sys; from paranmt_hf.cli.main import main; "
-            f"main(['corpus', 'filter', {str(src)!r}, '-o', {str(tmp_path / 'out.tsv')!r}, '--processes', '1', "
+            f"main(['corpus', 'filter', {str(src)!r}, '-o', {str(tmp_path / 'out.tsv')!r}, '--workers', '1', "
             "'--quiet', '--overwrite', '--no-language-filter', '--tokenizer', TOKENIZER]); "
             "print('nltk' in sys.modules)")
     for tokenizer, imported in (("whitespace", "False"), ("nltk", "True")):
@@ -180,56 +186,54 @@ def test_whitespace_filter_does_not_import_nltk(tmp_path: Path) -> None:
         assert out.stdout.strip().splitlines()[-1] == imported
 
 
-class _ThreadsTask:
-    """Reports the BLAS and torch thread counts a block runs with."""
+class _ThreadsStep(CorpusStep):
+    """Writes the BLAS and torch thread counts each batch runs with as its output line."""
 
-    def setup(self) -> None:
-        import torch  # noqa: F401 (as a task's setup loads its model)
+    name = "threads"
 
-    def __call__(self, block):  # noqa: ANN001, ANN204
+    def setup(self, rank: int, world_size: int) -> None:
+        import torch  # noqa: F401 (as a step's setup loads its model)
+
+    def process(self, batch):  # noqa: ANN001, ANN201
         import torch
         from threadpoolctl import threadpool_info
 
-        from paranmt_hf.corpus.pipeline import BlockResult
-
         blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
-        return BlockResult((blas, torch.get_num_threads()), block.lines)
+        batch.output = f"{max(blas)} {min(blas)} {torch.get_num_threads()}\n".encode()
+        return batch
 
 
-@pytest.mark.parametrize(("processes", "method"), [(1, "fork"), (2, "fork"), (2, "spawn")])
-def test_corpus_runs_use_one_blas_thread(tmp_path: Path, processes: int, method: str,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    # a BLAS pool of every core in each worker spins on the cores the other workers need
+@pytest.mark.parametrize(("workers", "tasks"), [(1, 1), (1, 3), (2, 3)])
+def test_corpus_tasks_use_one_blas_thread(tmp_path: Path, workers: int, tasks: int) -> None:
+    # a BLAS pool of every core in each task spins on the cores the other tasks need
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    import multiprocessing
-    import sys
-
     import torch
 
-    if method == "spawn":  # as on platforms without fork: workers set up on their first block
-        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-        monkeypatch.syspath_prepend(str(Path(__file__).parent))
-        monkeypatch.setitem(sys.modules, "test_corpus_tools", sys.modules[__name__])
-
-    from paranmt_hf.corpus.pipeline import RunSettings, run_blocks
+    from paranmt_hf.corpus.parts import TsvPartWriter
+    from paranmt_hf.corpus.runner import RunOptions, Stage, execute, make_spec, merge_stage
 
     path = tmp_path / "in.tsv"
     path.write_text("".join(f"a{i}\tb{i}\n" for i in range(50)), encoding="utf-8")
-    seen: list = []
+    out = tmp_path / "threads.txt"
+    run = RunOptions(workers=workers, tasks=tasks, chunk_bytes=64, progress=False)
+    spec, n = make_spec("threads", [path], out, run, False, {"part_suffix": ".tsv", "reading_stage": "main"})
+    from paranmt_hf.corpus.parts import merge_tsv
+
+    stages = [Stage("main", [spec.reader("main", "pairs"), _ThreadsStep(), TsvPartWriter(spec.parts_dir())]),
+              merge_stage(merge_tsv, spec)]
     threads = torch.get_num_threads()
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         torch.set_num_threads(2)
         try:
-            run_blocks([path], _ThreadsTask(), lambda r: seen.append(r.payload),
-                       RunSettings(processes=processes, block_bytes=64, progress=False))
+            execute(spec, stages, run, n)
             after = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
             assert torch.get_num_threads() == 2  # the caller's settings are restored
         finally:
             torch.set_num_threads(threads)
+    seen = [tuple(map(int, line.split())) for line in out.read_text().splitlines()]
     assert len(seen) > 2
-    # workers: one BLAS and one torch thread; in this process (one process) torch keeps the caller's threads
-    assert all(blas and set(blas) == {1} and torch_threads == (2 if processes == 1 else 1)
-               for blas, torch_threads in seen)
+    # tasks: one BLAS thread; torch keeps the caller's threads in this process, cores / workers in parallel tasks
+    assert all(high == low == 1 and torch_threads == (2 if workers == 1 else 1) for high, low, torch_threads in seen)
     assert set(after) == {2}
 
 
@@ -239,3 +243,50 @@ def test_format_numbers_equals_format_number_per_value() -> None:
     values = [*np.random.default_rng(0).random(1000).astype(np.float32).tolist(), 0.1, -0.0, 5e-324, 1.0, 7]
     assert format_numbers(values) == [format_number(v) for v in values]
     assert format_numbers(np.float32([0.5, 0.1])) == [format_number(v) for v in np.float32([0.5, 0.1])]
+
+
+def test_histogram_counts_float32_cosines_of_one_and_prints_table3(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    # issue 24 item 19: the cosine of a sentence with itself comes out as 1.0000002 in float32 (a rounding error)
+    one = float(np.float32(1.0000002))
+    assert one > 1.0
+    hist = score_histogram([{"text_a": "a b c", "text_b": "a b c", "score": one},
+                            {"text_a": "a b c", "text_b": "a b d", "score": 1.01}], tokenizer="whitespace")
+    assert hist["bins"][4]["count"] == 1 and hist["above"] == 1
+    src = tmp_path / "p.tsv"
+    src.write_text(f"a b c d\ta b c d\t{one!r}\nx y z\tq r s\t0.3\n")
+    capsys.readouterr()
+    assert main(["corpus", "histogram", str(src), "--tokenizer", "whitespace", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not out.lstrip().startswith("{")  # the Table 3 layout its help promises, not JSON
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["score", "range", "pairs", "share"] and "paper: pairs (M)" in lines[0]
+    assert lines[-2].startswith("(0.8, 1]") and " 1 " in lines[-2] and "18.0" in lines[-2]
+    assert "2 pairs; 0 scored <= -0.1, 0 above 1" in lines[-1]
+    assert main(["corpus", "histogram", str(src), "--tokenizer", "whitespace", "--quiet", "--print-json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bins"][4]["count"] == 1
+
+
+def test_corpus_help_describes_every_option_with_the_papers_settings() -> None:
+    # issue 24 item 11: every option has help, the papers' settings are the examples, no reST markup in --help
+    import argparse
+
+    from paranmt_hf.cli.main import build_parser
+
+    parser = build_parser()
+    corpus = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith("corpus"))
+    assert "``" not in corpus.format_help()
+    tools = corpus._subparsers._group_actions[0].choices
+    assert {"backtranslate", "make", "annotate", "filter", "dedup", "histogram", "export", "merge"} <= set(tools)
+    for name, sub in tools.items():
+        text = sub.format_help()
+        assert "``" not in text, name
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"corpus {name} {action.option_strings or action.dest} has no help"
+    def flat(tool: str) -> str:
+        return " ".join(tools[tool].format_help().split())
+
+    assert "EMNLP 2017: 50" in flat("backtranslate") and "ACL 2018: 12" in flat("backtranslate")
+    assert "PRAS: 0.4" in flat("filter") and "ACL 2018: 30" in flat("filter")

@@ -24,7 +24,7 @@ from paranmt_hf import ParaNMTEncoder, build_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ORDER = ("utils", "metrics", "modeling", "data", "fetch", "model", "corpus", "dataset_scripts", "losses",
-                 "training", "evaluation", "hub", "cli")
+                 "training", "evaluation", "paraphrase_generator", "hub", "cli")
 """paranmt_hf's sub-packages from the bottom of the data flow to the top (the package root is above them all)."""
 TOP_LEVEL = {"modeling": "paranmt_hf.modeling", "dataset_scripts": "paranmt_hf.dataset_scripts",
              "hub_cards": "paranmt_hf.hub_cards"}

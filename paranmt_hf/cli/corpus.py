@@ -1,11 +1,16 @@
-"""``paranmt-hf corpus``: annotate, filter, de-duplicate, histogram, export, lexicon, pivot and merge pair corpora.
+"""`paranmt-hf corpus`: make and select paraphrase pairs at any scale.
 
-Inputs are TSV files (plain, .gz or .zip): text_a TAB text_b [TAB score [TAB trigram_overlap]], the
-``para-nmt-50m.txt`` format being the 3-column case. Bad lines are skipped, counted and summarised (``--strict``:
-fail). The scale commands (filter, annotate, dedup, export, histogram) run on every core (``--processes``), show
-progress, end with a summary line of counts per outcome, and can process one shard of the input
-(``--num-shards N --shard-index I``, or under ``torchrun`` by rank); ``corpus merge`` joins the shards. Outputs are
-written atomically and never replace an input, nor an existing file without ``--overwrite``.
+Back-translate a bitext (`backtranslate`), add columns (`annotate`), keep the pairs a filter passes (`filter`),
+remove duplicates (`dedup`), count pairs per score range (`histogram`), write a Hub-ready dataset folder
+(`export`), or do it all in one run (`make`); plus `lexicon`, `pivot` and `merge`.
+
+Inputs are TSV files (plain, .gz or .zip): text_a TAB text_b [TAB score [TAB trigram_overlap]], para-nmt-50m.txt
+being the 3-column case, or files whose first line names their columns (the output of `backtranslate`). Bad lines
+are skipped, counted and summarised (--strict: fail). The scale commands run as datatrove pipelines: the input is
+split into --tasks tasks (byte ranges, so one big file is shared), --workers of them at a time here, or on a
+cluster (--executor slurm / ray); they show progress, end with a summary line of counts per outcome, and write
+the output atomically once every task is done. A killed run resumes where it stopped when the same command is run
+again. Outputs never replace an input, nor an existing file without --overwrite.
 """
 
 from __future__ import annotations
@@ -13,44 +18,136 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..data.configs import CONFIG_NAMES
 
-FILTER_OPTIONS = ("sim_low", "sim_high", "max_overlap", "min_mean_tokens", "max_mean_tokens", "min_score",
-                  "max_score", "max_tokens", "sample_rate", "seed", "num_folds")
+FILTER_OPTIONS = {
+    "sim_low": (float, "pras: lowest paraphrase score kept (PRAS: 0.4; its README example 0.7)"),
+    "sim_high": (float, "pras: highest paraphrase score kept (PRAS: 1.0)"),
+    "max_overlap": (float, "pras: highest trigram overlap kept (PRAS: 0.7; its README example 0.5)"),
+    "min_mean_tokens": (float, "pras: shortest mean length of the two sides, whitespace tokens (PRAS: 5)"),
+    "max_mean_tokens": (float, "pras: longest mean length of the two sides (PRAS: 40)"),
+    "min_score": (float, "acl2018: lowest score kept (default: the bottom of the kept folds, from a first pass)"),
+    "max_score": (float, "acl2018: highest score kept (default: the top of the kept folds)"),
+    "max_tokens": (int, "acl2018: longest side kept, whitespace tokens (ACL 2018: 30)"),
+    "sample_rate": (float, "acl2018 / thresholds: keep each passing pair with this probability, e.g. 5e6 / kept "
+                           "for ACL 2018's 5M pairs"),
+    "seed": (int, "seed of --sample-rate's draw (a hash of the seed and the pair: any task count draws the same)"),
+    "num_folds": (int, "acl2018: folds the scores are ranked into (ACL 2018: 10)"),
+}
+LINE_FORMATS = ("pairs", "paranmt", "processed", "bitext")
+
+
+class _Renamed(argparse.Action):
+    """A renamed flag: sets the new one and warns with a FutureWarning naming it (removed in 0.3)."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} is now {self.new} ({option_string} stops working in paranmt_hf 0.3)",
+                      FutureWarning, stacklevel=2)
+        setattr(namespace, self.dest, values)
+
+
+class _ShardIndex(argparse.Action):
+    """``--shard-index I`` (renamed): run task I only (``--local-tasks 1 --local-rank-offset I``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} I is now --local-tasks 1 --local-rank-offset I ({option_string} stops "
+                      "working in paranmt_hf 0.3)", FutureWarning, stacklevel=2)
+        namespace.local_tasks, namespace.local_rank_offset = 1, values
 
 
 def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
-    parser.add_argument("inputs", nargs="+", help="TSV / TSV.gz / zip files")
-    parser.add_argument("--format", default=fmt, choices=["pairs", "paranmt", "processed", "bitext"],
-                        help=f"line format (default {fmt}: text_a, text_b[, score[, overlap]])")
-    parser.add_argument("--member", default=None, help="glob of the zip member(s) to read")
-    parser.add_argument("--strict", action="store_true", help="fail on the first bad line instead of skipping it")
+    parser.add_argument("inputs", nargs="+", help="TSV / TSV.gz / zip files, read in order")
+    parser.add_argument("--format", default=fmt, choices=LINE_FORMATS,
+                        help=f"line format of files without a header line (default {fmt}): pairs = text_a, text_b"
+                             "[, score[, overlap]]; paranmt = para-nmt-50m.txt (reference, paraphrase, score); "
+                             "processed = the 5M release's 2 columns; bitext = 2 columns")
+    parser.add_argument("--member", default=None, help="glob of the zip member(s) to read (default: every file)")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail on the first bad line (file:line) instead of skipping and counting it")
 
 
-def _run_options(parser: argparse.ArgumentParser, output: bool = True, shards: bool = True) -> None:
-    parser.add_argument("--processes", type=int, default=None, help="worker processes (default: every core)")
-    if shards:
-        parser.add_argument("--num-shards", type=int, default=None,
-                            help="split the input lines into N shards (default: torchrun's WORLD_SIZE, else 1)")
-        parser.add_argument("--shard-index", type=int, default=None,
-                            help="the 0-based shard to process (default: torchrun's RANK); output OUT becomes "
-                                 "OUT-0000I-of-0000N, joined by `corpus merge -o OUT`")
+def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_default: str = "1 MiB") -> None:
+    group = parser.add_argument_group("running (datatrove)")
+    group.add_argument("--workers", type=int, default=None,
+                       help="tasks run at the same time on this machine (default: every core)")
+    group.add_argument("--tasks", type=int, default=None,
+                       help="tasks the input is split into, by byte ranges (default: as many as workers, at most "
+                            "one per chunk; under torchrun: WORLD_SIZE, this process running task RANK)")
+    group.add_argument("--local-tasks", type=int, default=None,
+                       help="run only this many tasks here, from --local-rank-offset (machines sharing a folder "
+                            "without a scheduler; then `corpus merge -o OUT`)")
+    group.add_argument("--local-rank-offset", type=int, default=0, help="the first task --local-tasks runs")
+    group.add_argument("--chunk-bytes", type=int, default=None,
+                       help=f"input bytes per chunk, the unit of work and of resumption (default {chunk_default})")
+    group.add_argument("--threads", type=int, default=None,
+                       help="CPU threads per task for models (default: cores / workers)")
+    group.add_argument("--work-dir", default=None,
+                       help="the run's work folder: logs, parts, resumption (default: .NAME.paranmt-work next to "
+                            "the output; a shared filesystem on a cluster)")
+    group.add_argument("--restart", action="store_true",
+                       help="discard the work folder of an earlier run of this output instead of resuming it")
+    group.add_argument("--keep-work", action="store_true",
+                       help="keep the work folder (datatrove logs and statistics per task) after the merge")
+    group.add_argument("--executor", default="local", choices=["local", "slurm", "ray"],
+                       help="local: this machine; slurm: one job array per stage (needs --partition and --time; "
+                            "returns once submitted); ray: the Ray cluster at $RAY_ADDRESS")
+    group.add_argument("--partition", default=None, help="slurm: partition")
+    group.add_argument("--time", default=None, help="slurm: time limit per task, e.g. 24:00:00")
+    group.add_argument("--cpus-per-task", type=int, default=None, help="slurm / ray: CPUs per task")
+    group.add_argument("--gpus-per-task", type=int, default=None, help="slurm / ray: GPUs per task")
+    group.add_argument("--mem-per-cpu-gb", type=float, default=None, help="slurm / ray: memory per CPU (GB)")
+    group.add_argument("--venv-path", default=None, help="slurm: virtual environment the jobs activate")
+    group.add_argument("--sbatch-arg", action="append", default=None, metavar="KEY=VALUE",
+                       help="slurm: an extra #SBATCH --KEY=VALUE line (repeatable), e.g. account=myproject")
     if output:
-        parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
-    parser.add_argument("--block-bytes", type=int, default=1 << 20,
-                        help="input bytes per block handed to a worker (default 1 MiB)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        group.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    group.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
+                       help="no progress bar")
+    group.add_argument("--processes", dest="workers", type=int, action=_Renamed, new="--workers",
+                       help=argparse.SUPPRESS)
+    group.add_argument("--num-shards", dest="tasks", type=int, action=_Renamed, new="--tasks", help=argparse.SUPPRESS)
+    group.add_argument("--shard-index", type=int, action=_ShardIndex, help=argparse.SUPPRESS)
+    group.add_argument("--block-bytes", dest="chunk_bytes", type=int, action=_Renamed, new="--chunk-bytes",
+                       help=argparse.SUPPRESS)
+
+
+def _run(args: argparse.Namespace) -> Any:
+    """The :class:`~paranmt_hf.corpus.runner.RunOptions` of the command line."""
+    from ..corpus.runner import RunOptions
+
+    tasks, local_tasks, offset = args.tasks, args.local_tasks, args.local_rank_offset
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if tasks is None and local_tasks is None and world > 1:  # under torchrun: this process runs task RANK
+        tasks, local_tasks, offset = world, 1, int(os.environ.get("RANK", "0"))
+    cluster: dict[str, Any] = {}
+    for name in ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "venv_path"):
+        if getattr(args, name, None) is not None:
+            cluster[name] = getattr(args, name)
+    if getattr(args, "sbatch_arg", None):
+        cluster["sbatch_args"] = dict(item.split("=", 1) for item in args.sbatch_arg)
+    return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
+                      chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
+                      progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,
+                      executor=args.executor, cluster=cluster)
 
 
 def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Report an input/output problem as one line on stderr with exit status 1 (not a traceback).
+    """Report a problem of the input, the options or the installation as one line on stderr with exit status 1.
 
-    SIGTERM unwinds like Ctrl-C, so temporary outputs are removed.
+    SIGTERM unwinds like Ctrl-C: temporary outputs are removed, the work folder is kept for resuming.
     """
 
     @functools.wraps(func)
@@ -58,7 +155,7 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         import signal
         import threading
 
-        from ..corpus.pipeline import CorpusError
+        from ..corpus.errors import CorpusError
         from ..data.reader import InputError
         from ..data.records import BadLineError
         from ..fetch.http import DownloadError
@@ -66,49 +163,83 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
 
         if threading.current_thread() is threading.main_thread():  # `kill`: unwind, removing temporary outputs
             signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        known: tuple[type[BaseException], ...] = (InputError, BadLineError, OutputExistsError, OutputIsInputError,
+                                                  FileNotFoundError, CorpusError, DownloadError)
+        try:
+            from ..corpus.translation import TranslationModelError
+
+            known = (*known, TranslationModelError)
+        except ImportError:  # pragma: no cover - the module itself has no heavy import
+            pass
         try:
             return func(args)
-        except (InputError, BadLineError, OutputExistsError, OutputIsInputError, FileNotFoundError,
-                CorpusError, DownloadError) as err:
+        except known as err:
             print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
             return 1
-
+        except ImportError as err:
+            if "paranmt-hf[" not in str(err):
+                raise
+            print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
+            return 1
     return run
 
 
-def _filter_args(parser: argparse.ArgumentParser) -> None:
-    from ..corpus.filters import FILTERS
+def _print_summary(summary: Any, output: str, what: str = "lines") -> None:
+    """The summary line (stderr) and where the output is (stdout); or what remains to do."""
+    if summary.complete:
+        print(summary.line(what), file=sys.stderr)
+        print(f"wrote {output}")
+    else:
+        print(f"{summary.line(what)}; the output is written once every task is done (`paranmt-hf corpus merge -o "
+              f"{output}` after the last one, or automatically by the cluster's merge job)", file=sys.stderr)
 
-    parser.add_argument("--filter", dest="filter_name", default="pras", choices=list(FILTERS),
-                        help="; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
-    parser.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_DeprecatedFlag,
-                        help=argparse.SUPPRESS)
-    for name in FILTER_OPTIONS:
-        kind = int if name in ("seed", "max_tokens", "num_folds") else float
-        parser.add_argument("--" + name.replace("_", "-"), type=kind, default=None)
-    parser.add_argument("--folds", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
-                        help="acl2018: 1-based score folds to keep, e.g. 9,10")
-    parser.add_argument("--no-language-filter", action="store_true", help="pras: skip the English check")
-    parser.add_argument("--langid-model", default=None, help="fastText LID model (default: bundled lid.176.ftz)")
+
+# ---- the filter options -----------------------------------------------------------------------------------------
+
+
+def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") -> None:
+    from ..corpus.filters import FILTERS
+    from ..corpus.measures import MEASURES
+
+    group = parser.add_argument_group("filter")
+    group.add_argument("--filter", dest="filter_name", default=default, choices=list(FILTERS),
+                       help=("" if default else "(default: keep every pair) ")
+                       + "; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
+    group.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_Renamed, new="--filter",
+                       help=argparse.SUPPRESS)
+    for name, (kind, text) in FILTER_OPTIONS.items():
+        flag = "--filter-seed" if name == "seed" and default is None else "--" + name.replace("_", "-")
+        group.add_argument(flag, dest="filter_seed" if flag == "--filter-seed" else name, type=kind, default=None,
+                           help=text)
+    group.add_argument("--folds", type=lambda s: tuple(int(x) for x in s.split(",")), default=None,
+                       help="acl2018: 1-based score folds to keep (ACL 2018: 9,10, the top two of ten)")
+    group.add_argument("--bound", dest="bounds", action="append", default=None, metavar="COLUMN=LOW:HIGH",
+                       type=_bound,
+                       help="thresholds: keep pairs with LOW <= COLUMN <= HIGH (a side may be empty; repeatable). "
+                            "Columns: " + ", ".join(MEASURES) + ". EMNLP 2017's grids, e.g. "
+                            "translation_length=0:10, translation_cost=:0.5, lm_perplexity=:100, "
+                            "reference_probability=0.5:, unigram_overlap=0.1:0.7, bleu=0:0.6")
+    group.add_argument("--score-model", default=None, help="thresholds: model whose cosine is paraphrase_score")
+    group.add_argument("--language-model", default=None, help="thresholds: KenLM model of lm_perplexity")
+    group.add_argument("--classifier", default=None, help="thresholds: reference classifier of reference_probability")
+    group.add_argument("--no-language-filter", action="store_true", help="pras: skip the English check (lid.176)")
+    group.add_argument("--langid-model", default=None, help="fastText LID model (default: bundled lid.176.ftz)")
     _tokenizer_arg(parser)
 
 
-class _DeprecatedFlag(argparse.Action):
-    """A renamed flag: takes its value and warns with the new name (removed in 0.3)."""
+def _bound(text: str) -> tuple[str, float | None, float | None]:
+    from ..corpus.filters import parse_bound
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        import warnings
-
-        warnings.warn(f"{option_string} is now --filter ({option_string} stops working in paranmt_hf 0.3)",
-                      FutureWarning, stacklevel=2)
-        setattr(namespace, self.dest, values)
+    try:
+        return parse_bound(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _tokenizer_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenizer", default="nltk", choices=["nltk", "whitespace"],
-                        help="overlap tokenizer: nltk = the papers' nltk.word_tokenize, exactly (default); "
-                             "whitespace = str.split, exact only for already tokenised text")
+                        help="overlap tokenizer: nltk = the papers' nltk.word_tokenize of the lower-cased text, "
+                             "exactly (default); whitespace = str.split, exact only for already tokenised text")
 
 
 def _filter_options(args: argparse.Namespace) -> Any:
@@ -116,94 +247,115 @@ def _filter_options(args: argparse.Namespace) -> Any:
 
     kwargs: dict[str, Any] = {"filter": args.filter_name, "tokenizer": args.tokenizer, "strict": args.strict,
                               "require_english": not args.no_language_filter, "langid_model": args.langid_model}
-    kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None})
+    kwargs.update({k: getattr(args, k) for k in (*FILTER_OPTIONS, "folds") if getattr(args, k) is not None
+                   and not (k == "seed" and args.corpus_command == "make")})
+    if args.corpus_command == "make" and getattr(args, "filter_seed", None) is not None:
+        kwargs["seed"] = args.filter_seed
+    if getattr(args, "bounds", None):
+        kwargs["bounds"] = tuple(args.bounds)
+    kwargs.update({k: getattr(args, k) for k in ("score_model", "language_model", "classifier")
+                   if getattr(args, k, None) is not None})
     if getattr(args, "member", None):
         kwargs["member_pattern"] = args.member
     return ConfigOptions(**kwargs)
 
 
-def _settings(args: argparse.Namespace) -> Any:
-    """The run's :class:`~paranmt_hf.corpus.pipeline.RunSettings` from the command line."""
-    from ..corpus.output import shard_from_args
-    from ..corpus.pipeline import RunSettings
-
-    shard = shard_from_args(getattr(args, "num_shards", None), getattr(args, "shard_index", None))
-    return RunSettings(args.processes, shard, args.block_bytes, not args.quiet)
+# ---- the commands -----------------------------------------------------------------------------------------------
 
 
-def _write_run(args: argparse.Namespace, command: str, options: dict[str, Any],
-               run: Callable[[Callable[[bytes], Any], Any, bool], Any], empty_is_error: bool = True) -> int:
-    """Run a block-writing command into its (shard) output, atomically; print the summary; write the manifest.
+def _decoding(args: argparse.Namespace) -> Any:
+    from ..corpus.translation import DecodingOptions
 
-    ``run(write, settings, compress)`` does the work and returns its summary.
-    """
-    from ..corpus.output import block_output, check_output, is_gzip_name, shard_path, write_manifest
-    from ..corpus.pipeline import CorpusError
+    return DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
+                           top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
+                           max_length=args.max_length, max_new_tokens=args.max_new_tokens,
+                           source_lang=args.source_lang, target_lang=args.target_lang,
+                           batch_tokens=args.batch_tokens, seed=args.seed)
 
-    settings = _settings(args)
-    shard = settings.shard
-    output = shard_path(args.output, shard)
-    check_output(output, args.inputs, args.overwrite)  # fail before any work
-    with block_output(output, args.inputs, args.overwrite) as handle:
-        summary = run(handle.write, settings, is_gzip_name(output))
-        print(summary.line("lines"), file=sys.stderr)
-        if empty_is_error and summary.report.good == 0:
-            raise CorpusError(f"no valid line in {', '.join(map(str, args.inputs))}"
-                              + (f": {summary.report.summary()}" if summary.report.total_bad else " (empty input)")
-                              + f"; {output} was not written")
-    if not shard.whole:
-        write_manifest(output, command, options, args.inputs, shard, summary.as_dict())
-    print(f"wrote {output}")
+
+@_user_errors
+def _backtranslate(args: argparse.Namespace) -> int:
+    from ..corpus.backtranslate import backtranslate
+
+    summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
+                            source_column=args.source_column, with_source=args.with_source,
+                            compute_type=args.compute_type, device=args.device, dtype=args.dtype,
+                            trust_remote_code=args.trust_remote_code, member_pattern=args.member,
+                            strict=args.strict, overwrite=args.overwrite)
+    _print_summary(summary, args.output, "lines")
+    return 0
+
+
+@_user_errors
+def _make(args: argparse.Namespace) -> int:
+    from ..corpus.make import make_paranmt
+
+    engine_kwargs = {"compute_type": args.compute_type, "device": args.device, "dtype": args.dtype,
+                     "trust_remote_code": args.trust_remote_code}
+    if args.engine != "ctranslate2":
+        if args.compute_type is not None:
+            from ..corpus.errors import InvalidOptionError
+
+            raise InvalidOptionError("--compute-type is a CTranslate2 setting: add --engine ctranslate2")
+        engine_kwargs.pop("compute_type")
+    else:
+        engine_kwargs.pop("dtype")
+    card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
+                              "license_name": args.license}.items() if v is not None}
+    summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
+                           engine_kwargs=engine_kwargs, source_column=args.source_column,
+                           with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
+                           filter_options=_filter_options(args) if args.filter_name else None,
+                           dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
+                           shard_rows=args.shard_rows, tokenizer=args.tokenizer,
+                           language_model=args.language_model, classifier=args.classifier, card=card,
+                           member_pattern=args.member, strict=args.strict, overwrite=args.overwrite)
+    _print_summary(summary, args.output, "lines")
+    if summary.complete:
+        print(f"card: {Path(args.output) / 'README.md'}")
     return 0
 
 
 @_user_errors
 def _annotate(args: argparse.Namespace) -> int:
-    from ..corpus.pipeline import run_blocks
-    from ..corpus.score import AnnotateTask
+    from ..corpus.score import annotate_corpus
 
-    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
-        task = AnnotateTask(args.model, args.format, args.strict, not args.no_overlap, args.tokenizer,
-                            args.batch_size, compress)
-        return run_blocks(args.inputs, task, lambda r: write(r.payload), settings, member_pattern=args.member,
-                          desc="annotate")
-
-    options = {k: getattr(args, k) for k in ("model", "format", "member", "no_overlap", "tokenizer")}
-    return _write_run(args, "annotate", options, run)
+    summary = annotate_corpus(args.inputs, args.output, args.model, _run(args), measures=args.measure or (),
+                              fmt=args.format, strict=args.strict, overlap=not args.no_overlap,
+                              tokenizer=args.tokenizer, batch_size=args.batch_size, member_pattern=args.member,
+                              language_model=args.language_model, classifier=args.classifier,
+                              langid_model=args.langid_model, trust_remote_code=args.trust_remote_code,
+                              overwrite=args.overwrite)
+    _print_summary(summary, args.output)
+    return 0
 
 
 @_user_errors
 def _filter(args: argparse.Namespace) -> int:
     from ..corpus.filtering import filter_corpus
 
-    options = _filter_options(args)
-
-    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
-        return filter_corpus(args.inputs, write, options, settings, fmt=args.format, with_overlap=args.with_overlap,
-                             compress=compress, member_pattern=args.member)
-
-    return _write_run(args, "filter", {**vars(options), "format": args.format, "with_overlap": args.with_overlap},
-                      run)
+    summary = filter_corpus(args.inputs, args.output, _filter_options(args), _run(args), fmt=args.format,
+                            with_overlap=args.with_overlap, member_pattern=args.member, overwrite=args.overwrite)
+    _print_summary(summary, args.output)
+    return 0
 
 
 @_user_errors
 def _dedup(args: argparse.Namespace) -> int:
     from ..corpus.dedup import dedup_files
 
-    def run(write: Callable[[bytes], Any], settings: Any, compress: bool) -> Any:
-        return dedup_files(args.inputs, write, settings, fmt=args.format, keep=args.keep, key=args.key,
-                           strict=args.strict, compress=compress, member_pattern=args.member, temp_dir=args.temp_dir)
-
-    options = {k: getattr(args, k) for k in ("format", "member", "keep", "key")}
-    return _write_run(args, "dedup", options, run)
+    summary = dedup_files(args.inputs, args.output, _run(args), fmt=args.format, keep=args.keep, key=args.key,
+                          strict=args.strict, member_pattern=args.member, overwrite=args.overwrite)
+    _print_summary(summary, args.output)
+    return 0
 
 
 @_user_errors
 def _histogram(args: argparse.Namespace) -> int:
     import itertools
+    import tempfile
 
-    from ..corpus.histogram import TABLE3_PAPER, HistogramCounts, HistogramTask, plot_histogram, score_histogram
-    from ..corpus.pipeline import run_blocks
+    from ..corpus.histogram import TABLE3_PAPER, format_table3, histogram_files, plot_histogram, score_histogram
     from ..data.records import iter_records
     from ..utils.atomic import atomic_output, atomic_write_json, check_output
 
@@ -214,19 +366,24 @@ def _histogram(args: argparse.Namespace) -> int:
         records = (rec for _, _, rec in iter_records(args.inputs, args.format, strict=args.strict,
                                                      member_pattern=args.member))
         result = score_histogram(itertools.islice(records, args.limit), tokenizer=args.tokenizer)
+        result["paper_table3"] = TABLE3_PAPER
+        result["inputs"] = [str(p) for p in args.inputs]
+        if args.json:
+            atomic_write_json(args.json, result, overwrite=args.overwrite)
+    elif args.json:
+        result, summary = histogram_files(args.inputs, args.json, _run(args), fmt=args.format, strict=args.strict,
+                                          tokenizer=args.tokenizer, member_pattern=args.member,
+                                          overwrite=args.overwrite)
+        print(summary.line(), file=sys.stderr)
     else:
-        counts = HistogramCounts()
-        summary = run_blocks(args.inputs, HistogramTask(args.format, args.strict, args.tokenizer),
-                             lambda r: counts.merge(r.payload), _settings(args), member_pattern=args.member,
-                             desc="histogram")
-        print(summary.line("lines"), file=sys.stderr)
-        result = counts.result()
-    result["paper_table3"] = TABLE3_PAPER
-    result["inputs"] = [str(p) for p in args.inputs]
-    text = json.dumps(result, indent=2)
-    if args.json:
-        atomic_write_json(args.json, result, overwrite=args.overwrite)
-    print(text)
+        with tempfile.TemporaryDirectory(prefix="paranmt-histogram-") as tmp:
+            run = _run(args)
+            run.work_dir = run.work_dir or str(Path(tmp) / "work")
+            result, summary = histogram_files(args.inputs, Path(tmp) / "histogram.json", run, fmt=args.format,
+                                              strict=args.strict, tokenizer=args.tokenizer,
+                                              member_pattern=args.member)
+        print(summary.line(), file=sys.stderr)
+    print(json.dumps(result, indent=2) if args.print_json else format_table3(result))
     if args.plot:
         with atomic_output(args.plot, args.inputs, args.overwrite) as tmp:
             plot_histogram(result, tmp)
@@ -235,10 +392,8 @@ def _histogram(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _export(args: argparse.Namespace) -> int:
-    from ..corpus.export import export_files, write_card, write_export_record
-    from ..corpus.output import check_output, shard_path, write_manifest
+    from ..corpus.export import export_files
     from ..data.configs import ConfigOptions
-    from ..utils.atomic import atomic_output
 
     inputs = args.inputs or [_download_default()]
     configs = {}
@@ -255,30 +410,18 @@ def _export(args: argparse.Namespace) -> int:
                  and v != ()}
         description = "`" + json.dumps(given) + "`"
     card = {"sources": [str(p) for p in args.inputs] or ["the public ParaNMT-50M zip"],
-            "filter_description": description, "repo_id": args.repo_id}
-    settings = _settings(args)
-    shard = settings.shard
-    output = shard_path(args.output, shard)
-    check_output(output, inputs, args.overwrite)
-    with atomic_output(output, inputs, args.overwrite, directory=True) as tmp:
-        exported, summaries = export_files(inputs, tmp, configs, settings, shard_rows=args.shard_rows,
-                                           member_pattern=args.member)
-        for c in exported:
-            print(f"{c.name}: {c.rows:,} rows in {len(c.files)} file(s); " + summaries[c.name].line("lines"),
-                  file=sys.stderr)
-        if all(s.report.good == 0 for s in summaries.values()):
-            from ..corpus.pipeline import CorpusError
-
-            raise CorpusError(f"no valid line in {', '.join(map(str, inputs))}; {output} was not written")
-        write_export_record(tmp, exported, card)
-        write_card(tmp, exported, **card)
-    if not shard.whole:
-        first = next(iter(summaries.values()))
-        merged = first.as_dict()
-        merged["counts"] = {f"{name}: {k}": v for name, s in summaries.items() for k, v in s.counts.items()}
-        write_manifest(output, "export", {"configs": {k: vars(v) for k, v in configs.items()},
-                                          "shard_rows": args.shard_rows}, inputs, shard, merged)
-    print(f"card: {Path(output) / 'README.md'}")
+            "filter_description": description, "repo_id": args.repo_id, "kind": args.card,
+            "pretty_name": args.pretty_name, "license_name": args.license}
+    exported, summaries = export_files(inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,
+                                       member_pattern=args.member, overwrite=args.overwrite,
+                                       card={k: v for k, v in card.items() if v is not None})
+    if not exported:
+        _print_summary(next(iter(summaries.values())), args.output)
+        return 0
+    for c in exported:
+        print(f"{c.name}: {c.rows:,} rows in {len(c.files)} file(s); " + summaries[c.name].line("lines"),
+              file=sys.stderr)
+    print(f"card: {Path(args.output) / 'README.md'}")
     return 0
 
 
@@ -292,21 +435,18 @@ def _download_default() -> str:
 
 @_user_errors
 def _merge(args: argparse.Namespace) -> int:
-    from ..corpus.export import merge_exports
-    from ..corpus.output import merge_shards
+    from ..corpus.runner import merge_job
 
-    totals = merge_shards(args.output, overwrite=args.overwrite, merge_folders=merge_exports)
-    counts = "; ".join(f"{v:,} {k}" for k, v in totals["counts"].items())
-    bad = sum(totals["bad_lines"].values())
-    print(f"merged {totals['shards']} shards of {totals['lines']:,} lines: {counts}"
-          + (f"; {bad:,} bad" if bad else "") + f" -> {args.output}")
+    summary = merge_job(args.output, work_dir=args.work_dir, overwrite=args.overwrite)
+    print(summary.line(), file=sys.stderr)
+    print(f"wrote {args.output}")
     return 0
 
 
 @_user_errors
 def _lexicon(args: argparse.Namespace) -> int:
     from ..corpus.lexicon import ParaphraseLexicon, evaluate_simlex
-    from ..corpus.pipeline import iter_records_progress
+    from ..corpus.progress import iter_records_progress
     from ..data.simlex import read_simlex
     from ..utils.atomic import atomic_write_json, check_output
 
@@ -316,7 +456,7 @@ def _lexicon(args: argparse.Namespace) -> int:
     if args.simlex:
         targets |= {w for row in read_simlex(args.simlex) for w in row[:2]}
     records = iter_records_progress(args.inputs, args.format, strict=args.strict, member_pattern=args.member,
-                                    desc="lexicon", progress=not args.quiet)
+                                    desc="lexicon", progress=not args.no_progress)
     lexicon = ParaphraseLexicon.from_pairs(records, targets=targets or None, min_score=args.min_score,
                                            max_tokens=args.max_tokens)
     out: dict[str, Any] = {"pairs_used": lexicon.pairs}
@@ -341,7 +481,7 @@ def _pivot(args: argparse.Namespace) -> int:
     check_output(args.output, args.inputs, args.overwrite)
     stats = PivotStats()
     options = {} if args.english_first is None else {"english_first": args.english_first == "yes"}
-    pairs = pivot_files(args.inputs, max_group=args.max_group, stats=stats, progress=not args.quiet, **options)
+    pairs = pivot_files(args.inputs, max_group=args.max_group, stats=stats, progress=not args.no_progress, **options)
     with atomic_output(args.output, args.inputs, args.overwrite) as tmp:
         write_pairs(({"text_a": a, "text_b": b} for a, b in pairs), tmp, ("text_a", "text_b"))
     print(f"read {stats.bitext_pairs:,} translation pairs: {stats.groups:,} foreign sentences with 2+ English "
@@ -350,79 +490,193 @@ def _pivot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _translation_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("translation")
+    group.add_argument("--model", required=True,
+                       help="transformers seq2seq translation model into English, Hub id or folder: e.g. "
+                            "Helsinki-NLP/opus-mt-cs-en (Marian), facebook/nllb-200-distilled-600M (with "
+                            "--source-lang ces_Latn --target-lang eng_Latn), facebook/m2m100_418M (cs / en)")
+    group.add_argument("--source-column", type=int, choices=[1, 2], default=None,
+                       help="the non-English column (default: from en-xx / xx-en file names)")
+    group.add_argument("--source-lang", default=None, help="NLLB / M2M100 / mBART: code of the source language")
+    group.add_argument("--target-lang", default=None, help="NLLB / M2M100 / mBART: code of English (eng_Latn, en)")
+    group.add_argument("--num-beams", type=int, default=None,
+                       help="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config)")
+    group.add_argument("--num-return", type=int, default=1,
+                       help="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
+                            "--num-beams; ACL 2018: 1, the default)")
+    group.add_argument("--do-sample", action="store_true", help="sample instead of beam search")
+    group.add_argument("--top-k", type=int, default=None, help="sampling: keep the k most probable tokens")
+    group.add_argument("--top-p", type=float, default=None, help="sampling: nucleus probability, e.g. 0.9")
+    group.add_argument("--temperature", type=float, default=None, help="sampling: temperature")
+    group.add_argument("--seed", type=int, default=0,
+                       help="sampling seed (per chunk: any task count samples the same)")
+    group.add_argument("--max-length", type=int, default=None,
+                       help="longest source in tokens; longer ones are truncated and counted (default: the model's "
+                            "limit)")
+    group.add_argument("--max-new-tokens", type=int, default=None,
+                       help="longest candidate in tokens (default: the model's generation config)")
+    group.add_argument("--batch-tokens", type=int, default=16384,
+                       help="token budget per batch: sentences x longest source x max(beams, candidates) "
+                            "(sentences are sorted by length; default 16384)")
+    group.add_argument("--engine", default="transformers", choices=["transformers", "ctranslate2"],
+                       help="transformers: model.generate (exact); ctranslate2: the model converted once (cached) "
+                            "and run by CTranslate2, int8 on CPU by default")
+    group.add_argument("--compute-type", default=None,
+                       help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
+    group.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    group.add_argument("--dtype", default=None, help="transformers: weight dtype, e.g. bfloat16 on GPU")
+    group.add_argument("--trust-remote-code", action="store_true", help="run code from the model folder")
+    group.add_argument("--with-source", action="store_true", help="add the source sentence as a fourth column")
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``paranmt-hf corpus`` and its sub-commands."""
     parser = subparsers.add_parser(
-        "corpus", help="pair-corpus tools: annotate, filter, dedup, histogram, export, lexicon, pivot, merge",
+        "corpus", help="make and select paraphrase pairs: backtranslate, annotate, filter, dedup, histogram, "
+                       "export, make, merge, lexicon, pivot",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="corpus_command", metavar="TOOL", required=True)
 
-    p = sub.add_parser("annotate", help="add paraphrase_score (model cosine) and trigram_overlap to pairs")
+    p = sub.add_parser(
+        "backtranslate", help="translate the non-English side of a bitext into English pairs (ParaNMT's recipe)",
+        description="Translate the non-English column of a bitext into English and pair each candidate with the "
+                    "English reference. Output: a header line, then reference TAB back-translation TAB "
+                    "translation_cost [TAB source], one line per candidate. EMNLP 2017: --num-beams 50 --num-return "
+                    "50; ACL 2018: --num-beams 12 --num-return 1.")
+    p.add_argument("inputs", nargs="+", help="bitext files: two tab-separated columns (TSV / TSV.gz / zip)")
+    p.add_argument("-o", "--output", required=True, help="output TSV(.gz)")
+    p.add_argument("--member", default=None, help="glob of the zip member(s) to read (default: every file)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on the first bad line (wrong number of columns, empty side) instead of counting it")
+    _translation_args(p)
+    _run_options(p, chunk_default="64 KiB")
+    p.set_defaults(func=_backtranslate)
+
+    from ..corpus.measures import MEASURES  # numpy only
+
+    computable = [m for m, s in MEASURES.items() if s.compute]
+    p = sub.add_parser(
+        "make", help="a ParaNMT from a bitext in one run: back-translate, annotate, filter, de-duplicate, export",
+        description="Back-translate the non-English side of a bitext, add the columns (translation_cost, "
+                    "trigram_overlap, the --scorer's paraphrase_score, --measure ...), keep the pairs --filter "
+                    "passes, remove duplicates across all tasks, and write a Hub-ready folder (Parquet + card) "
+                    "that datasets.load_dataset(folder, CONFIG) reads. E.g. EMNLP 2017's setting: --num-beams 50 "
+                    "--num-return 50 --filter thresholds --bound translation_length=0:10; ACL 2018's: "
+                    "--num-beams 12 --scorer MODEL --filter acl2018 --min-score 0.5 --max-tokens 30.")
+    p.add_argument("inputs", nargs="+", help="bitext files: two tab-separated columns (TSV / TSV.gz / zip)")
+    p.add_argument("-o", "--output", required=True, help="folder to write")
+    p.add_argument("--member", default=None, help="glob of the zip member(s) to read (default: every file)")
+    p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of counting it")
+    _translation_args(p)
+    group = p.add_argument_group("pairs")
+    group.add_argument("--scorer", default=None,
+                       help="paranmt_hf model folder or Hub id whose cosine is the paraphrase_score column")
+    group.add_argument("--measure", action="append", default=None, choices=computable,
+                       help="add this column (repeatable), e.g. bleu, unigram_overlap, lm_perplexity")
+    group.add_argument("--dedup", default="first", choices=["first", "none", "off"],
+                       help="first: keep one copy of each pair (default); none: drop every copy; off: keep all")
+    group.add_argument("--config", dest="config_name", default="pairs", help="the exported config's name")
+    group.add_argument("--shard-rows", type=int, default=1_000_000, help="rows per Parquet file (per task)")
+    group.add_argument("--repo-id", default=None, help="Hub repository named in the card's snippet")
+    group.add_argument("--pretty-name", default=None, help="the card's title")
+    group.add_argument("--license", default=None, help="the card's licence id (default: unknown)")
+    _filter_args(p, default=None)
+    _run_options(p, chunk_default="64 KiB")
+    p.set_defaults(func=_make)
+
+    p = sub.add_parser("annotate", help="add columns to pairs: paraphrase_score (a model's cosine), trigram_overlap "
+                                        "and any measure (bleu, unigram_overlap, lm_perplexity...)")
     _inputs(p)
-    p.add_argument("-o", "--output", required=True, help="output TSV(.gz): text_a, text_b, score[, overlap]")
-    p.add_argument("--model", help="paranmt_hf model directory or Hub id scoring the pairs (cosine)")
-    p.add_argument("--no-overlap", action="store_true", help="write 3 columns (the para-nmt-50m.txt format)")
+    p.add_argument("-o", "--output", required=True,
+                   help="output TSV(.gz): text_a, text_b, score[, overlap] for para-nmt-50m-like input; with a "
+                        "header line for input with one or with --measure")
+    p.add_argument("--model", help="paranmt_hf model folder or Hub id whose cosine is the paraphrase score (ACL 2018 "
+                                   "used PARAGRAM-PHRASE: e.g. a converted ParaNMT-50M WORD model)")
+    p.add_argument("--measure", action="append", default=None, choices=[m for m, s in MEASURES.items() if s.compute],
+                   help="add this column (repeatable); EMNLP 2017's: unigram_overlap, bigram_overlap, bleu, "
+                        "translation_length, lm_perplexity, reference_probability")
+    p.add_argument("--no-overlap", action="store_true", help="no trigram_overlap column (3 columns: the "
+                                                             "para-nmt-50m.txt format)")
+    p.add_argument("--language-model", default=None, help="KenLM model for --measure lm_perplexity")
+    p.add_argument("--classifier", default=None, help="reference classifier for --measure reference_probability")
+    p.add_argument("--langid-model", default=None, help="fastText LID model for --measure english")
+    p.add_argument("--trust-remote-code", action="store_true", help="run code from the --model folder")
     _tokenizer_arg(p)
-    p.add_argument("--batch-size", type=int, default=8192, help="sentences per forward pass")
+    p.add_argument("--batch-size", type=int, default=8192, help="sentences per forward pass of --model")
     _run_options(p)
     p.set_defaults(func=_annotate)
 
-    p = sub.add_parser("filter", help="the PRAS filter or the ACL-2018 recipe over para-nmt-50m.txt-format files")
+    p = sub.add_parser("filter", help="keep the pairs a filter passes: PRAS, ACL 2018's recipe, or thresholds on "
+                                      "any column (EMNLP 2017)")
     _inputs(p, "paranmt")
     p.add_argument("-o", "--output", required=True, help="output TSV(.gz): the kept lines, unchanged")
-    p.add_argument("--with-overlap", action="store_true", help="append the trigram overlap as a 4th column")
+    p.add_argument("--with-overlap", action="store_true", help="append the trigram overlap to lines without one")
     _filter_args(p)
     _run_options(p)
     p.set_defaults(func=_filter)
 
-    p = sub.add_parser("dedup", help="remove duplicate pairs, keeping one copy (or none, like `uniq -u`)")
+    p = sub.add_parser("dedup", help="remove duplicate pairs, across all tasks, keeping the first copy (or none, as "
+                                     "`sort | uniq -u`)")
     _inputs(p)
-    p.add_argument("-o", "--output", required=True, help="output TSV(.gz): the kept lines, unchanged")
-    p.add_argument("--keep", default="first", choices=["first", "none"])
-    p.add_argument("--key", default="pair", choices=["pair", "line"], help="texts only, or texts and score")
-    p.add_argument("--temp-dir", default=None, help="folder for the bucket files (16 bytes per line)")
+    p.add_argument("-o", "--output", required=True, help="output TSV(.gz): the kept lines, unchanged, in input order")
+    p.add_argument("--keep", default="first", choices=["first", "none"],
+                   help="first: one copy of each pair; none: drop every copy (the PRAS pipeline's uniq -u)")
+    p.add_argument("--key", default="pair", choices=["pair", "line"],
+                   help="what makes two lines equal: pair = both texts; line = texts and score")
     _run_options(p)
     p.set_defaults(func=_dedup)
 
-    p = sub.add_parser("histogram", help="pairs per paraphrase-score range with mean trigram overlap (Table 3)")
+    p = sub.add_parser("histogram", help="pairs per paraphrase-score range with mean trigram overlap (ACL 2018 "
+                                         "Table 3)")
     _inputs(p)
     p.add_argument("--json", help="write the histogram JSON here")
     p.add_argument("--plot", help="write a PNG bar chart here")
+    p.add_argument("--print-json", action="store_true", help="print the JSON instead of the Table 3 layout")
     p.add_argument("--limit", type=int, default=None, help="read at most this many pairs (one process)")
     _tokenizer_arg(p)
-    _run_options(p, shards=False)
+    _run_options(p)
     p.set_defaults(func=_histogram)
 
-    p = sub.add_parser("export", help="Hub-ready dataset folder: Parquet shards per config + README card")
-    p.add_argument("inputs", nargs="*", help="input files (default for full/filtered: the public zip)")
-    p.add_argument("--config", action="append", required=True, choices=CONFIG_NAMES, help="repeat for several")
+    p = sub.add_parser("export", help="Hub-ready dataset folder: Parquet files per config + README card")
+    p.add_argument("inputs", nargs="*", help="input files (default for full/filtered: the public ParaNMT-50M zip)")
+    p.add_argument("--config", action="append", required=True, choices=CONFIG_NAMES,
+                   help="config to export (repeat for several): full, filtered (with the filter options), "
+                        "processed-5m, pairs, bitext")
     p.add_argument("-o", "--output", required=True, help="folder to write")
-    p.add_argument("--member", default=None)
-    p.add_argument("--strict", action="store_true")
-    p.add_argument("--repo-id", default="your-name/paranmt-50m")
+    p.add_argument("--member", default=None, help="glob of the zip member(s) to read (default per config)")
+    p.add_argument("--strict", action="store_true", help="fail on the first bad line instead of counting it")
+    p.add_argument("--repo-id", default="your-name/paranmt-50m", help="Hub repository named in the card's snippet")
+    p.add_argument("--card", default=None, choices=["paranmt", "own"],
+                   help="the card: paranmt = ParaNMT-50M (CzEng licence, the authors' sources); own = your own "
+                        "pairs (default: paranmt when the inputs are ParaNMT-50M's files, else own)")
+    p.add_argument("--pretty-name", default=None, help="the card's title")
+    p.add_argument("--license", default=None, help="the card's licence id for your own pairs (default: unknown)")
     p.add_argument("--shard-rows", type=int, default=1_000_000, help="rows per Parquet file")
     _filter_args(p)
     _run_options(p)
     p.set_defaults(func=_export)
 
-    p = sub.add_parser("merge", help="join the shard outputs of a --num-shards run (TSV files or export folders)")
-    p.add_argument("-o", "--output", required=True, help="the output the shards were asked to write")
+    p = sub.add_parser("merge", help="write the output of a run whose tasks ran separately (--local-tasks)")
+    p.add_argument("-o", "--output", required=True, help="the output the tasks were asked to write")
+    p.add_argument("--work-dir", default=None, help="the run's work folder (default: next to the output)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.set_defaults(func=_merge)
 
     p = sub.add_parser("lexicon", help="paraphrase lexicon by cross-sentence / adjusted PMI (ACL 2018 A.1)")
     _inputs(p)
     p.add_argument("--word", action="append", help="list the top paraphrases of this word (repeatable)")
-    p.add_argument("--top", type=int, default=20)
-    p.add_argument("--score", default="adjusted", choices=["adjusted", "cross"])
+    p.add_argument("--top", type=int, default=20, help="how many paraphrases to list per word")
+    p.add_argument("--score", default="adjusted", choices=["adjusted", "cross"],
+                   help="ranking: adjusted PMI (ACL 2018 A.1, default) or cross-sentence PMI")
     p.add_argument("--min-count", type=int, default=1, help="only paraphrases seen this often across pairs")
-    p.add_argument("--min-score", type=float, default=0.35, help="drop pairs scored below (paper: 0.35)")
-    p.add_argument("--max-tokens", type=int, default=30, help="drop pairs with a longer side (paper: 30)")
+    p.add_argument("--min-score", type=float, default=0.35, help="drop pairs scored below (ACL 2018: 0.35)")
+    p.add_argument("--max-tokens", type=int, default=30, help="drop pairs with a longer side (ACL 2018: 30)")
     p.add_argument("--simlex", help="SimLex-999.txt: report Spearman's rho")
     p.add_argument("--json", help="write results JSON here")
     p.add_argument("--overwrite", action="store_true", help="replace an existing JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_lexicon)
 
     p = sub.add_parser("pivot", help="English paraphrase pairs from X-English bitext: translations of one sentence")
@@ -432,5 +686,5 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--english-first", choices=["yes", "no"], default=None,
                    help="which column is English (default: from the file names)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_pivot)

@@ -7,7 +7,9 @@ import argparse
 from .model_loading import add_trust_remote_code_flag, check_model_code
 from .progress import add_progress_flag
 
-EPILOG = """The folder holds model.safetensors, config.json (auto_map), the remote-code .py files, the tokenizer,
+EPILOG = """A paraphrase generator folder (train-generator) gets its own card (hub_cards/generator_card.md) with its
+evaluation beside the copy baseline, and its re-saved model and tokenizer. A paranmt_hf encoder folder holds
+model.safetensors, config.json (auto_map), the remote-code .py files, the tokenizer,
 the sentence-transformers files, README.md (model card with model-index from --eval-dir), training_summary.json,
 results/<org>__<name>/<revision>/*.json and speed.json. --push uploads it with huggingface_hub (needs network and a
 token: `hf auth login` or --token)."""
@@ -44,7 +46,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build (and push) the Hub folder."""
     from ..hub import publish
+    from ..hub.generator_card import is_generator_folder
 
+    if is_generator_folder(args.model_dir):
+        return _publish_generator(args)
     check_model_code(args)
     published = publish(
         args.model_dir, args.output, eval_dir=args.eval_dir, speed_json=args.speed, push_repo_id=args.push,
@@ -54,4 +59,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"Hub folder written to {published.folder} ({len(published.files)} files)")
     if published.url:
         print(f"pushed: {published.url}")
+    return 0
+
+
+def _publish_generator(args: argparse.Namespace) -> int:
+    """A paraphrase generator's Hub folder: re-saved model and tokenizer, generator card, summary, evaluation."""
+    from ..hub import PublishError, push_folder
+    from ..hub.generator_card import publish_generator
+    from ..paraphrase_generator.train import GeneratorError
+    from ..utils.atomic import OutputExistsError
+
+    model_id = args.model_id or args.push
+    try:
+        files = publish_generator(args.model_dir, args.output, model_id, args.language, args.license, args.dataset,
+                                  args.overwrite)
+        url = push_folder(args.output, args.push, private=args.private, token=args.token,
+                          commit_message="Upload paraphrase generator (paranmt-hf publish)") if args.push else None
+    except (PublishError, GeneratorError, RuntimeError, OutputExistsError, FileNotFoundError) as err:
+        raise SystemExit(f"paranmt-hf publish: {err}") from err
+    print(f"Hub folder written to {args.output} ({len(files)} files)")
+    if url:
+        print(f"pushed: {url}")
     return 0

@@ -4,14 +4,12 @@
 ``sort | uniq -u``, which drops *every* copy of a duplicated line. The false-duplicate probability of 64-bit hashes
 is about n²/2^65 (~7e-5 for 51M pairs).
 
-:func:`dedup_files` (``paranmt-hf corpus dedup``) is an external hash sort: a first parallel pass hashes every valid
-line and spills ``(hash, line number)`` pairs to 256 bucket files on disk by the hash's top byte; each bucket is
-then sorted in memory on its own and every line to drop is marked in a one-byte-per-input-line mask; a second
-parallel pass writes the lines not marked, in input order. Memory: one byte per input line (the mask: 51 MB for
-ParaNMT-50M's 51.4M lines) + one bucket (16 bytes per line / 256, sorted: ~10 MB for ParaNMT-50M) + fixed buffers
-(a few blocks of 4 MB and the bucket write buffers, ~50 MB); temporary disk: 16 bytes per valid line (0.8 GB).
-With shards (``Shard(i, n)``) the lines are split by hash, each shard keeps the lines whose hash falls in its part,
-so the shards' outputs together are the one-machine output (each shard in input order).
+:func:`dedup_files` (``paranmt-hf corpus dedup``) is an external hash sort in three datatrove stages, exact across
+any number of tasks: every task hashes its valid lines and spills ``(hash, position)`` pairs to 256 bucket files by
+the hash's top byte; one task per bucket group sorts each bucket and marks the lines to drop (the first copy in
+input order is kept); every task then writes its lines not marked, in input order, so the joined output is the
+one-task output. Memory per task: one bucket (16 bytes per line / 256, ~3 MB for ParaNMT-50M) + the task's dropped
+lines (8 bytes each) + the bucket write buffers (~32 MB); temporary disk: 16 bytes per valid line (0.8 GB).
 
 :func:`dedup_records` de-duplicates any iterable in one pass with :class:`HashSet64` (8 bytes per distinct pair in a
 sorted NumPy array plus a bounded set buffer: ~11 bytes per distinct pair measured, see
@@ -23,19 +21,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import tempfile
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..data.reader import Block, Shard, iter_blocks
-from ..data.records import parse_block
-from .output import compress_block
-from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
+from .parts import encode_lines
+from .steps import CorpusStep
 
 KEYS = ("pair", "line")
 KEEP = ("first", "none")
@@ -161,66 +155,44 @@ def dedup_records(
                 yield record
 
 
-# ---- files at bounded memory: external hash sort ------------------------------------------------------------------
+# ---- files at bounded memory, over any number of tasks: external hash sort --------------------------------------
 BUCKETS = 256
 _BUCKET_BUFFER = 1 << 13  # entries buffered per bucket before they go to disk (256 x 8192 x 16 bytes = 32 MB)
+INDEX_BITS = 40  # a line's key: task rank << 40 | its index among the task's valid lines (global input order)
 
 
-@dataclass
-class HashTask(BlockTask):
-    """Pass 1: the 64-bit key hash of every valid line and its index in the block."""
-
-    fmt: str = "pairs"
-    key: str = "pair"
-    strict: bool = False
-
-    def __call__(self, block: Block) -> BlockResult:
-        """The result of one block."""
-        parsed = parse_block(block, self.fmt, self.strict)
-        blake = hashlib.blake2b
-        hashes = np.fromiter(
-            (int.from_bytes(blake(_key_text(a, b, s, self.key).encode("utf-8"), digest_size=8).digest(), "little")
-             for a, b, s in zip(parsed.text_a, parsed.text_b, parsed.score, strict=True)),
-            dtype=np.uint64, count=len(parsed))
-        index = np.asarray(parsed.numbers, dtype=np.int64) - block.first_line
-        return BlockResult((hashes, index), block.lines, report=parsed.report)
+def _line_keys(batch: Any) -> list[Any]:
+    """What ``key="line"`` adds to the texts: the score, or every column of the line after the texts."""
+    parsed = batch.parsed
+    if not batch.columns:
+        return parsed.score
+    return [line.split("\t", 2)[2] if line.count("\t") >= 2 else None for line in parsed.lines]
 
 
-KEPT, DUPLICATE, OTHER_SHARD = 0, 1, 2  # values of the line mask
-_MASK_NAMES = {KEPT: "kept", DUPLICATE: "duplicate", OTHER_SHARD: "other shards"}
-
-
-@dataclass
-class WriteTask(BlockTask):
-    """Pass 2: the valid lines of a block that its mask (``block.extra``: :data:`KEPT`...) keeps."""
-
-    fmt: str = "pairs"
-    compress: bool = False
-
-    def __call__(self, block: Block) -> BlockResult:
-        """The result of one block."""
-        parsed = parse_block(block, self.fmt)
-        mask = block.extra[np.asarray(parsed.numbers, dtype=np.int64) - block.first_line]
-        lines = [parsed.lines[i] for i in np.flatnonzero(mask == KEPT).tolist()]
-        data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
-        counts = Counter({_MASK_NAMES[k]: int(n) for k, n in enumerate(np.bincount(mask, minlength=3)) if n})
-        return BlockResult(compress_block(data) if self.compress else data, block.lines, counts)
+def line_hashes(text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
+                key: str = "pair") -> np.ndarray:
+    """The 64-bit key hash of each line (blake2b of both texts, and the score for ``key="line"``)."""
+    blake = hashlib.blake2b
+    return np.fromiter(
+        (int.from_bytes(blake(_key_text(a, b, s, key).encode("utf-8"), digest_size=8).digest(), "little")
+         for a, b, s in zip(text_a, text_b, scores, strict=True)),
+        dtype=np.uint64, count=len(text_a))
 
 
 class _Buckets:
-    """``(hash, line)`` pairs spilled to bucket files by the hash's top byte."""
+    """``(hash, key)`` pairs spilled to ``folder/<bucket>/<rank>.bin`` by the hash's top byte."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, folder: Path, rank: int) -> None:
+        self.folder, self.rank = folder, rank
         self.buffers: list[list[np.ndarray]] = [[] for _ in range(BUCKETS)]
         self.sizes = [0] * BUCKETS
 
     def path(self, bucket: int) -> Path:
-        return self.directory / f"bucket-{bucket:03d}.bin"
+        return self.folder / f"{bucket:03d}" / f"{self.rank:05d}.bin"
 
-    def add(self, hashes: np.ndarray, lines: np.ndarray) -> None:
+    def add(self, hashes: np.ndarray, keys: np.ndarray) -> None:
         pairs = np.empty((len(hashes), 2), dtype=np.uint64)
-        pairs[:, 0], pairs[:, 1] = hashes, lines
+        pairs[:, 0], pairs[:, 1] = hashes, keys
         top = (hashes >> np.uint64(56)).astype(np.int64)
         order = np.argsort(top, kind="stable")
         bounds = np.searchsorted(top[order], np.arange(BUCKETS + 1))
@@ -238,102 +210,183 @@ class _Buckets:
                     handle.write(part.tobytes())
             self.buffers[bucket], self.sizes[bucket] = [], 0
 
-    def load(self, bucket: int) -> np.ndarray:
-        self.flush(bucket)
-        path = self.path(bucket)
-        if not path.exists():
-            return np.zeros((0, 2), dtype=np.uint64)
-        data = np.fromfile(path, dtype=np.uint64).reshape(-1, 2)
-        path.unlink()
-        return data
+
+class HashStep(CorpusStep):
+    """Stage 1: the key hash of every pair of the task, spilled to bucket files (``(hash, key)`` pairs).
+
+    A pair's key is the task's rank and the pair's position among the task's pairs, so the write stage must see the
+    same pairs in the same order (the task's input again, or what this stage wrote: ``passthrough``).
+    """
+
+    name = "dedup: hashing"
+
+    def __init__(self, folder: str | os.PathLike[str], key: str = "pair", passthrough: bool = False) -> None:
+        super().__init__()
+        _key_text("", "", None, key)
+        self.folder, self.key, self.passthrough = os.fspath(folder), key, passthrough
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Spill the task's hashes; pass the batches on when ``passthrough``."""
+        folder = Path(self.folder)
+        for bucket in range(BUCKETS):
+            path = folder / f"{bucket:03d}" / f"{rank:05d}.bin"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)  # a rerun of the task starts its files afresh
+        buckets = _Buckets(folder, rank)
+        seen = 0
+        for batch in data or ():
+            parsed = batch.parsed
+            with self.track_time(unit="batch"):
+                hashes = line_hashes(parsed.text_a, parsed.text_b, _line_keys(batch), self.key)
+                keys = (np.uint64(rank) << np.uint64(INDEX_BITS)) + np.arange(seen, seen + len(parsed),
+                                                                              dtype=np.uint64)
+                buckets.add(hashes, keys)
+                seen += len(parsed)
+            if self.passthrough:
+                yield batch
+        for bucket in range(BUCKETS):
+            buckets.flush(bucket)
 
 
-def _mark_duplicates(pairs: np.ndarray, keep: str, mask: np.ndarray) -> None:
-    """Mark in ``mask`` the lines of ``pairs`` (hash, line) that ``keep`` removes."""
+def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
+    """The keys of ``pairs`` (hash, key) that ``keep`` removes.
+
+    ``keep="first"``: all but the first (smallest key) of each hash; ``"none"``: every line of a hash seen twice.
+    """
     if not len(pairs):
-        return
+        return np.zeros(0, dtype=np.uint64)
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))
-    hashes, lines = pairs[order, 0], pairs[order, 1].astype(np.int64)
+    hashes, keys = pairs[order, 0], pairs[order, 1]
     first = np.ones(len(hashes), dtype=bool)
     first[1:] = hashes[1:] != hashes[:-1]
     if keep == "first":
-        mask[lines[~first]] = DUPLICATE
-        return
+        return keys[~first]
     group = np.cumsum(first) - 1
-    mask[lines[np.bincount(group)[group] > 1]] = DUPLICATE
+    return keys[np.bincount(group)[group] > 1]
+
+
+class FindStep:
+    """Stage 2: for each of its buckets, the lines to drop, written per task that owns them (``drops/<rank>/``)."""
+
+    name = "dedup: finding duplicates"
+    type = "🫂 - DEDUP"
+
+    def __init__(self, hashes: str, drops: str, keep: str = "first") -> None:
+        if keep not in KEEP:
+            raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
+        self.hashes, self.drops, self.keep = hashes, drops, keep
+
+    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
+        """Process buckets ``rank, rank + world_size, ...``."""
+        mask = np.uint64((1 << INDEX_BITS) - 1)
+        for bucket in range(rank, BUCKETS, world_size):
+            files = sorted((Path(self.hashes) / f"{bucket:03d}").glob("*.bin"))
+            pairs = np.concatenate([np.fromfile(f, dtype=np.uint64).reshape(-1, 2) for f in files]) if files \
+                else np.zeros((0, 2), dtype=np.uint64)
+            dropped = np.sort(duplicate_keys(pairs, self.keep))
+            owners = (dropped >> np.uint64(INDEX_BITS)).astype(np.int64)
+            for owner in np.unique(owners):
+                target = Path(self.drops) / f"{owner:05d}" / f"{bucket:03d}.npy"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                np.save(target, (dropped[owners == owner] & mask).astype(np.int64))
+        return None
+
+    def __repr__(self) -> str:
+        return f"{self.type}: {self.name}"
+
+
+class DedupWriteStep(CorpusStep):
+    """Stage 3: the task's valid lines not marked by stage 2, unchanged, in input order."""
+
+    name = "dedup: writing"
+
+    def __init__(self, drops: str | os.PathLike[str], compress: bool = False, kept_name: str = "kept") -> None:
+        super().__init__()
+        self.drops, self.compress, self.kept_name = os.fspath(drops), compress, kept_name
+
+    def setup(self, rank: int, world_size: int) -> None:
+        """Load the task's lines to drop (8 bytes each)."""
+        files = sorted((Path(self.drops) / f"{rank:05d}").glob("*.npy"))
+        self._drop = np.unique(np.concatenate([np.load(f) for f in files])) if files else np.zeros(0, np.int64)
+
+    def process(self, batch: Any) -> Any:
+        """The batch with its kept lines as output."""
+        parsed = batch.parsed
+        lo, hi = np.searchsorted(self._drop, [batch.index, batch.index + len(parsed)])
+        drop = np.zeros(len(parsed), dtype=bool)
+        drop[self._drop[lo:hi] - batch.index] = True
+        batch.output = encode_lines([parsed.lines[i] for i in np.flatnonzero(~drop).tolist()], self.compress)
+        self.count({self.kept_name: int((~drop).sum()), "duplicate": int(drop.sum())})
+        if drop.any():  # the steps after this one see the kept pairs only
+            batch.keep(np.flatnonzero(~drop).tolist())
+        return batch
+
+
+def dedup_stages(spec: Any, reader: Any, writer_steps: Sequence[Any], keep: str, key: str, compress: bool,
+                 source_stage: Any) -> list[Any]:
+    """The three de-duplication stages: hash (every task), find (per bucket), write (every task).
+
+    ``reader`` makes the batches of a stage (called with the stage's name; the hash and the write stages read the
+    same lines in the same order); ``writer_steps`` follow the write step.
+    """
+    from .runner import Stage
+
+    hashes, drops = spec.parts_dir("hashes"), spec.parts_dir("drops")
+    return [Stage("hash", [*source_stage("hash"), HashStep(hashes, key)], counts=False),
+            Stage("find", [FindStep(str(hashes), str(drops), keep)], tasks=min(BUCKETS, spec.tasks), counts=False,
+                  reads_input=False),
+            Stage("main", [*reader("main"), DedupWriteStep(drops, compress), *writer_steps])]
 
 
 def dedup_files(
     inputs: Sequence[str | os.PathLike[str]],
-    write: Callable[[bytes], Any],
-    settings: RunSettings | None = None,
+    output: str | os.PathLike[str],
+    run: Any = None,
     *,
     fmt: str = "pairs",
     keep: str = "first",
     key: str = "pair",
     strict: bool = False,
-    compress: bool = False,
     member_pattern: str | None = None,
-    temp_dir: str | os.PathLike[str] | None = None,
-) -> Summary:
-    """De-duplicate the valid lines of ``inputs`` at bounded memory (see the module docstring), in input order.
+    overwrite: bool = False,
+) -> Any:
+    """De-duplicate the valid lines of ``inputs`` into ``output`` at bounded memory, in input order, over any tasks.
+
+    The duplicates are global (across tasks): stage 1 spills every line's 64-bit hash with its position to 256
+    bucket files, stage 2 sorts each bucket and marks the lines to drop, stage 3 writes the others. Memory per task:
+    one bucket (16 bytes per line / 256) and the task's dropped lines (8 bytes each); temporary disk: 16 bytes per
+    valid line (0.8 GB for ParaNMT-50M), in the work folder.
 
     Args:
         inputs: pair files.
-        write: called with the output bytes of each block, in input order.
+        output: TSV(.gz) output (atomic; never an input; an existing one only with ``overwrite``).
+        run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.runner.RunOptions`).
         fmt: line format.
         keep: ``"first"`` or ``"none"``.
         key: ``"pair"`` (both texts) or ``"line"`` (texts and score).
         strict: fail on the first bad line.
-        settings: processes, block size, progress; its shard keeps the lines whose hash falls in that shard's part.
-        compress: the bytes given to ``write`` are gzip members.
         member_pattern: zip member glob.
-        temp_dir: where the bucket files go (default: the system's temporary folder).
+        overwrite: replace an existing output.
 
     Returns:
-        the second pass's summary (``kept`` / ``duplicate`` counts; bad lines from the first pass).
+        the run's :class:`~paranmt_hf.corpus.runner.Summary` (``kept`` / ``duplicate`` counts).
     """
+    from .parts import TsvPartWriter, is_gzip_name, merge_tsv, part_suffix
+    from .runner import RunOptions, execute, make_spec, merge_stage
+
     if keep not in KEEP:
         raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
     _key_text("", "", None, key)
-    settings = settings or RunSettings()
-    shard, every = settings.shard, replace(settings, shard=Shard())  # every shard hashes every line
-    sizes: list[int] = []
-    mask = np.zeros(1 << 20, dtype=np.uint8)  # per input line: KEPT, DUPLICATE or OTHER_SHARD (grows by doubling)
-    with tempfile.TemporaryDirectory(prefix="paranmt-dedup-", dir=temp_dir) as tmp:
-        buckets = _Buckets(Path(tmp))
-        offset = 0
+    run = run or RunOptions()
+    suffix = part_suffix(output)
+    settings = {"format": fmt, "keep": keep, "key": key, "member": member_pattern, "strict": strict}
+    spec, workers = make_spec("dedup", inputs, output, run, overwrite,
+                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main"})
 
-        def spill(result: BlockResult) -> None:
-            nonlocal offset, mask
-            hashes, index = result.payload
-            lines = index + offset
-            while offset + result.lines > len(mask):
-                mask = np.concatenate([mask, np.zeros(len(mask), dtype=np.uint8)])
-            if not shard.whole:
-                mine = hashes % np.uint64(shard.count) == np.uint64(shard.index)
-                mask[lines[~mine]] = OTHER_SHARD
-                hashes, lines = hashes[mine], lines[mine]
-            buckets.add(hashes, lines.astype(np.uint64))
-            sizes.append(result.lines)
-            offset += result.lines
+    def read(stage: str) -> list[Any]:
+        return [spec.reader(stage, fmt, strict, member_pattern)]
 
-        first = run_blocks(inputs, HashTask(fmt, key, strict), spill, every, member_pattern=member_pattern,
-                           desc="dedup: hashing")
-        for bucket in range(BUCKETS):
-            _mark_duplicates(buckets.load(bucket), keep, mask)
-
-    def masked() -> Iterator[Block]:
-        start = 0
-        for block, lines in zip(iter_blocks(list(inputs), member_pattern, block_bytes=every.block_bytes), sizes,
-                                strict=True):
-            block.extra = mask[start : start + lines]
-            start += lines
-            yield block
-
-    second = run_blocks(inputs, WriteTask(fmt, compress), lambda r: write(r.payload), every, desc="dedup: writing",
-                        blocks=masked())
-    second.shard = shard
-    second.report = first.report
-    second.seconds += first.seconds
-    return second
+    stages = dedup_stages(spec, read, [TsvPartWriter(spec.parts_dir(), suffix)], keep, key, is_gzip_name(output),
+                          read)
+    stages.append(merge_stage(merge_tsv, spec))
+    return execute(spec, stages, run, workers)

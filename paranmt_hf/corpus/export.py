@@ -1,8 +1,9 @@
 """Export configs of the ParaNMT builder as a Hub-ready dataset folder (Parquet shards + README card).
 
 :func:`export_files` streams local files through the builder's row code (:class:`~paranmt_hf.corpus.rows.RowMaker`)
-on every core: workers turn blocks of lines into Arrow tables, the main process appends them to Parquet files of
-``shard_rows`` rows, so memory stays bounded by a few blocks. The folder is written under a temporary name and
+as datatrove stages (:mod:`paranmt_hf.corpus.runner`): every task turns its chunks of lines into Arrow tables and
+appends them to its own Parquet files of ``shard_rows`` rows (memory stays bounded by a chunk); the merge links the
+files in task order into ``data/<config>/`` and writes the card. The folder is written under a temporary name and
 renamed into place when complete. :func:`export_hub_folder` does the same for any iterable datasets (e.g. from
 :func:`paranmt_hf.load_paranmt`).
 """
@@ -12,8 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -22,13 +22,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ..data.configs import CONFIGS, ConfigOptions
-from ..data.reader import Block
-from ..data.records import parse_block
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
-from .output import sum_counts
-from .pipeline import BlockResult, BlockTask, RunSettings, Summary, run_blocks
 from .rows import RowMaker
+from .steps import CorpusStep
 
 
 @dataclass
@@ -44,14 +41,16 @@ class ExportedConfig:
 class ParquetShards:
     """Append Arrow tables to ``out_dir/train-NNNNN.parquet`` files of at most ``shard_rows`` rows."""
 
-    def __init__(self, out_dir: str | os.PathLike[str], schema: Any, shard_rows: int = 1_000_000) -> None:
+    def __init__(self, out_dir: str | os.PathLike[str], schema: Any, shard_rows: int = 1_000_000,
+                 empty_file: bool = True) -> None:
         self.pq = require("pyarrow.parquet", "data")
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         for old in self.out_dir.glob("train-*.parquet"):  # a config re-exported into an existing folder
             old.unlink()
-        self.schema, self.shard_rows = schema, shard_rows
+        self.schema, self.shard_rows, self.empty_file = schema, shard_rows, empty_file
         self.files: list[Path] = []
+        self.file_rows: list[int] = []
         self.rows = 0
         self._writer: Any = None
         self._in_shard = 0
@@ -62,22 +61,24 @@ class ParquetShards:
         while start < table.num_rows:
             if self._writer is None:
                 self.files.append(self.out_dir / f"train-{len(self.files):05d}.parquet")
+                self.file_rows.append(0)
                 self._writer = self.pq.ParquetWriter(self.files[-1], self.schema)
             take = min(table.num_rows - start, self.shard_rows - self._in_shard)
             self._writer.write_table(table.slice(start, take))
             start += take
             self._in_shard += take
             self.rows += take
+            self.file_rows[-1] += take
             if self._in_shard >= self.shard_rows:
                 self._writer.close()
                 self._writer, self._in_shard = None, 0
 
     def close(self) -> list[Path]:
-        """Close the last file; an empty config still gets a (schema-only) file so that it loads."""
+        """Close the last file; an empty config still gets a (schema-only) file so that it loads (``empty_file``)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if not self.files:
+        if not self.files and self.empty_file:
             self.files.append(self.out_dir / "train-00000.parquet")
             self.pq.write_table(self.schema.empty_table(), self.files[-1])
         return self.files
@@ -108,70 +109,155 @@ def write_parquet_shards(
     return shards.close(), shards.rows
 
 
-@dataclass
-class RowsTask(BlockTask):
-    """One block's rows of a config, as Arrow IPC bytes (the payload)."""
+class RowsStep(CorpusStep):
+    """Turn each batch into a config's rows and append them to this task's Parquet files (``folder/<rank>/``)."""
 
-    config: str
-    options: ConfigOptions
-    paths: tuple[str, ...] = ()
-    row_filter: Any = None
+    name = "export rows"
+    type = "💽 - WRITER"
 
-    def setup(self) -> None:
-        """Load what the blocks need (once per process)."""
-        self._rows = RowMaker(self.config, self.options, self.paths, row_filter=self.row_filter)
+    def __init__(self, config: str, options: ConfigOptions, folder: str | os.PathLike[str], paths: Sequence[str],
+                 shard_rows: int = 1_000_000, bounds_file: str | None = None) -> None:
+        super().__init__()
+        self.config, self.options, self.folder = config, options, os.fspath(folder)
+        self.paths, self.shard_rows, self.bounds_file = list(paths), shard_rows, bounds_file
 
-    def __call__(self, block: Block) -> BlockResult:
-        """The result of one block."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Write the task's rows; its files and row counts go to ``folder/<rank>/rows.json``."""
+        from .filtering import filter_from_options
+
         pa = require("pyarrow", "data")
-        parsed = parse_block(block, CONFIGS[self.config].line_format, self.options.strict)
-        before = dict(self._rows.counts)
-        columns = self._rows.columns(parsed)
-        table = pa.Table.from_pydict(columns, schema=CONFIGS[self.config].features().arrow_schema)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        counts = Counter({k: v - before.get(k, 0) for k, v in self._rows.counts.items()})
-        counts["rows"] = table.num_rows
-        return BlockResult(sink.getvalue().to_pybytes(), block.lines, +counts, parsed.report)
+        row_filter = filter_from_options(self.options, self.bounds_file) if self.config == "filtered" else None
+        rows = RowMaker(self.config, self.options, self.paths, row_filter=row_filter)
+        schema = CONFIGS[self.config].features().arrow_schema
+        folder = Path(self.folder) / f"{rank:05d}"
+        shards = ParquetShards(folder, schema, self.shard_rows, empty_file=False)
+        for batch in data or ():
+            with self.track_time(unit="batch"):
+                before = dict(rows.counts)
+                table = pa.Table.from_pydict(rows.columns(batch.parsed), schema=schema)
+                shards.write(table)
+                self.count({k: v - before.get(k, 0) for k, v in rows.counts.items()})
+                self.count({"rows": table.num_rows})
+            yield batch
+        files = shards.close()
+        record = {"files": [f.name for f in files], "rows": shards.file_rows}
+        (folder / "rows.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: int,
+                  member_pattern: str | None = None) -> list[Any]:
+    """Per config: its fold-bound stages if its filter needs them, then a stage writing its Parquet files."""
+    from .filtering import bounds_stages
+    from .runner import Stage
+
+    stages = []
+    for name, options in configs.items():
+        spec_config = CONFIGS[name]
+        member = member_pattern or options.member_pattern or spec_config.default_member
+        bounds = None
+        if name == "filtered":
+            before, bounds = bounds_stages(spec, options, spec_config.line_format, member, prefix=f"{name}-")
+            stages.extend(before)
+        stages.append(Stage(f"export-{name}", [
+            spec.reader(f"export-{name}", spec_config.line_format, options.strict, member),
+            RowsStep(name, options, spec.parts_dir(name), spec.inputs, shard_rows, bounds)]))
+    return stages
+
+
+def collect_exported(spec: Any, out_dir: Path, configs: Sequence[str]) -> list[ExportedConfig]:
+    """Link (or copy) each config's task files, in task order, to ``out_dir/data/<config>/train-NNNNN.parquet``.
+
+    A config with no row at all keeps one schema-only file, so that it still loads.
+    """
+    pq = require("pyarrow.parquet", "data")
+    exported = []
+    for name in configs:
+        done = ExportedConfig(name, columns=CONFIGS[name].column_names)
+        target = out_dir / "data" / name
+        target.mkdir(parents=True, exist_ok=True)
+        for rank in range(spec.tasks):
+            folder = spec.parts_dir(name) / f"{rank:05d}"
+            record = json.loads((folder / "rows.json").read_text(encoding="utf-8"))
+            for file, rows in zip(record["files"], record["rows"], strict=True):
+                dest = target / f"train-{len(done.files):05d}.parquet"
+                try:
+                    os.link(folder / file, dest)
+                except OSError:
+                    shutil.copyfile(folder / file, dest)
+                done.files.append(dest)
+                done.rows += rows
+        if not done.files:
+            done.files.append(target / "train-00000.parquet")
+            pq.write_table(CONFIGS[name].features().arrow_schema.empty_table(), done.files[-1])
+        exported.append(done)
+    return exported
+
+
+def merge_export(spec: Any) -> None:
+    """Write the export folder (atomically): the configs' Parquet files, ``export.json`` and the card."""
+    from .runner import stage_report
+
+    configs = spec.options["configs"]
+    if all(stage_report(spec, f"export-{name}").good == 0 for name in configs):
+        from .errors import CorpusError
+
+        raise CorpusError(f"no valid line in {', '.join(spec.inputs)}; {spec.output} was not written")
+    with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
+        exported = collect_exported(spec, Path(tmp), configs)
+        card = spec.options["card"]
+        write_export_record(tmp, exported, card)
+        write_card(tmp, exported, **card)
 
 
 def export_files(
     inputs: Sequence[str | os.PathLike[str]],
-    out_dir: str | os.PathLike[str],
+    output: str | os.PathLike[str],
     configs: Mapping[str, ConfigOptions],
-    settings: RunSettings | None = None,
+    run: Any = None,
     *,
     shard_rows: int = 1_000_000,
     member_pattern: str | None = None,
-) -> tuple[list[ExportedConfig], dict[str, Summary]]:
-    """Write ``out_dir/data/<config>/train-*.parquet`` for each config from local ``inputs`` (no card).
+    overwrite: bool = False,
+    card: Mapping[str, Any] | None = None,
+) -> tuple[list[ExportedConfig], dict[str, Any]]:
+    """Write the Hub-ready folder ``output``: ``data/<config>/train-*.parquet`` per config, ``export.json``, a card.
 
     Args:
         inputs: local pair files.
-        out_dir: the folder to write into (it must exist; use :func:`paranmt_hf.utils.atomic.atomic_output`).
-        configs: ``{config name: its options}``.
-        settings: processes, shard (export only its lines), block size, progress.
-        shard_rows: rows per Parquet file.
+        output: the folder (written atomically; never holding an input; an existing one only with ``overwrite``).
+        configs: ``{config name: its options}`` (names of :data:`paranmt_hf.data.configs.CONFIGS`).
+        run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.runner.RunOptions`).
+        shard_rows: rows per Parquet file (each task starts its own files: the last file of a task may be shorter).
         member_pattern: zip member glob (default per config).
+        overwrite: replace an existing folder.
+        card: :func:`write_card` options (``sources``, ``filter_description``, ``repo_id``, ``kind``, ...).
+
+    Returns:
+        the exported configs (files in ``output``) and the run summary of each config.
     """
-    from .filtering import build_filter
+    from .runner import RunOptions, execute, make_spec, merge_stage, summarize
 
-    pa = require("pyarrow", "data")
-    exported, summaries = [], {}
-    for name, options in configs.items():
-        spec = CONFIGS[name]
-        member = member_pattern or options.member_pattern or spec.default_member
-        row_filter = build_filter(options, inputs, spec.line_format, member, settings) \
-            if name == "filtered" else None
-        files = ParquetShards(Path(out_dir) / "data" / name, spec.features().arrow_schema, shard_rows)
-        task = RowsTask(name, options, tuple(os.fspath(p) for p in inputs), row_filter)
-
-        def write(result: BlockResult, files: ParquetShards = files) -> None:
-            files.write(pa.ipc.open_stream(result.payload).read_all())
-
-        summaries[name] = run_blocks(inputs, task, write, settings, member_pattern=member, desc=f"export {name}")
-        exported.append(ExportedConfig(name, files.close(), files.rows, spec.column_names))
+    run = run or RunOptions()
+    card = dict(card or {})
+    card.setdefault("sources", [os.fspath(p) for p in inputs])
+    settings = {name: vars(options) for name, options in configs.items()}
+    spec, workers = make_spec("export", inputs, output, run, overwrite,
+                              {"settings": settings, "configs": list(configs), "card": card,
+                               "shard_rows": shard_rows})
+    stages = export_stages(spec, configs, shard_rows, member_pattern)
+    keep, spec.keep_work = spec.keep_work, True  # the per-config summaries are read after the merge
+    summary = execute(spec, [*stages, merge_stage(merge_export, spec)], run, workers)
+    summaries = {name: summarize(spec, [s for s in stages if s.name.startswith(f"export-{name}")])
+                 for name in configs}
+    for value in summaries.values():
+        value.complete, value.seconds, value.workers = summary.complete, summary.seconds, summary.workers
+    if not summary.complete:  # tasks left to run elsewhere: the folder is written by `corpus merge`
+        return [], summaries
+    if not keep:
+        shutil.rmtree(spec.work, ignore_errors=True)
+    record = json.loads((Path(output) / "export.json").read_text(encoding="utf-8"))
+    exported = [ExportedConfig(c["name"], [Path(output) / f for f in c["files"]], c["rows"], c["columns"])
+                for c in record["configs"]]
     return exported, summaries
 
 
@@ -182,10 +268,11 @@ def export_hub_folder(
     sources: Iterable[str] = (),
     filter_description: str | None = None,
     repo_id: str = "your-name/paranmt-50m",
-    pretty_name: str = "ParaNMT-50M",
-    license_name: str = "other",
+    pretty_name: str | None = None,
+    license_name: str | None = None,
     shard_rows: int = 1_000_000,
     default_config: str | None = None,
+    kind: str | None = None,
 ) -> list[ExportedConfig]:
     """Write ``out_dir/data/<config>/train-*.parquet`` for each dataset in ``configs`` plus a ``README.md`` card.
 
@@ -196,10 +283,12 @@ def export_hub_folder(
         sources: where the data came from (paths/URLs), listed in the card.
         filter_description: the filter parameters of the ``filtered`` config, for the card.
         repo_id: Hub repository name used in the card's usage snippet.
-        pretty_name: card title.
-        license_name: card licence id (the CzEng-derived data is non-commercial: ``other``).
+        pretty_name: card title (default per card kind).
+        license_name: card licence id (default: ``other`` = CzEng's non-commercial terms for ParaNMT-50M,
+            ``unknown`` for your own pairs).
         shard_rows: rows per Parquet shard.
         default_config: config marked ``default: true`` (default: the first).
+        kind: the card: ``"paranmt"`` or ``"own"`` (see :func:`write_card`).
 
     Returns:
         one :class:`ExportedConfig` per config.
@@ -211,8 +300,60 @@ def export_hub_folder(
                                            desc=f"exporting {name}")
         exported.append(ExportedConfig(name, files, rows, list(dataset.features)))
     write_card(out_dir, exported, sources=sources, filter_description=filter_description, repo_id=repo_id,
-               pretty_name=pretty_name, license_name=license_name, default_config=default_config)
+               pretty_name=pretty_name, license_name=license_name, default_config=default_config, kind=kind)
     return exported
+
+
+CARD_KINDS = ("paranmt", "own")
+
+PARANMT_COLUMNS = {
+    "reference": "the English reference sentence of CzEng 1.6",
+    "paraphrase": "its back-translation (Czech→English NMT)",
+    "paraphrase_score": "cosine similarity of averaged PARAGRAM-PHRASE embeddings of the two sentences, as released "
+                        "in `para-nmt-50m.txt` (float32)",
+}
+OWN_COLUMNS = {
+    "reference": "the first side of each pair (for a back-translated bitext: the English reference)",
+    "paraphrase": "the second side (for a back-translated bitext: the back-translation)",
+    "paraphrase_score": "the input's score column: the cosine of the two sides under the model given to "
+                        "`paranmt-hf corpus annotate --model` (float32)",
+    "text_a": "the first side of each pair", "text_b": "the second side of each pair",
+    "score": "the input's third column, if any (e.g. a paraphrase score; float32)",
+    "english": "the English side of the bitext", "foreign": "the other side", "lang": "the other side's language",
+    "source": "the sentence that was translated (the non-English side of the bitext)",
+}
+COMMON_COLUMNS = {
+    "trigram_overlap": "shared word trigrams divided by the trigram count of the side with fewer (lower-cased "
+                       "`nltk.word_tokenize` tokens, as `add_overlap_labels.py`; float32)",
+    "reference_length": "whitespace token count of the first side (as `extract_data.py` counts it)",
+    "paraphrase_length": "whitespace token count of the second side",
+}
+PARANMT_MEMBERS = ("para-nmt-50m", "para-nmt-5m-processed")
+
+
+def card_kind(sources: Iterable[str], configs: Iterable[str]) -> str:
+    """``"paranmt"`` when the sources are ParaNMT-50M's own files and the configs its own, else ``"own"``."""
+    sources, configs = list(sources), list(configs)
+    paranmt_files = bool(sources) and all(any(m in os.path.basename(str(s)) for m in PARANMT_MEMBERS) or
+                                         "ParaNMT-50M zip" in str(s) for s in sources)
+    return "paranmt" if paranmt_files and set(configs) <= {"full", "filtered", "processed-5m"} else "own"
+
+
+def column_description(name: str, kind: str, descriptions: Mapping[str, str] | None = None) -> str:
+    """What a column holds, for the card (given ``descriptions`` first, then the card kind's, then the measures')."""
+    if descriptions and name in descriptions:
+        return descriptions[name]
+    table = PARANMT_COLUMNS if kind == "paranmt" else OWN_COLUMNS
+    if name in table:
+        return table[name]
+    if name in COMMON_COLUMNS:
+        return COMMON_COLUMNS[name]
+    from .measures import MEASURES
+
+    if name in MEASURES:
+        spec = MEASURES[name]
+        return f"{spec.description} ({spec.source}; float32)"
+    return ""
 
 
 def write_card(
@@ -222,13 +363,41 @@ def write_card(
     sources: Iterable[str] = (),
     filter_description: str | None = None,
     repo_id: str = "your-name/paranmt-50m",
-    pretty_name: str = "ParaNMT-50M",
-    license_name: str = "other",
+    pretty_name: str | None = None,
+    license_name: str | None = None,
     default_config: str | None = None,
+    kind: str | None = None,
+    summary: str | None = None,
+    built_with: str = "paranmt-hf corpus export",
+    descriptions: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write ``out_dir/README.md``: the dataset card declaring the exported configs (see :func:`export_hub_folder`)."""
+    """Write ``out_dir/README.md``: the dataset card declaring the exported configs and describing their columns.
+
+    Args:
+        out_dir: the exported folder.
+        exported: its configs.
+        sources: where the data came from (listed in the card).
+        filter_description: the filter of the ``filtered`` config.
+        repo_id: the Hub repository of the card's snippets.
+        pretty_name: the title (default: ParaNMT-50M, or "Paraphrase pairs" for your own pairs).
+        license_name: the licence id (default: ``other`` with the CzEng 1.6 terms for ParaNMT-50M, ``unknown`` for
+            your own pairs: set the licence of your sources).
+        default_config: the config marked ``default`` (default: the first).
+        kind: ``"paranmt"`` (ParaNMT-50M's own files: its origin, CzEng licence and sources) or ``"own"`` (pairs you
+            made; default: guessed from the sources and configs, :func:`card_kind`).
+        summary: the card's first paragraph (default per kind).
+        built_with: the command named in "How it was built".
+        descriptions: column descriptions overriding the defaults.
+    """
     hub = require("huggingface_hub", "data")
     out_dir = Path(out_dir)
+    sources = list(sources)
+    kind = kind or card_kind(sources, [c.name for c in exported])
+    if kind not in CARD_KINDS:
+        raise ValueError(f"unknown card kind {kind!r}; choose one of {CARD_KINDS}")
+    paranmt = kind == "paranmt"
+    pretty_name = pretty_name or ("ParaNMT-50M" if paranmt else "Paraphrase pairs")
+    license_name = license_name or ("other" if paranmt else "unknown")
     default_config = default_config or exported[0].name
     card_configs = [
         {"config_name": c.name, "data_files": [{"split": "train", "path": f"data/{c.name}/train-*.parquet"}],
@@ -239,58 +408,32 @@ def write_card(
     size = next(s for limit, s in [(1e3, "n<1K"), (1e4, "1K<n<10K"), (1e5, "10K<n<100K"), (1e6, "100K<n<1M"),
                                    (1e7, "1M<n<10M"), (1e8, "10M<n<100M"), (float("inf"), "n>100M")] if total < limit)
     card_data = hub.DatasetCardData(
-        language=["en"], license=license_name, license_name="czeng-1.6-non-commercial" if license_name == "other"
-        else None, pretty_name=pretty_name, task_categories=["sentence-similarity", "text-generation"],
-        tags=["paraphrase", "paranmt", "sentence-embeddings", "back-translation"], size_categories=[size],
-        configs=card_configs,
+        language=["en"], license=license_name,
+        license_name="czeng-1.6-non-commercial" if paranmt and license_name == "other" else None,
+        pretty_name=pretty_name, task_categories=["sentence-similarity", "text-generation"],
+        tags=["paraphrase", "sentence-embeddings", "back-translation", *(["paranmt"] if paranmt else [])],
+        size_categories=[size], configs=card_configs,
     )
     from .._version import __version__
 
+    if summary is None:
+        summary = ("English-English sentential paraphrase pairs made by back-translating the Czech side of CzEng 1.6 "
+                   "(Wieting & Gimpel, ACL 2018), with the filters of the later papers as configs." if paranmt else
+                   "English sentence pairs exported with paranmt_hf from the sources listed below.")
+    columns = list(dict.fromkeys(x for c in exported for x in c.columns))
     template = resources.files("paranmt_hf.hub_cards").joinpath("dataset_card.md").read_text(encoding="utf-8")
     card = hub.DatasetCard.from_template(
         card_data, template_str=template, pretty_name=pretty_name, repo_id=repo_id, default_config=default_config,
-        summary=("English-English sentential paraphrase pairs made by back-translating the Czech side of CzEng 1.6 "
-                 "(Wieting & Gimpel, ACL 2018), with the filters of the later papers as configs."),
+        summary=summary, paranmt=paranmt,
         config_rows=[{"name": c.name, "rows": c.rows, "columns": ", ".join(f"`{x}`" for x in c.columns),
                       "description": CONFIGS[c.name].description if c.name in CONFIGS else ""}
                      for c in exported],
-        sources=list(sources), filter_description=filter_description, version=__version__,
-        license_name="CzEng 1.6 licence: non-commercial research and education",
+        columns=[{"name": x, "description": column_description(x, kind, descriptions)} for x in columns],
+        sources=sources, filter_description=filter_description, version=__version__, built_with=built_with,
+        license_name="CzEng 1.6 licence: non-commercial research and education" if paranmt else license_name,
     )
     card.save(out_dir / "README.md")
     return out_dir / "README.md"
-
-
-def merge_exports(output: str | os.PathLike[str], shards: Sequence[tuple[Path, dict[str, Any]]],
-                  overwrite: bool = False) -> dict[str, Any]:
-    """Join the export folders of a sharded run into ``output``.
-
-    Each config's Parquet files are taken in shard order (hard links where possible, renumbered), and the card is
-    written again with the total row counts (and the shards' own card options).
-    """
-    with atomic_output(output, inputs=[p for p, _ in shards], overwrite=overwrite, directory=True) as tmp:
-        exported: dict[str, ExportedConfig] = {}
-        for folder, _ in shards:
-            meta = json.loads((folder / "export.json").read_text(encoding="utf-8"))
-            for config in meta["configs"]:
-                name = config["name"]
-                done = exported.setdefault(name, ExportedConfig(name, columns=config["columns"]))
-                target = Path(tmp) / "data" / name
-                target.mkdir(parents=True, exist_ok=True)
-                if not config["rows"] and (done.files or folder != shards[-1][0]):
-                    continue  # a shard's schema-only file: kept only when no shard has rows of this config
-                for file in config["files"]:
-                    dest = target / f"train-{len(done.files):05d}.parquet"
-                    try:
-                        os.link(folder / file, dest)
-                    except OSError:
-                        shutil.copyfile(folder / file, dest)
-                    done.files.append(dest)
-                done.rows += config["rows"]
-        card = json.loads((shards[0][0] / "export.json").read_text(encoding="utf-8"))["card"]
-        write_card(tmp, list(exported.values()), **card)
-        write_export_record(tmp, list(exported.values()), card)
-    return sum_counts([m for _, m in shards])
 
 
 def write_export_record(out_dir: str | os.PathLike[str], exported: Sequence[ExportedConfig],

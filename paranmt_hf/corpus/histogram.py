@@ -1,27 +1,30 @@
 """Score-range histogram of a pair corpus, in the bins of ParaNMT-50M's Table 3, with mean trigram overlap.
 
-:class:`HistogramCounts` accumulates batches (vectorised); :class:`HistogramTask` does it per block of a file for
-``paranmt-hf corpus histogram`` (on every core: block counts add up).
+:class:`HistogramCounts` accumulates batches (vectorised); :class:`HistogramStep` does it per task for
+``paranmt-hf corpus histogram`` (task counts add up); :func:`format_table3` prints the result as Table 3.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..data.reader import Block
-from ..data.records import parse_block
 from .overlap import overlaps_many
-from .pipeline import BlockResult, BlockTask
+from .steps import CorpusStep
 
 # Table 3 of ParaNMT-50M: (-0.1, 0.2], (0.2, 0.4], (0.4, 0.6], (0.6, 0.8], (0.8, 1.0]
 TABLE3_EDGES = (-0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
+TOP_TOLERANCE = 1e-6
+"""Scores up to this much above the top edge count in the top bin: the cosine of two float32 embeddings of the same
+sentence comes out as 1.0000002 (a rounding error, not a score above 1)."""
 # Table 3's pair counts (millions) and mean trigram overlap (mean, std) per bin, for comparison.
 TABLE3_PAPER = {"millions": [4.0, 3.8, 6.9, 14.4, 18.0],
                 "overlap_mean": [0.00, 0.02, 0.07, 0.17, 0.35], "overlap_std": [0.0, 0.1, 0.1, 0.2, 0.2]}
@@ -34,7 +37,10 @@ def bin_label(low: float, high: float) -> str:
 
 @dataclass
 class HistogramCounts:
-    """Per-bin pair counts and overlap sums over left-open score bins ``(edges[i], edges[i+1]]``."""
+    """Per-bin pair counts and overlap sums over left-open score bins ``(edges[i], edges[i+1]]``.
+
+    A score within :data:`TOP_TOLERANCE` above the top edge counts in the top bin (float32 cosines of 1).
+    """
 
     edges: tuple[float, ...] = TABLE3_EDGES
     count: np.ndarray = field(init=False)
@@ -61,11 +67,11 @@ class HistogramCounts:
         score = np.asarray(scores, dtype=np.float64)
         self.total += len(score)
         edges = np.asarray(self.edges)
-        low, high = score <= edges[0], score > edges[-1]
+        low, high = score <= edges[0], score > edges[-1] + TOP_TOLERANCE
         self.below += int(low.sum())
         self.above += int(high.sum())
         rows = np.flatnonzero(~(low | high))
-        bins = np.searchsorted(edges, score[rows], side="left") - 1
+        bins = np.searchsorted(edges, np.minimum(score[rows], edges[-1]), side="left") - 1
         values = [overlaps[i] for i in rows]
         todo = [k for k, v in enumerate(values) if v is None]
         for k, v in zip(todo, overlaps_many([text_a[rows[k]] for k in todo], [text_b[rows[k]] for k in todo],
@@ -85,6 +91,21 @@ class HistogramCounts:
         self.below += other.below
         self.above += other.above
         self.total += other.total
+
+    def state(self) -> dict[str, Any]:
+        """The raw counts (JSON-friendly), for :meth:`from_state`."""
+        return {"edges": list(self.edges), "count": self.count.tolist(), "sums": self.sums.tolist(),
+                "squares": self.squares.tolist(), "below": self.below, "above": self.above, "total": self.total}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> HistogramCounts:
+        """Counts saved by :meth:`state`."""
+        counts = cls(tuple(state["edges"]))
+        counts.count = np.asarray(state["count"], dtype=np.int64)
+        counts.sums = np.asarray(state["sums"], dtype=np.float64)
+        counts.squares = np.asarray(state["squares"], dtype=np.float64)
+        counts.below, counts.above, counts.total = state["below"], state["above"], state["total"]
+        return counts
 
     def result(self) -> dict[str, Any]:
         """The histogram as a JSON-friendly dict (mean ± std overlap per bin; NaN for empty bins)."""
@@ -120,21 +141,85 @@ def score_histogram(
     return counts.result()
 
 
-@dataclass
-class HistogramTask(BlockTask):
-    """One block's :class:`HistogramCounts` (the payload)."""
+class HistogramStep(CorpusStep):
+    """Count each batch into the task's :class:`HistogramCounts`, saved as ``folder/<rank>.json`` at the end."""
 
-    fmt: str = "pairs"
-    strict: bool = False
-    tokenizer: str = "nltk"
-    edges: tuple[float, ...] = TABLE3_EDGES
+    name = "histogram"
 
-    def __call__(self, block: Block) -> BlockResult:
-        """The result of one block."""
-        parsed = parse_block(block, self.fmt, self.strict)
+    def __init__(self, folder: str | os.PathLike[str], tokenizer: str = "nltk",
+                 edges: tuple[float, ...] = TABLE3_EDGES) -> None:
+        super().__init__()
+        self.folder, self.tokenizer, self.edges = os.fspath(folder), tokenizer, tuple(edges)
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Count the task's batches; pass nothing on."""
         counts = HistogramCounts(self.edges)
-        counts.add(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap, self.tokenizer)
-        return BlockResult(counts, block.lines, report=parsed.report)
+        for batch in data or ():
+            with self.track_time(unit="batch"):
+                parsed = batch.parsed
+                counts.add(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap, self.tokenizer)
+        path = Path(self.folder) / f"{rank:05d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.with_name(path.name + ".tmp").write_text(json.dumps(counts.state()), encoding="utf-8")
+        os.replace(path.with_name(path.name + ".tmp"), path)
+        return iter(())
+
+
+def merge_histogram(spec: Any) -> None:
+    """Sum the tasks' counts into the histogram JSON (``spec.output``)."""
+    from ..utils.atomic import atomic_write_json, check_output
+    from .runner import check_some_valid
+
+    check_some_valid(spec, "main", spec.output)
+    total = HistogramCounts(tuple(spec.options["edges"]))
+    for rank in range(spec.tasks):
+        part = Path(spec.parts_dir()) / f"{rank:05d}.json"
+        total.merge(HistogramCounts.from_state(json.loads(part.read_text(encoding="utf-8"))))
+    result = total.result()
+    result["paper_table3"] = TABLE3_PAPER
+    result["inputs"] = list(spec.inputs)
+    check_output(spec.output, spec.inputs, spec.overwrite)
+    atomic_write_json(spec.output, result, overwrite=spec.overwrite)
+
+
+def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str], run: Any = None, *,
+                    fmt: str = "pairs", strict: bool = False, tokenizer: str = "nltk",
+                    edges: Sequence[float] = TABLE3_EDGES, member_pattern: str | None = None,
+                    overwrite: bool = False) -> tuple[dict[str, Any], Any]:
+    """The score histogram of ``inputs`` (over every task) as JSON in ``output``; returns it and the summary."""
+    from .runner import RunOptions, Stage, execute, make_spec, merge_stage
+
+    run = run or RunOptions()
+    settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict}
+    spec, workers = make_spec("histogram", inputs, output, run, overwrite,
+                              {"settings": settings, "edges": list(edges), "reading_stage": "main"})
+    stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern),
+                             HistogramStep(spec.parts_dir(), tokenizer, tuple(edges))]),
+              merge_stage(merge_histogram, spec)]
+    summary = execute(spec, stages, run, workers)
+    return json.loads(Path(output).read_text(encoding="utf-8")), summary
+
+
+def format_table3(histogram: Mapping[str, Any]) -> str:
+    """The histogram as ParaNMT-50M's Table 3: pairs (share) and mean ± std trigram overlap per score range.
+
+    The paper's figures stand beside ours when the bins are Table 3's.
+    """
+    paper = histogram.get("paper_table3") if tuple(histogram["edges"]) == TABLE3_EDGES else None
+    header = f"{'score range':<14}{'pairs':>12}{'share':>8}{'overlap':>16}"
+    if paper:
+        header += f"{'paper: pairs (M)':>19}{'paper: overlap':>16}"
+    lines = [header, "-" * len(header)]
+    for i, b in enumerate(histogram["bins"]):
+        overlap = "-" if not b["count"] else f"{b['overlap_mean']:.2f} \u00b1 {b['overlap_std']:.2f}"
+        row = f"{b['range']:<14}{b['count']:>12,}{100 * b['share']:>7.1f}%{overlap:>16}"
+        if paper:
+            row += (f"{paper['millions'][i]:>19.1f}"
+                    f"{paper['overlap_mean'][i]:>10.2f} \u00b1 {paper['overlap_std'][i]:.1f}")
+        lines.append(row)
+    lines.append(f"{histogram['total']:,} pairs; {histogram['below']:,} scored <= {histogram['edges'][0]:g}, "
+                 f"{histogram['above']:,} above {histogram['edges'][-1]:g}")
+    return "\n".join(lines)
 
 
 def plot_histogram(histogram: Mapping[str, Any], path: str | os.PathLike[str], title: str = "") -> None:

@@ -46,56 +46,75 @@ def trigram_overlap(reference: str, paraphrase: str, tokenizer: str = "nltk") ->
     return ngram_overlap(tokenize(reference.strip().lower()), tokenize(paraphrase.strip().lower()), 3)
 
 
-def overlaps_many(references: Sequence[str], paraphrases: Sequence[str], tokenizer: str = "nltk") -> list[float]:
-    """:func:`trigram_overlap` of many pairs at once: batched tokenisation and vectorised trigram matching."""
+def overlaps_many(references: Sequence[str], paraphrases: Sequence[str], tokenizer: str = "nltk",
+                  n: int = 3) -> list[float]:
+    """:func:`trigram_overlap` (or the ``n``-gram overlap) of many pairs at once.
+
+    Batched tokenisation, vectorised matching (:func:`ngram_overlaps`).
+    """
     if len(references) != len(paraphrases):
         raise ValueError(f"need as many references as paraphrases ({len(references)} vs {len(paraphrases)})")
     if not references:
         return []
     flat, lengths = token_ids_many([t.strip().lower() for t in (*references, *paraphrases)], tokenizer)
-    return trigram_overlaps(flat, lengths).tolist()
+    return ngram_overlaps(flat, lengths, n).tolist()
 
 
 def trigram_overlaps(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Trigram overlap of pairs of token-id sequences, vectorised (same values as :func:`ngram_overlap`).
+    """Trigram overlap of pairs of token-id sequences, vectorised (:func:`ngram_overlaps` with ``n=3``)."""
+    return ngram_overlaps(flat, lengths, 3)
+
+
+def _gram_keys(flat: np.ndarray, pos: np.ndarray, n: int) -> np.ndarray:
+    """One integer per n-gram starting at ``pos`` (equal keys = equal n-grams)."""
+    if not len(pos):
+        return np.zeros(0, dtype=np.int64)
+    vocab = int(flat.max()) + 1
+    if vocab ** n < 2**62:
+        keys = flat[pos].astype(np.int64)
+        for k in range(1, n):
+            keys = keys * vocab + flat[pos + k]
+        return keys
+    # too many distinct tokens for one int64: number the n-grams instead
+    _, keys = np.unique(np.stack([flat[pos + k] for k in range(n)], axis=1), axis=0, return_inverse=True)
+    return keys.reshape(-1)
+
+
+def ngram_overlaps(flat: np.ndarray, lengths: np.ndarray, n: int = 3) -> np.ndarray:
+    """n-gram overlap of pairs of token-id sequences, vectorised (same values as :func:`ngram_overlap`).
 
     Args:
-        flat: the token ids of ``2 n`` texts back to back: the n references, then the n paraphrases.
+        flat: the token ids of ``2 m`` texts back to back: the m references, then the m paraphrases.
         lengths: the number of tokens of each text.
+        n: the n-gram order.
 
     Returns:
-        ``n`` overlaps: occurrences of the shorter side's trigrams (the reference on a tie) found in the other
-        side, divided by the shorter side's trigram count (0.0 when it has none).
+        ``m`` overlaps: occurrences of the shorter side's n-grams (the reference on a tie) found in the other
+        side, divided by the shorter side's n-gram count (0.0 when it has none).
     """
-    n = len(lengths) // 2
-    if 2 * n != len(lengths):
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    m = len(lengths) // 2
+    if 2 * m != len(lengths):
         raise ValueError("need the token lengths of as many references as paraphrases")
-    grams = np.maximum(lengths - 2, 0)
+    grams = np.maximum(lengths - (n - 1), 0)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    text = np.repeat(np.arange(2 * n), grams)  # the text of each trigram
+    text = np.repeat(np.arange(2 * m), grams)  # the text of each n-gram
     first = np.concatenate(([0], np.cumsum(grams)[:-1]))
-    pos = starts[text] + (np.arange(len(text)) - first[text])  # position of each trigram's first token
-    if len(pos):
-        vocab = np.int64(int(flat.max()) + 1)
-        keys = (flat[pos] * vocab + flat[pos + 1]) * vocab + flat[pos + 2] if vocab < 2**21 else None
-        if keys is None:  # too many distinct tokens for one int64: number the trigrams instead
-            _, keys = np.unique(np.stack([flat[pos], flat[pos + 1], flat[pos + 2]], axis=1), axis=0,
-                                return_inverse=True)
-            keys = keys.reshape(-1)
-    else:
-        keys = np.zeros(0, dtype=np.int64)
-    pair = text % n if n else text
-    is_ref = text < n
-    ref_grams, para_grams = grams[:n], grams[n:]
-    start_is_ref = ~(para_grams < ref_grams)  # the side walked: the one with fewer trigrams, the reference on a tie
+    pos = starts[text] + (np.arange(len(text)) - first[text])  # position of each n-gram's first token
+    keys = _gram_keys(flat, pos, n)
+    pair = text % m if m else text
+    is_ref = text < m
+    ref_grams, para_grams = grams[:m], grams[m:]
+    start_is_ref = ~(para_grams < ref_grams)  # the side walked: the one with fewer n-grams, the reference on a tie
     walked = is_ref == start_is_ref[pair]
-    # membership of (pair, trigram) of the walked side in the other side: number the trigrams, then compare pairs
+    # membership of (pair, n-gram) of the walked side in the other side: number the n-grams, then compare pairs
     _, dense = np.unique(keys, return_inverse=True)
     combined = pair.astype(np.int64) * (int(dense.max(initial=0)) + 1) + dense.reshape(-1)
     hit = np.isin(combined[walked], combined[~walked])
-    hits = np.bincount(pair[walked], weights=hit, minlength=n)
+    hits = np.bincount(pair[walked], weights=hit, minlength=m)
     total = np.where(start_is_ref, ref_grams, para_grams).astype(np.float64)
-    out = np.zeros(n, dtype=np.float64)
+    out = np.zeros(m, dtype=np.float64)
     nonzero = total > 0
     out[nonzero] = hits[nonzero] / total[nonzero]
     return out

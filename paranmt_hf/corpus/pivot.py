@@ -88,7 +88,7 @@ def pivot_files(
     from ..data.configs import ConfigOptions
     from ..data.reader import input_bytes
     from ..data.records import iter_parsed
-    from .pipeline import Progress
+    from .progress import Progress
     from .rows import RowMaker
 
     def triples() -> Iterator[tuple[str, str, str]]:

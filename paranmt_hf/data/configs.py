@@ -108,7 +108,12 @@ class ConfigOptions:
             ``"acl2018"``; called ``recipe`` before 0.2).
         sim_low, sim_high, max_overlap, min_mean_tokens, max_mean_tokens, require_english, langid_model: PRAS filter
             (None: the defaults of :class:`~paranmt_hf.corpus.filters.PRASFilter`, their one source).
-        folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe.
+        folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe (``sample_rate`` and
+            ``seed`` also for ``thresholds``).
+        bounds: ``thresholds`` filter: ``((column, low, high), ...)`` over the columns of
+            :data:`paranmt_hf.corpus.measures.MEASURES` (inclusive; None = open).
+        score_model, language_model, classifier: ``thresholds`` filter: the models that compute the
+            ``paraphrase_score``, ``lm_perplexity`` and ``reference_probability`` columns when the data lacks them.
         compute_overlap: ``pairs`` only: compute trigram overlap when the file has no overlap column.
         lang, english_first: ``bitext`` only: the other language's code and whether English is the first column.
         signature: what the local data files were (resolved path, size, content sha256) when a non-streaming
@@ -134,6 +139,10 @@ class ConfigOptions:
     max_tokens: int = 30
     sample_rate: float = 1.0
     seed: int = 1
+    bounds: tuple[tuple[str, float | None, float | None], ...] = ()
+    score_model: str | None = None
+    language_model: str | None = None
+    classifier: str | None = None
     compute_overlap: bool = False
     lang: str | None = None
     english_first: bool | None = None

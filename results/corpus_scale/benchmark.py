@@ -7,10 +7,10 @@ Usage (one command; the lead reruns it on a quiet machine):
 1. Writes (or reuses) a synthetic para-nmt-50m.txt of --lines lines made from real ParaNMT text
    (:func:`paranmt_hf.corpus.synthetic.write_synthetic_paranmt`: detokenised, scored like Table 3, 3% foreign
    sides, 0.1% bad lines) and builds a trigram and a SentencePiece model for `annotate`.
-2. Runs every command with 1 and 2 worker processes (exact NLTK overlap; the whitespace tokenizer as the fast mode
-   where a command tokenises), each as its own `paranmt-hf` process: wall time, input lines/s, CPU seconds, peak RSS
-   of the whole process tree (sampled), extrapolated time for the 51.4M lines of ParaNMT-50M (linear in lines).
-3. Checks that 1 and 2 processes give byte-identical outputs, that `filter` keeps exactly the rows of the papers'
+2. Runs every command with 1 and 2 workers (datatrove tasks; exact NLTK overlap; the whitespace tokenizer as the fast
+   mode where a command tokenises), each as its own `paranmt-hf` process: wall time, input lines/s, CPU seconds,
+   peak RSS of the whole process tree (sampled), extrapolated time for the 51.4M lines of ParaNMT-50M (linear).
+3. Checks that 1 and 2 workers give byte-identical outputs, that `filter` keeps exactly the rows of the papers'
    per-line filter (original NLTK call per sentence, fastText per sentence) on the first --reference-lines lines,
    and measures how often the whitespace mode's overlap equals the exact one on real pairs.
 4. Writes results/corpus_scale/scale.json, README.md (the table) and throughput.png, with the command, git commit,
@@ -95,23 +95,23 @@ def python_speed() -> float:
 
 def profile_filter(corpus: Path) -> dict:
     """CPU µs per input line of each stage of `corpus filter` (one process, in this process): what bounds it."""
-    from paranmt_hf.corpus.pipeline import single_threaded
+    from paranmt_hf.corpus.executors import task_threads
 
-    with single_threaded():  # as the command line runs it: one BLAS thread, one torch thread
+    with task_threads(1, True):  # as the command line runs a task: one BLAS thread, one torch thread
         return _profile_filter(corpus)
 
 
 def _profile_filter(corpus: Path) -> dict:
     import numpy as np
 
-    from paranmt_hf.corpus.filtering import build_filter
+    from paranmt_hf.corpus.filtering import filter_from_options
     from paranmt_hf.corpus.overlap import trigram_overlaps
     from paranmt_hf.corpus.tokens import shared_tokenizer
     from paranmt_hf.data.configs import ConfigOptions
     from paranmt_hf.data.reader import iter_blocks
     from paranmt_hf.data.records import parse_block
 
-    row_filter = build_filter(ConfigOptions(), [])
+    row_filter = filter_from_options(ConfigOptions())
     tokenizer = shared_tokenizer()
     row_filter.langid.is_english_many(["warm up"])
     clock, spent, lines = time.process_time, dict.fromkeys(
@@ -206,7 +206,7 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['name']} ({r['processes']}p)" for r in rows]
+    labels = [f"{r['name']} ({r['processes']} worker{'s' if r['processes'] > 1 else ''})" for r in rows]
     fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.5))
     ax.barh(labels, [r["lines_per_s"] for r in rows], color=["#4c72b0" if r["processes"] == 1 else "#dd8452"
                                                              for r in rows])
@@ -282,7 +282,7 @@ def main() -> None:
         outputs = []
         for processes in (1, 2):
             print(f"{name} [{mode}] x{processes} ...", flush=True)
-            row = run([*command, "--processes", str(processes), "--overwrite", "--quiet"], args.lines)
+            row = run([*command, "--workers", str(processes), "--overwrite", "--quiet"], args.lines)
             row.update(name=name, mode=mode, processes=processes)
             rows.append(row)
             print(f"  {row['lines_per_s']:,} lines/s, {row['peak_rss_mb']} MB, load {row['load_after']}", flush=True)
@@ -299,20 +299,17 @@ def main() -> None:
         ours = ["\t".join(line.split("\t")[:2]) for line in (work / "filter-head.tsv").read_text("utf-8").splitlines()]
         checks["filter_equals_per_line_reference"] = {"lines": args.reference_lines, "reference_rows": len(reference),
                                                       "identical": ours == reference}
-    import numpy
-
-    import paranmt_hf
     from paranmt_hf.utils.atomic import atomic_write_json
 
+    load_at_start = record["load_average"]
+    record = provenance(packages=("paranmt_hf", "numpy", "nltk", "datatrove", "pyarrow"))
+    record["load_average_at_start"] = load_at_start
     result = {
         "benchmark": "paranmt-hf corpus throughput on a synthetic para-nmt-50m.txt (real ParaNMT text)",
-        "command": record["command"],
-        "git_commit": (record["git_commit"] or "unknown") + ("+dirty" if record["git_dirty"] else ""),
-        "provenance": record,
+        "command": record["command"], "git_commit": record["git_commit"], "provenance": record,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "environment": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                        "python": platform.python_version(), "paranmt_hf": paranmt_hf.__version__,
-                        "numpy": numpy.__version__,
+                        "python": platform.python_version(),
                         "python_loop_ns_before_after": [speed_before, python_speed()],
                         "note": "python_loop_ns: ns per iteration of a fixed pure-Python loop (lower = faster or "
                                 "less shared machine); compare rows only within one run"},
@@ -332,7 +329,9 @@ def write_readme(result: dict, path: Path) -> None:
     lines = [
         "# Corpus tools at ParaNMT scale (`results/corpus_scale`)", "",
         f"Generated by `python results/corpus_scale/benchmark.py --lines {result['corpus']['lines']}` on "
-        f"{result['date']} (commit `{result['git_commit']}`, {result['environment']['cores']} cores, shared machine: "
+        f"{result['date']} (commit `{result['git_commit']}`"
+        f"{' + uncommitted changes' if result['provenance']['git_dirty'] else ''}, "
+        f"{result['environment']['cores']} cores, shared machine: "
         "see the load averages). Corpus: synthetic `para-nmt-50m.txt` made from real ParaNMT text "
         "(`paranmt_hf.corpus.synthetic`). Raw numbers: `scale.json`; chart: `throughput.png`.", "",
         "Modes: *exact* = the papers' `nltk.word_tokenize` overlap (the default; identical tokens through the chunk "
@@ -340,7 +339,7 @@ def write_readme(result: dict, path: Path) -> None:
         "Peak RSS is the whole process tree (main process + workers). Extrapolation: linear in lines. "
         f"Machine speed (ns per pure-Python loop iteration, before / after): "
         f"{' / '.join(map(str, result['environment']['python_loop_ns_before_after']))}.", "",
-        "| command | mode | processes | lines/s | lines/CPU-s | peak RSS (MB) | 51.4M lines (min) |"
+        "| command | mode | workers | lines/s | lines/CPU-s | peak RSS (MB) | 51.4M lines (min) |"
         " load before / after | identical to 1 process |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
@@ -349,7 +348,7 @@ def write_readme(result: dict, path: Path) -> None:
         lines.append(f"| `{r['name']}` | {r['mode']} | {r['processes']} | {r['lines_per_s']:,} | "
                      f"{r['lines_per_cpu_s'] or 0:,} | {r['peak_rss_mb']:,} | {r['extrapolated_51_4M_min']} | "
                      f"{r['load_before']} / {r['load_after']} | {'' if same is None else ('yes' if same else 'NO')} |")
-    lines += ["", "Commands (each row adds `--processes N --overwrite --quiet`):", ""]
+    lines += ["", "Commands (each row adds `--workers N --overwrite --quiet`):", ""]
     seen = set()
     for r in result["rows"]:
         if r["processes"] == 1 and r["command"] not in seen:

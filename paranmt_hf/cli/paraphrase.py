@@ -1,0 +1,88 @@
+"""``paranmt-hf paraphrase``: paraphrases of sentences (arguments or a file) with a trained generator."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .model_loading import add_trust_remote_code_flag
+
+EPILOG = """examples:
+  paranmt-hf paraphrase gen/ "oh, that's a handsome women, that is."          # beam 4, the best candidate
+  paranmt-hf paraphrase gen/ "overall, i think it's a decent buy." --num-beams 8 --num-return 4   # n-best
+  paranmt-hf paraphrase gen/ --input sentences.txt --output paraphrases.tsv --do-sample --top-p 0.9 --num-return 5
+
+A file's output is TSV, one line per candidate: input TAB paraphrase (the n-best in order); empty lines are
+skipped and counted; inputs longer than the model's limit are truncated and counted."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``paraphrase``."""
+    p = subparsers.add_parser("paraphrase", help="generate paraphrases with a trained generator (beam / sampling)",
+                              description=__doc__, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model_dir", help="generator folder (train-generator) or any seq2seq model / Hub id")
+    p.add_argument("texts", nargs="*", help="sentences to paraphrase (or --input)")
+    p.add_argument("--input", default=None, help="text file, one sentence per line")
+    p.add_argument("--output", default=None, help="TSV to write (with --input; default: stdout)")
+    p.add_argument("--num-beams", type=int, default=4, help="beam width (1 = greedy)")
+    p.add_argument("--num-return", type=int, default=1, help="candidates per input (n-best / samples)")
+    p.add_argument("--do-sample", action="store_true", help="sample instead of beam search")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--top-p", type=float, default=None)
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--max-new-tokens", type=int, default=None)
+    p.add_argument("--no-repeat-ngram-size", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0, help="sampling seed")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trust_remote_code_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate."""
+    import sys
+
+    from ..paraphrase_generator.generate import DecodingSettings, ParaphraseGenerator, paraphrase_file
+    from ..paraphrase_generator.train import GeneratorError
+    from ..utils.atomic import OutputExistsError, check_output
+
+    if bool(args.texts) == bool(args.input):
+        raise SystemExit("paranmt-hf paraphrase: give sentences or --input FILE (one of them)")
+    settings = DecodingSettings(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
+                                top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
+                                max_new_tokens=args.max_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
+                                seed=args.seed)
+    try:
+        settings.check()
+        if args.input and args.output:
+            check_output(args.output, [args.input], args.overwrite)
+        generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
+        if args.input and args.output:
+            counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
+                                     overwrite=args.overwrite, progress=not args.no_progress)
+            print(f"paraphrased {counts['inputs']:,} lines -> {counts['output_lines']:,} candidates in {args.output}"
+                  + (f"; {counts['empty_skipped']:,} empty lines skipped" if counts["empty_skipped"] else "")
+                  + (f"; {counts['truncated']:,} inputs truncated" if counts["truncated"] else ""), file=sys.stderr)
+            return 0
+        if args.input:
+            with open(args.input, encoding="utf-8") as f:
+                lines = [line.rstrip("\r\n") for line in f]
+            texts = [t for t in lines if t.strip()]
+            if len(texts) < len(lines):
+                print(f"paranmt-hf paraphrase: skipped {len(lines) - len(texts)} empty line(s)", file=sys.stderr)
+        else:
+            texts = list(args.texts)
+        candidates = generator.generate(texts, settings, args.batch_size, progress=not args.no_progress and
+                                        bool(args.input))
+    except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
+        raise SystemExit(f"paranmt-hf paraphrase: {err}") from err
+    for text, outputs in zip(texts, candidates, strict=True):
+        for output in outputs:
+            print(f"{text}\t{output}" if args.input else output)
+    if generator.report.truncated:
+        print(f"paranmt-hf paraphrase: {generator.report.truncated} input(s) truncated to "
+              f"{generator.max_input_tokens} tokens", file=sys.stderr)
+    return 0

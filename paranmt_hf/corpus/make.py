@@ -1,0 +1,256 @@
+"""Make a ParaNMT from a bitext in one run: back-translate, annotate, filter, de-duplicate, export.
+
+:func:`make_paranmt` (``paranmt-hf corpus make``) is one datatrove pipeline per stage
+(:mod:`paranmt_hf.corpus.runner`), on this machine or a cluster:
+
+1. every task reads its chunks of the bitext, back-translates them (:mod:`paranmt_hf.corpus.backtranslate`, finished
+   chunks kept for resuming), adds the columns (:class:`~paranmt_hf.corpus.score.AnnotateStep`: the paraphrase score
+   under a paranmt_hf model, the trigram overlap, any measure of :data:`~paranmt_hf.corpus.measures.MEASURES`),
+   keeps the pairs a filter of :data:`~paranmt_hf.corpus.filters.FILTERS` passes, spills the key hash of every kept
+   pair (de-duplication, stage 1) and writes its kept pairs;
+2. one task per group of hash buckets finds the duplicates, across every task;
+3. every task writes its pairs without duplicates as Parquet;
+4. one task writes the Hub-ready folder: ``data/<config>/train-*.parquet``, ``export.json`` and a card describing the
+   columns and the run.
+
+The result loads with plain ``datasets.load_dataset(folder, config)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data.configs import ConfigOptions
+from ..data.reader import Block
+from ..utils.atomic import atomic_output
+from ..utils.imports import require
+from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, source_side
+from .batches import PairBatch
+from .columns import Header, header_of, parse_named
+from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
+from .export import ExportedConfig, ParquetShards, write_card, write_export_record
+from .filtering import FilterStep, bounds_stages
+from .parts import TsvPartWriter, part_path
+from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .score import AnnotateStep
+from .steps import CorpusStep
+from .translation import DecodingOptions
+
+TEXT_TYPES = ("reference", "paraphrase", "source")
+
+
+class PartReader(CorpusStep):
+    """Read back this task's part of an earlier stage (``folder/<rank>.tsv``, named columns) as one batch per block.
+
+    The valid lines keep their order, so positions recorded by the earlier stage (the de-duplication's keys) match.
+    """
+
+    name = "part reader"
+    type = "📖 - READER"
+
+    def __init__(self, folder: str | os.PathLike[str], header: Header, block_bytes: int = 1 << 20) -> None:
+        super().__init__()
+        self.folder, self.header, self.block_bytes = os.fspath(folder), header, block_bytes
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[PairBatch]:
+        """The batches of this task."""
+        from ..data.reader import iter_blocks
+
+        path = part_path(self.folder, rank, ".tsv")
+        index = 0
+        for block in iter_blocks([path], block_bytes=self.block_bytes):
+            parsed, columns = parse_named(Block(block.source, block.first_line, block.data), self.header)
+            batch = PairBatch(parsed, lines_read=block.lines, index=index, columns=columns)
+            index += len(parsed)
+            yield batch
+
+
+class NamedParquetWriter(CorpusStep):
+    """Append each batch's pairs and named columns to this task's Parquet files (``folder/<rank>/``)."""
+
+    name = "parquet writer"
+    type = "💽 - WRITER"
+
+    def __init__(self, folder: str | os.PathLike[str], columns: Sequence[str], shard_rows: int = 1_000_000) -> None:
+        super().__init__()
+        self.folder, self.columns, self.shard_rows = os.fspath(folder), tuple(columns), shard_rows
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Write the task's rows; its files and row counts go to ``folder/<rank>/rows.json``."""
+        pa = require("pyarrow", "data")
+        schema = arrow_schema(self.columns)
+        folder = Path(self.folder) / f"{rank:05d}"
+        shards = ParquetShards(folder, schema, self.shard_rows, empty_file=False)
+        for batch in data or ():
+            with self.track_time(unit="batch"):
+                parsed = batch.parsed
+                given = {"reference": parsed.text_a, "paraphrase": parsed.text_b, "paraphrase_score": parsed.score,
+                         "trigram_overlap": parsed.overlap, **batch.columns}
+                table = {name: given[name] for name in self.columns}
+                for name in self.columns:
+                    if name not in TEXT_TYPES:
+                        table[name] = np.asarray(table[name], dtype=np.float32)
+                shards.write(pa.Table.from_pydict(table, schema=schema))
+            yield batch
+        files = shards.close()
+        (folder / "rows.json").write_text(json.dumps({"files": [f.name for f in files], "rows": shards.file_rows}),
+                                          encoding="utf-8")
+
+
+def arrow_schema(columns: Sequence[str]) -> Any:
+    """The Parquet schema of the columns: text for the sentences, float32 for the numbers."""
+    pa = require("pyarrow", "data")
+    return pa.schema([(name, pa.string() if name in TEXT_TYPES else pa.float32()) for name in columns])
+
+
+def merge_made(spec: JobSpec) -> None:
+    """Write the Hub folder of :func:`make_paranmt` (atomically)."""
+    from .runner import check_some_valid
+
+    check_some_valid(spec, "main", spec.output)
+    name, columns = spec.options["config"], spec.options["columns"]
+    pq = require("pyarrow.parquet", "data")
+    with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
+        done = ExportedConfig(name, columns=list(columns))
+        target = Path(tmp) / "data" / name
+        target.mkdir(parents=True, exist_ok=True)
+        for rank in range(spec.tasks):
+            folder = spec.parts_dir("parquet") / f"{rank:05d}"
+            record = json.loads((folder / "rows.json").read_text(encoding="utf-8"))
+            for file, rows in zip(record["files"], record["rows"], strict=True):
+                dest = target / f"train-{len(done.files):05d}.parquet"
+                try:
+                    os.link(folder / file, dest)
+                except OSError:
+                    shutil.copyfile(folder / file, dest)
+                done.files.append(dest)
+                done.rows += rows
+        if not done.files:
+            done.files.append(target / "train-00000.parquet")
+            pq.write_table(arrow_schema(columns).empty_table(), done.files[-1])
+        card = spec.options["card"]
+        write_export_record(tmp, [done], card)
+        write_card(tmp, [done], **card)
+
+
+def make_paranmt(
+    inputs: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    options: DecodingOptions | None = None,
+    run: RunOptions | None = None,
+    *,
+    engine: str = "transformers",
+    engine_kwargs: Mapping[str, Any] | None = None,
+    source_column: int | None = None,
+    with_source: bool = False,
+    scorer: str | os.PathLike[str] | None = None,
+    measures: Sequence[str] = (),
+    filter_options: ConfigOptions | None = None,
+    dedup: str | None = "first",
+    dedup_key: str = "pair",
+    config: str = "pairs",
+    shard_rows: int = 1_000_000,
+    tokenizer: str = "nltk",
+    language_model: str | None = None,
+    classifier: str | None = None,
+    card: Mapping[str, Any] | None = None,
+    member_pattern: str | None = None,
+    strict: bool = False,
+    overwrite: bool = False,
+) -> Summary:
+    """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
+
+    Args:
+        inputs: bitext files (two tab-separated columns).
+        output: the folder to write (atomically; never holding an input; an existing one only with ``overwrite``).
+        model: the translation model into English (Hub id or folder).
+        options: decoding options (beam, n-best, sampling, language codes...).
+        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.runner.RunOptions`; 64 KiB chunks unless set).
+        engine: ``"transformers"`` or ``"ctranslate2"``.
+        engine_kwargs: the engine's options (``compute_type``, ``device``, ``dtype``, ``trust_remote_code``).
+        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
+        with_source: keep the source sentence as a column.
+        scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
+        measures: more columns (:data:`~paranmt_hf.corpus.measures.MEASURES`), e.g. ``bleu``, ``unigram_overlap``.
+        filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
+            keep every pair). Its columns must be among the ones made.
+        dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
+        dedup_key: ``"pair"`` (both texts) or ``"line"`` (texts and every column).
+        config: the exported config's name.
+        shard_rows: rows per Parquet file (per task).
+        tokenizer: overlap tokenizer.
+        language_model: the KenLM model ``lm_perplexity`` needs.
+        classifier: the reference classifier ``reference_probability`` needs.
+        card: :func:`~paranmt_hf.corpus.export.write_card` options (``repo_id``, ``pretty_name``, ``license_name``).
+        member_pattern: zip member glob.
+        strict: fail on the first bad line.
+        overwrite: replace an existing folder.
+    """
+    from .measures import MeasureContext, get_measure
+
+    options = options or DecodingOptions()
+    run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
+    if dedup is not None and dedup not in KEEP:
+        raise ValueError(f"unknown dedup {dedup!r}; choose one of {KEEP} or None")
+    for name in measures:
+        if get_measure(name).compute is None:
+            raise ValueError(f"{name} cannot be computed from the texts")
+    for path in inputs:
+        source_side(os.fspath(path), source_column)
+    engine_kwargs = {k: v for k, v in (engine_kwargs or {}).items() if v is not None}
+    name = check_model(os.fspath(model), options, engine, engine_kwargs)
+    bt_columns = ["translation_cost", *(["source"] if with_source else [])]
+    compute = [*(["paraphrase_score"] if scorer is not None else []), "trigram_overlap", *measures]
+    columns = list(dict.fromkeys([*bt_columns, *compute]))
+    header = header_of(columns)
+    context = MeasureContext(tokenizer=tokenizer, encoder=None if scorer is None else os.fspath(scorer),
+                             language_model=language_model, classifier=classifier)
+    card = {"kind": "own", "built_with": "paranmt-hf corpus make", "sources": [os.fspath(p) for p in inputs],
+            "summary": f"English paraphrase pairs made by back-translating the non-English side of the sources below "
+                       f"with `{name}` ({engine}) and pairing each translation with its English reference "
+                       "(the method of Wieting et al. 2017 and Wieting & Gimpel 2018).", **(card or {})}
+    if filter_options is not None:
+        card.setdefault("filter_description", "`" + json.dumps({k: v for k, v in vars(filter_options).items()
+                                                                  if v not in (None, ()) and k != "strict"}) + "`")
+    settings = {"model": name, "engine": engine, "engine_kwargs": engine_kwargs, "decoding": asdict(options),
+                "source_column": source_column, "with_source": with_source, "scorer": context.encoder,
+                "measures": list(measures), "filter": None if filter_options is None else vars(filter_options),
+                "dedup": dedup, "dedup_key": dedup_key, "tokenizer": tokenizer}
+    spec, workers = make_spec("make", inputs, output, run, overwrite,
+                              {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
+                                                                                   *columns], "card": card,
+                               "reading_stage": "main"})
+    steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
+                        BacktranslateStep(name, options, engine, engine_kwargs, source_column, with_source,
+                                          spec.parts_dir("chunks")),
+                        AnnotateStep(context, True, columns, compute)]
+    before: list[Stage] = []
+    if filter_options is not None:
+        before, bounds = bounds_stages(spec, filter_options, "bitext", member_pattern)
+        if before:
+            raise ValueError("the filter needs a first pass over the scores (acl2018 without min_score): give "
+                             "min_score / max_score, or filter the made pairs with `corpus filter`")
+        steps.append(FilterStep(filter_options, bounds_file=bounds))
+    parquet = NamedParquetWriter(spec.parts_dir("parquet"), ["reference", "paraphrase", *columns], shard_rows)
+    if dedup is None:
+        stages = [Stage("main", [*steps, parquet], unit="sentences")]
+    else:
+        hashes, drops = spec.parts_dir("hashes"), spec.parts_dir("drops")
+        stages = [Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True),
+                                 TsvPartWriter(spec.parts_dir("kept"), ".tsv")], unit="sentences"),
+                  Stage("find", [FindStep(str(hashes), str(drops), dedup)], tasks=min(256, spec.tasks), counts=False,
+                        reads_input=False),
+                  Stage("write", [PartReader(spec.parts_dir("kept"), header),
+                                  DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
+    spec.options["header"] = header.line
+    return execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers)
+

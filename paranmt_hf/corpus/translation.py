@@ -1,0 +1,457 @@
+"""Translate sentences with a ``transformers`` seq2seq model: n-best lists with the translation cost of each.
+
+:class:`DecodingOptions` holds what the papers vary (beam width, how many candidates per sentence, sampling, length
+limits, the language codes of NLLB / M2M100 / mBART models); :class:`TransformersTranslator` is the default engine
+(:mod:`paranmt_hf.corpus.translation_ct2` the CTranslate2 one;
+:func:`paranmt_hf.corpus.translation_engines.load_translator` picks), and its ``translate(sentences)`` returns a
+:class:`TranslatedBatch`.
+
+The translation cost is EMNLP 2017's (§5.6): "the cost (negative log likelihood) of the translation from the NMT
+system, divided by the number of tokens in the translation". Exactly: the mean, over the target tokens of the
+candidate, of ``-log p(token | source, previous tokens)`` in nats, where p is the model's softmax over its whole
+vocabulary (no temperature, top-k/top-p or other logits processor applied) and the tokens counted are the
+candidate's subword tokens **plus its end-of-sentence token** (when it has one: a candidate cut at ``max_new_tokens``
+has none); the decoder-start token and a target-language token forced by the model (NLLB, M2M100, mBART) are not
+counted. It is computed by scoring the finished candidate with the model (teacher forcing), so both engines give
+the same cost for the same candidate, whatever the decoding (beam, greedy, sampling).
+
+The transformers engine sorts the sentences by length and decodes them in batches of at most ``batch_tokens``
+(sentences x longest source x max(beams, candidates)); its output for each sentence is that of
+``model.generate(**tokenizer([sentence]), num_beams=k, num_return_sequences=n, ...)`` on that sentence alone
+(tests/test_backtranslate.py checks the n-best lists and the costs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..utils.imports import require
+from .errors import CorpusError, InvalidOptionError
+
+
+class TranslationModelError(CorpusError):
+    """A model that cannot translate here: not a seq2seq model, an unknown language code, a missing code..."""
+
+
+@dataclass(frozen=True)
+class DecodingOptions:
+    """How to decode (every field optional; None = the model's generation config).
+
+    Attributes:
+        num_beams: beam width (EMNLP 2017: 50, ACL 2018: 12; None: the model's generation config).
+        num_return: candidates kept per sentence, best first (EMNLP 2017 keeps the n-best list; ACL 2018 the
+            1-best). At most ``num_beams`` unless sampling.
+        do_sample: sample instead of searching (each candidate an independent sample).
+        top_k / top_p / temperature: sampling settings.
+        max_length: longest source in tokens; longer sources are truncated (and counted). None: the model's limit.
+        max_new_tokens: longest candidate in tokens. None: the model's generation config.
+        source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
+            M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
+        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return).
+        seed: sampling seed (per call of ``translate``; the corpus runner passes one per chunk of input).
+    """
+
+    num_beams: int | None = None
+    num_return: int = 1
+    do_sample: bool = False
+    top_k: int | None = None
+    top_p: float | None = None
+    temperature: float | None = None
+    max_length: int | None = None
+    max_new_tokens: int | None = None
+    source_lang: str | None = None
+    target_lang: str | None = None
+    batch_tokens: int = 16384
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.num_beams is not None and self.num_beams < 1:
+            raise InvalidOptionError(f"num_beams must be >= 1, got {self.num_beams}")
+        if self.num_return < 1:
+            raise InvalidOptionError(f"num_return must be >= 1, got {self.num_return}")
+        if not self.do_sample and self.num_beams is not None and self.num_return > self.num_beams:
+            raise InvalidOptionError(f"num_return ({self.num_return}) cannot exceed num_beams ({self.num_beams}) "
+                                     "without sampling: a beam search returns at most its width of candidates")
+        if not self.do_sample and any(v is not None for v in (self.top_k, self.top_p, self.temperature)):
+            raise InvalidOptionError("top_k / top_p / temperature are sampling settings: add do_sample=True "
+                                     "(--do-sample)")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise InvalidOptionError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.temperature is not None and self.temperature <= 0:
+            raise InvalidOptionError(f"temperature must be > 0, got {self.temperature}")
+        for name in ("max_length", "max_new_tokens", "top_k"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise InvalidOptionError(f"{name} must be >= 1, got {value}")
+        if self.batch_tokens < 1:
+            raise InvalidOptionError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
+
+    def with_seed(self, seed: int) -> DecodingOptions:
+        """The same options with another sampling seed."""
+        return replace(self, seed=seed)
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One candidate.
+
+    Attributes:
+        text: the decoded candidate (special tokens skipped).
+        cost: mean negative log-likelihood per counted token, in nats (see the module docstring).
+        tokens: the tokens counted in the cost (the candidate's tokens, plus its end token when it has one).
+        finished: whether it ended with the end token (False: cut at ``max_new_tokens``).
+        token_ids: the candidate's token ids (no decoder-start, forced language or end token).
+    """
+
+    text: str
+    cost: float
+    tokens: int
+    finished: bool = True
+    token_ids: tuple[int, ...] = ()
+
+
+@dataclass
+class TranslatedBatch:
+    """The candidates of each sentence (best first) and which sources were truncated to ``max_length``."""
+
+    hypotheses: list[list[Translation]]
+    truncated: list[bool] = field(default_factory=list)
+
+    @property
+    def truncated_count(self) -> int:
+        """Sources cut to ``max_length``."""
+        return sum(self.truncated)
+
+
+class Translator(Protocol):
+    """What both engines do."""
+
+    options: DecodingOptions
+
+    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
+        """The candidates of each sentence (``seed``: sampling seed for this call, default ``options.seed``)."""
+
+
+# ---- the model, its tokenizer and its language codes ------------------------------------------------------------
+
+
+def resolve_model(model: str | os.PathLike[str]) -> str:
+    """A local folder as a string path, after checking it exists; a Hub id unchanged.
+
+    Raises:
+        TranslationModelError: a local-looking path that is not a folder.
+    """
+    from ..utils.paths import looks_local
+
+    name = os.fspath(model)
+    if looks_local(name) or Path(name).expanduser().exists():
+        path = Path(name).expanduser()
+        if not path.is_dir():
+            raise TranslationModelError(f"model folder {name} not found (a local path: the Hub was not asked)")
+        if not (path / "config.json").is_file():
+            raise TranslationModelError(f"{name} is not a transformers model folder (no config.json)")
+        return str(path)
+    return name
+
+
+def load_seq2seq_config(model: str, trust_remote_code: bool = False) -> Any:
+    """The model's ``transformers`` config, checked to be an encoder-decoder (seq2seq) model.
+
+    Raises:
+        TranslationModelError: the model is not an encoder-decoder model, or has no usable config.
+    """
+    transformers = require("transformers", "translate")
+    try:
+        config = transformers.AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as err:
+        raise TranslationModelError(f"cannot load a transformers config from {model}: {err}") from None
+    if not getattr(config, "is_encoder_decoder", False):
+        kind = getattr(config, "model_type", "unknown")
+        raise TranslationModelError(
+            f"{model} is a {kind!r} model, not an encoder-decoder (seq2seq) translation model: use one such as "
+            "Helsinki-NLP/opus-mt-cs-en (Marian), facebook/nllb-200-distilled-600M or facebook/m2m100_418M")
+    return config
+
+
+@dataclass(frozen=True)
+class LanguageCodes:
+    """How a tokenizer marks languages: whether it needs codes, the codes it knows, the forced target token."""
+
+    needed: bool
+    known: tuple[str, ...] = ()
+    forced_bos_token_id: int | None = None
+    target_prefix: tuple[str, ...] = ()
+
+    @classmethod
+    def setup(cls, tokenizer: Any, model: str, source_lang: str | None, target_lang: str | None) -> LanguageCodes:
+        """Check the codes against the tokenizer, set its source language, and find the forced target token.
+
+        Raises:
+            TranslationModelError: a code is missing for a model that needs them, or unknown to its tokenizer.
+        """
+        needed = hasattr(tokenizer, "src_lang")
+        if not needed:
+            if source_lang or target_lang:
+                raise TranslationModelError(
+                    f"{model} translates one language pair and takes no language codes (got "
+                    f"{source_lang or target_lang!r}); drop --source-lang/--target-lang")
+            return cls(False)
+        known = _known_codes(tokenizer)
+        for flag, code in (("--source-lang", source_lang), ("--target-lang", target_lang)):
+            if not code:
+                example = "ces_Latn / eng_Latn" if any("_" in k for k in known) else "cs / en"
+                raise TranslationModelError(f"{model} is a multilingual model: give {flag} (its codes look like "
+                                            f"{example})")
+            if known and code not in known:
+                close = [k for k in known if k.split("_")[0].startswith(code[:2])][:8]
+                raise TranslationModelError(f"unknown language code {code!r} for {model}"
+                                            + (f"; close ones: {', '.join(close)}" if close else "")
+                                            + f" ({len(known)} codes, e.g. {', '.join(known[:5])})")
+        tokenizer.src_lang = source_lang
+        if hasattr(tokenizer, "get_lang_id"):  # M2M100: code "en" -> token "__en__"
+            target_id = tokenizer.get_lang_id(target_lang)
+        else:
+            target_id = tokenizer.convert_tokens_to_ids(target_lang)
+        if target_id is None or target_id == tokenizer.unk_token_id:
+            raise TranslationModelError(f"unknown language code {target_lang!r} for {model}")
+        return cls(True, known, int(target_id), (tokenizer.convert_ids_to_tokens(int(target_id)),))
+
+
+def _known_codes(tokenizer: Any) -> tuple[str, ...]:
+    codes = getattr(tokenizer, "lang_code_to_id", None)
+    if codes:
+        return tuple(codes)
+    special = list(getattr(tokenizer, "extra_special_tokens", None) or [])
+    special += list(getattr(tokenizer, "additional_special_tokens", None) or [])
+    standard = {str(getattr(tokenizer, f"{name}_token", None)) for name in ("bos", "eos", "unk", "pad", "mask", "cls",
+                                                                            "sep")}
+    return tuple(dict.fromkeys(t for t in special if isinstance(t, str) and t not in standard))
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """No "Loading weights" bars from transformers while a model loads (every task loads its own)."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
+def load_tokenizer(model: str, trust_remote_code: bool = False) -> Any:
+    """The model's tokenizer (a clear error when it has none)."""
+    transformers = require("transformers", "translate")
+    try:
+        return transformers.AutoTokenizer.from_pretrained(model, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, TypeError) as err:
+        raise TranslationModelError(f"cannot load the tokenizer of {model}: {err}") from None
+
+
+def model_max_length(config: Any, tokenizer: Any) -> int:
+    """The longest source the model takes: its position limit, or the tokenizer's, whichever is smaller."""
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    limits = [int(v) for v in limits if isinstance(v, int | float) and 0 < v < 1e9]
+    return min(limits) if limits else 1024
+
+
+def length_sorted_batches(lengths: Sequence[int], budget: int, width: int) -> list[list[int]]:
+    """Indices grouped into batches, longest first, each within ``budget`` = sentences x longest x ``width``."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        longest = lengths[current[0]] if current else lengths[index]
+        if current and (len(current) + 1) * max(longest, 1) * width > budget:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass
+class EncodedSources:
+    """Token ids of the sources (truncated to the limit) and which were truncated."""
+
+    ids: list[list[int]]
+    truncated: list[bool]
+
+
+def encode_sources(tokenizer: Any, sentences: Sequence[str], max_length: int) -> EncodedSources:
+    """Token ids of each sentence with the tokenizer's special tokens, cut to ``max_length`` (flagged)."""
+    ids = tokenizer(list(sentences), add_special_tokens=True, truncation=False)["input_ids"]
+    truncated = [len(x) > max_length for x in ids]
+    if any(truncated):
+        cut = tokenizer([s for s, t in zip(sentences, truncated, strict=True) if t], add_special_tokens=True,
+                        truncation=True, max_length=max_length)["input_ids"]
+        it = iter(cut)
+        ids = [next(it) if t else x for x, t in zip(ids, truncated, strict=True)]
+    return EncodedSources(ids, truncated)
+
+
+# ---- the transformers engine --------------------------------------------------------------------------------------
+
+
+class TransformersTranslator:
+    """Translate with ``model.generate`` (any ``AutoModelForSeq2SeqLM``), n-best lists with their costs.
+
+    Args:
+        model: Hub id or local folder of a seq2seq translation model.
+        options: decoding options.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... (None: CUDA when available).
+        dtype: torch dtype name for the weights (``"float16"``/``"bfloat16"`` on GPU; default float32).
+        threads: torch intra-op threads (None: leave torch's setting).
+        trust_remote_code: run code from the model folder (needed by few translation models).
+    """
+
+    engine = "transformers"
+
+    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
+                 device: str | None = None, dtype: str | None = None, threads: int | None = None,
+                 trust_remote_code: bool = False) -> None:
+        torch = require("torch", "translate")
+        transformers = require("transformers", "translate")
+        self.options = options or DecodingOptions()
+        self.name = resolve_model(model)
+        self.config = load_seq2seq_config(self.name, trust_remote_code)
+        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
+        self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
+                                             self.options.target_lang)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+        if dtype:
+            kwargs["dtype"] = getattr(torch, dtype)
+        try:
+            with quiet_loading():
+                self.model = transformers.AutoModelForSeq2SeqLM.from_pretrained(self.name, **kwargs)
+        except (OSError, ValueError) as err:
+            raise TranslationModelError(f"cannot load {self.name} as a seq2seq model: {err}") from None
+        self.model.to(self.device).eval()
+        generation = self.model.generation_config
+        self.eos_ids = _as_set(generation.eos_token_id if generation.eos_token_id is not None
+                               else self.config.eos_token_id)
+        self.pad_id = generation.pad_token_id if generation.pad_token_id is not None else self.config.pad_token_id
+        self.forced_bos = self.languages.forced_bos_token_id if self.languages.needed else \
+            generation.forced_bos_token_id
+        self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
+        self.num_beams = self.options.num_beams or generation.num_beams or 1
+        if not self.options.do_sample and self.options.num_return > self.num_beams:
+            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
+                                     f"({self.num_beams}, the model's default): give num_beams")
+
+    def generate_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments passed to ``model.generate`` (besides the inputs)."""
+        o = self.options
+        kwargs: dict[str, Any] = {"num_beams": self.num_beams, "num_return_sequences": o.num_return,
+                                  "do_sample": o.do_sample}
+        for name in ("top_k", "top_p", "temperature", "max_new_tokens"):
+            if getattr(o, name) is not None:
+                kwargs[name] = getattr(o, name)
+        if self.languages.needed:
+            kwargs["forced_bos_token_id"] = self.languages.forced_bos_token_id
+        return kwargs
+
+    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
+        """The ``num_return`` candidates of each sentence, best first (sampled ones in draw order)."""
+        torch = require("torch", "translate")
+        sentences = list(sentences)
+        if not sentences:
+            return TranslatedBatch([], [])
+        encoded = encode_sources(self.tokenizer, sentences, self.max_length)
+        width = max(self.num_beams, self.options.num_return)
+        out: list[list[Translation]] = [[] for _ in sentences]
+        devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        with torch.inference_mode(), torch.random.fork_rng(devices=devices):
+            torch.manual_seed(self.options.seed if seed is None else seed)
+            for batch in length_sorted_batches([len(x) for x in encoded.ids], self.options.batch_tokens, width):
+                for index, hyps in zip(batch, self._translate_ids([encoded.ids[i] for i in batch]), strict=True):
+                    out[index] = hyps
+        return TranslatedBatch(out, encoded.truncated)
+
+    def _translate_ids(self, ids: list[list[int]]) -> list[list[Translation]]:
+        torch = require("torch", "translate")
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.pad_id
+        longest = max(map(len, ids))
+        # right padding, as the tokenizer pads for seq2seq models
+        input_ids = torch.full((len(ids), longest), pad, dtype=torch.long)
+        mask = torch.zeros((len(ids), longest), dtype=torch.long)
+        for row, x in enumerate(ids):
+            input_ids[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+            mask[row, : len(x)] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        sequences = self.model.generate(input_ids=input_ids, attention_mask=mask, **self.generate_kwargs())
+        n = self.options.num_return
+        rows = self._candidate_rows(sequences)
+        costs = self._costs(input_ids, mask, sequences, rows, n)
+        skip = 1 if self.forced_bos is not None else 0
+        candidates = [row[1 + skip : 1 + length - int(finished)]
+                      for row, (length, finished) in zip(sequences.tolist(), rows, strict=True)]
+        texts = self.tokenizer.batch_decode(candidates, skip_special_tokens=True)
+        flat = [Translation(text, cost, count, finished, tuple(candidate))
+                for text, (cost, count), (_, finished), candidate in zip(texts, costs, rows, candidates, strict=True)]
+        return [flat[i * n : (i + 1) * n] for i in range(len(ids))]
+
+    def _candidate_rows(self, sequences: Any) -> list[tuple[int, bool]]:
+        """Per generated row: its tokens after the decoder start up to its end token (included), and if it ended."""
+        out = []
+        for row in sequences[:, 1:].tolist():
+            end = next((i for i, t in enumerate(row) if t in self.eos_ids), None)
+            if end is None:
+                length = len(row)
+                while length and row[length - 1] == self.pad_id:
+                    length -= 1
+                out.append((length, False))
+            else:
+                out.append((end + 1, True))
+        return out
+
+    def _costs(self, input_ids: Any, mask: Any, sequences: Any, rows: list[tuple[int, bool]],
+               n: int) -> list[tuple[float, int]]:
+        """Teacher-forced mean NLL per counted token of every generated row (see the module docstring)."""
+        torch = require("torch", "translate")
+        from transformers.modeling_outputs import BaseModelOutput
+
+        encoder = self.model.get_encoder()(input_ids=input_ids, attention_mask=mask).last_hidden_state
+        skip = 1 if self.forced_bos is not None else 0  # the forced target-language token is not counted
+        vocab = int(self.model.config.get_text_config(decoder=True).vocab_size
+                    if hasattr(self.model.config, "get_text_config") else self.model.config.vocab_size)
+        length = max(max(r[0] for r in rows), 1)
+        chunk = max(1, (1 << 25) // max(length * vocab, 1))
+        out: list[tuple[float, int]] = []
+        for start in range(0, len(rows), chunk):
+            idx = torch.arange(start, min(start + chunk, len(rows)), device=input_ids.device)
+            source = idx // n
+            decoder_input = sequences[idx, :length]
+            target = sequences[idx, 1 : length + 1]
+            if target.shape[1] < length:  # rows are padded to the longest: pad the target the same way
+                target = torch.nn.functional.pad(target, (0, length - target.shape[1]), value=self.pad_id)
+            logits = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=encoder[source]),
+                                attention_mask=mask[source], decoder_input_ids=decoder_input).logits
+            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, target.unsqueeze(-1)).squeeze(-1)
+            for j, row in enumerate(idx.tolist()):
+                count = rows[row][0]
+                values = logp[j, skip:count]
+                counted = max(count - skip, 0)
+                out.append((float(-values.sum()) / counted if counted else math.nan, counted))
+        return out
+
+
+def _as_set(value: Any) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, list | tuple | set):
+        return {int(v) for v in value}
+    return {int(value)}

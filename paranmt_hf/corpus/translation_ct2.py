@@ -1,0 +1,232 @@
+"""The CTranslate2 engine: a transformers translation model converted once (offline, cached) and run in C++.
+
+``CTranslate2Translator(model, options, compute_type="int8")`` converts the model folder (or the local snapshot of a
+Hub id) with ``ctranslate2.converters.TransformersConverter`` into ``<cache>/ctranslate2/<name>-<digest>`` (the digest
+covers the model's files, so an edited model is converted again), then translates with ``ctranslate2.Translator``:
+the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the
+target prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each
+candidate (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own
+scores under beam and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced
+language token excluded, with no mask renormalising them at ``min_decoding_length=0``),
+so it has the definition of :mod:`paranmt_hf.corpus.translation` whatever the engine (tests/test_backtranslate.py
+checks both ways against a full scoring). Weights are stored in float32; ``compute_type``
+(``int8`` on CPU by default, ``float32`` for exact float arithmetic) chooses how they run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..utils.atomic import atomic_output
+from ..utils.imports import require
+from ..utils.paths import cache_dir
+from .errors import InvalidOptionError
+from .translation import (
+    DecodingOptions,
+    LanguageCodes,
+    TranslatedBatch,
+    Translation,
+    TranslationModelError,
+    encode_sources,
+    load_seq2seq_config,
+    load_tokenizer,
+    model_max_length,
+    resolve_model,
+)
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".model", ".spm", ".txt")
+
+
+def model_folder(model: str) -> Path:
+    """The local folder of a model: the folder itself, or the cached snapshot of a Hub id (downloaded if needed)."""
+    if Path(model).is_dir():
+        return Path(model)
+    hub = require("huggingface_hub", "translate")
+    try:
+        return Path(hub.snapshot_download(model))
+    except Exception as err:  # noqa: BLE001 - offline, unknown repo, network: one message
+        raise TranslationModelError(f"cannot find {model} locally or on the Hub: {err}") from None
+
+
+def model_digest(folder: str | os.PathLike[str]) -> str:
+    """A digest of a model folder's files (names, sizes, modification times; config.json's content)."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name.endswith(WEIGHT_SUFFIXES):
+            stat = path.stat()
+            digest.update(f"{path.name}\t{stat.st_size}\t{stat.st_mtime_ns}\n".encode())
+    config = folder / "config.json"
+    if config.is_file():
+        digest.update(config.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _converter(folder: Path, trust_remote_code: bool) -> Any:
+    """``TransformersConverter`` for ``folder``, with M2M100's language tokens restored.
+
+    CTranslate2 4.x reads M2M100's language tokens (``__en__``...) from the tokenizer's
+    ``additional_special_tokens``, which transformers 5's ``M2M100Tokenizer`` no longer fills, so its vocabulary
+    came out without them; the converter below gives the tokenizer's vocabulary with its language tokens.
+    """
+    ctranslate2 = require("ctranslate2", "translate")
+
+    class Converter(ctranslate2.converters.TransformersConverter):
+        def load_tokenizer(self, tokenizer_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
+            tokenizer = super().load_tokenizer(tokenizer_class, model_name_or_path, **kwargs)
+            languages = getattr(tokenizer, "lang_token_to_id", None)
+            if languages and type(tokenizer).__name__ == "M2M100Tokenizer":
+                vocab = {**tokenizer.get_vocab(), **languages}
+                tokenizer.get_vocab = lambda: dict(vocab)
+            return tokenizer
+
+    return Converter(str(folder), trust_remote_code=trust_remote_code)
+
+
+def converted_model(model: str, cache: str | os.PathLike[str] | None = None, trust_remote_code: bool = False,
+                    progress: bool = False) -> Path:
+    """The CTranslate2 copy of ``model`` (converted on first use, into the cache; float32 weights).
+
+    Raises:
+        TranslationModelError: CTranslate2 cannot convert this kind of model.
+    """
+    folder = model_folder(model)
+    base = Path(cache) if cache is not None else cache_dir() / "ctranslate2"
+    target = base / f"{folder.name}-{model_digest(folder)}"
+    if (target / "model.bin").is_file():
+        return target
+    base.mkdir(parents=True, exist_ok=True)
+    if progress:
+        logging.getLogger("paranmt_hf.corpus").warning("converting %s to CTranslate2 (once) -> %s", model, target)
+    with atomic_output(target, directory=True, overwrite=True) as tmp:
+        converter = _converter(folder, trust_remote_code)
+        try:
+            converter.convert(str(tmp), force=True)
+        except (ValueError, NotImplementedError, KeyError) as err:
+            raise TranslationModelError(f"CTranslate2 cannot convert {model}: {err} (use --engine transformers)") \
+                from None
+        (Path(tmp) / "paranmt_hf_source.json").write_text(json.dumps({"model": str(model), "folder": str(folder)}),
+                                                          encoding="utf-8")
+    return target
+
+
+class CTranslate2Translator:
+    """Translate with CTranslate2 (see the module docstring).
+
+    Args:
+        model: Hub id or local folder of a transformers translation model (Marian, NLLB, M2M100, mBART, ...).
+        options: decoding options.
+        compute_type: ``"int8"`` (default on CPU), ``"float32"``, ``"int8_float32"``, ``"float16"`` (GPU)...
+        device: ``"cpu"`` or ``"cuda"`` (None: CUDA when CTranslate2 sees a GPU).
+        threads: CPU threads of the translator (None: CTranslate2's default).
+        cache_dir: where converted models are kept (default ``<paranmt_hf cache>/ctranslate2``).
+        trust_remote_code: allow code from the model folder (conversion and tokenizer).
+    """
+
+    engine = "ctranslate2"
+
+    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
+                 compute_type: str | None = None, device: str | None = None, threads: int | None = None,
+                 cache_dir: str | os.PathLike[str] | None = None, trust_remote_code: bool = False) -> None:
+        ctranslate2 = require("ctranslate2", "translate")
+        self.options = options or DecodingOptions()
+        self.name = resolve_model(model)
+        self.config = load_seq2seq_config(self.name, trust_remote_code)
+        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
+        self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
+                                             self.options.target_lang)
+        transformers = require("transformers", "translate")
+        try:
+            self.generation = transformers.GenerationConfig.from_pretrained(self.name)
+        except OSError:
+            self.generation = transformers.GenerationConfig.from_model_config(self.config)
+        self.path = converted_model(self.name, cache_dir, trust_remote_code)
+        self.device = device or ("cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu")
+        self.compute_type = compute_type or ("int8" if self.device == "cpu" else "float16")
+        kwargs: dict[str, Any] = {"device": self.device, "compute_type": self.compute_type}
+        if threads is not None:
+            kwargs["intra_threads"] = threads
+        self.translator = ctranslate2.Translator(str(self.path), **kwargs)
+        self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
+        self.num_beams = self.options.num_beams or self.generation.num_beams or 1
+        if not self.options.do_sample and self.options.num_return > self.num_beams:
+            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
+                                     f"({self.num_beams}, the model's default): give num_beams")
+        eos = self.generation.eos_token_id if self.generation.eos_token_id is not None else self.config.eos_token_id
+        eos = eos[0] if isinstance(eos, list) else eos
+        self.eos_token = self.tokenizer.convert_ids_to_tokens(int(eos))
+        self.prefix = list(self.languages.target_prefix)
+        # the generated tokens after the decoder start: the language token, the candidate, the end token
+        self.max_decoding = self.options.max_new_tokens or max((self.generation.max_length or 256) - 1, 1)
+
+    def translate_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments passed to ``Translator.translate_batch``."""
+        o = self.options
+        width = max(self.num_beams, o.num_return)
+        kwargs: dict[str, Any] = {
+            "beam_size": 1 if o.do_sample else self.num_beams, "num_hypotheses": o.num_return,
+            "max_batch_size": max(o.batch_tokens // width, 1), "batch_type": "tokens",
+            "max_decoding_length": self.max_decoding, "min_decoding_length": int(self.generation.min_length or 0),
+            "max_input_length": 0, "return_end_token": True,
+            "length_penalty": float(self.generation.length_penalty if self.generation.length_penalty is not None
+                                    else 1.0),
+        }
+        if o.do_sample:
+            top_k = o.top_k if o.top_k is not None else self.generation.top_k
+            kwargs.update(sampling_topk=int(top_k or 0), sampling_topp=float(o.top_p or self.generation.top_p or 1.0),
+                          sampling_temperature=float(o.temperature or self.generation.temperature or 1.0))
+        return kwargs
+
+    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
+        """The ``num_return`` candidates of each sentence, best first."""
+        ctranslate2 = require("ctranslate2", "translate")
+        sentences = list(sentences)
+        if not sentences:
+            return TranslatedBatch([], [])
+        encoded = encode_sources(self.tokenizer, sentences, self.max_length)
+        source = [self.tokenizer.convert_ids_to_tokens(ids) for ids in encoded.ids]
+        if self.options.do_sample:
+            ctranslate2.set_random_seed(self.options.seed if seed is None else seed)
+        prefix = [self.prefix] * len(source) if self.prefix else None
+        # beam / greedy search: the cost comes from the decoder's own scores (Σ log p over the decoded tokens, the
+        # end token included, / L ** length_penalty; no mask renormalises them, as min_decoding_length is the
+        # model's, normally 0); sampling: by scoring each candidate
+        kwargs = self.translate_kwargs()
+        from_scores = not self.options.do_sample and not kwargs["min_decoding_length"]
+        results = self.translator.translate_batch(source, target_prefix=prefix, return_scores=from_scores, **kwargs)
+        rows: list[tuple[int, list[str], bool, float | None]] = []
+        for index, result in enumerate(results):
+            scores = result.scores if from_scores else [None] * len(result.hypotheses)
+            for tokens, score in zip(result.hypotheses, scores, strict=True):
+                finished = bool(tokens) and tokens[-1] == self.eos_token
+                rows.append((index, tokens[:-1] if finished else list(tokens), finished, score))
+        if from_scores:
+            penalty = kwargs["length_penalty"]
+            costs = []
+            for _, tokens, finished, score in rows:
+                # CTranslate2 normalises by every generated token (target prefix and end token included) but sums
+                # the log-probabilities of the decoded ones only: the prefix is forced, not scored
+                length = len(tokens) + int(finished)
+                counted = length - len(self.prefix)
+                costs.append((-score * length**penalty / counted if counted else math.nan, counted))
+        else:
+            scored = self.translator.score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
+                                                 max_batch_size=self.options.batch_tokens, batch_type="tokens",
+                                                 max_input_length=0, offset=len(self.prefix))
+            costs = []
+            for (_, _, finished, _), result in zip(rows, scored, strict=True):
+                log_probs = list(result.log_probs) if finished else list(result.log_probs)[:-1]  # no end token
+                costs.append((-math.fsum(log_probs) / len(log_probs) if log_probs else math.nan, len(log_probs)))
+        out: list[list[Translation]] = [[] for _ in sentences]
+        for (index, tokens, finished, _), (cost, counted) in zip(rows, costs, strict=True):
+            ids = self.tokenizer.convert_tokens_to_ids(tokens[len(self.prefix):])
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            out[index].append(Translation(text, cost, counted, finished, tuple(ids)))
+        return TranslatedBatch(out, encoded.truncated)
