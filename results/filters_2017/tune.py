@@ -49,15 +49,23 @@ CLASSIFIER_LOWER = [round(0.1 * i, 1) for i in range(10)]  # E17 §5.6: [0, 0.9]
 DIVERSITY_LOWER, DIVERSITY_UPPER = [0.0, 0.1, 0.2, 0.3], [0.6, 0.7, 0.8, 0.9, 1.0]  # E17 §5.7
 
 
-def grids(full: bool) -> dict[str, list[dict[str, tuple[float | None, float | None]]]]:
+def grids(full: bool, columns: dict[str, Any] | None = None) -> dict[str, list[dict[str, tuple[float | None,
+                                                                                               float | None]]]]:
     """Filter name -> its settings (column bounds). Without ``full`` the diversity grids use lower bounds {0, 0.1}
-    only (E17: "the best lower bounds are often 0 or 0.1")."""
+    only (E17: "the best lower bounds are often 0 or 0.1"). With ``columns``, the two columns whose scale depends on
+    the models (translation cost, perplexity) also get upper bounds at their 20th-80th percentiles."""
     lower = DIVERSITY_LOWER if full else DIVERSITY_LOWER[:2]
     diversity = lambda column: [{column: (lo, hi)} for lo in lower for hi in DIVERSITY_UPPER]  # noqa: E731
+    cost, perplexity = list(COST_UPPER), list(PERPLEXITY_UPPER)
+    if columns is not None:
+        quantiles = (0.2, 0.4, 0.6, 0.8)
+        cost += [round(float(np.quantile(columns["translation_cost"], q)), 3) for q in quantiles]
+        perplexity = [*perplexity[:-1], *(round(float(np.quantile(columns["lm_perplexity"], q)), 1)
+                                          for q in quantiles), None]
     return {
         "length": [{"translation_length": (float(lo), float(hi))} for lo, hi in LENGTH_RANGES],
-        "translation cost": [{"translation_cost": (None, hi)} for hi in COST_UPPER],
-        "language model": [{"lm_perplexity": (None, hi)} for hi in PERPLEXITY_UPPER],
+        "translation cost": [{"translation_cost": (None, hi)} for hi in sorted(set(cost))],
+        "language model": [{"lm_perplexity": (None, hi)} for hi in sorted(set(perplexity) - {None}) + [None]],
         "reference classification": [{"reference_probability": (lo, None)} for lo in CLASSIFIER_LOWER],
         "unigram overlap": diversity("unigram_overlap"),
         "bigram overlap": diversity("bigram_overlap"),
@@ -172,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, required=True, help="folder for the columns and the models")
     parser.add_argument("--pairs", type=int, default=4000, help="training pairs per setting (E17: 24,000)")
     parser.add_argument("--full-grid", action="store_true", help="E17's full diversity grids (lower bounds 0-0.3)")
+    parser.add_argument("--quantile-grids", action="store_true",
+                        help="add the 20th-80th percentiles of translation cost and perplexity to E17's bounds "
+                             "(their scale depends on the MT model and the LM)")
     parser.add_argument("--only", nargs="*", default=None, help="run only these filters")
     parser.add_argument("--runs", type=Path, default=HERE / "runs.jsonl")
     args = parser.parse_args(argv)
@@ -187,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in map(json.loads, args.runs.read_text(
             encoding="utf-8").splitlines())}
     settings = [("None (random)", {}, seed) for seed in (0, 1, 2)]
-    settings += [(name, bounds, 0) for name, grid in grids(args.full_grid).items() for bounds in grid]
+    settings += [(name, bounds, 0) for name, grid in grids(args.full_grid, columns if args.quantile_grids else None)
+                 .items() for bounds in grid]
     for name, bounds, seed in settings:
         if args.only is not None and name not in args.only:
             continue
