@@ -11,24 +11,18 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
-from .kinds_paranmt import COMPONENT_DEFAULTS, ENCODER_KIND_SPECS, ENCODER_KINDS, resolve_components
+from .kinds_paranmt import (
+    COMPONENT_DEFAULTS,
+    ENCODER_KIND_SPECS,
+    ENCODER_KINDS,
+    RENAMED_KIND,
+    renamed_fields,
+    resolve_components,
+)
 
 POOLING_MODES = ("mean", "max")
 COMBINATIONS = ("concat", "add")
 BILSTM_MERGES = ("mean", "concat", "sum", "max")
-
-_RENAMED = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the model "
-            "again to update its config.json)")
-
-
-def _renamed(component: dict[str, Any]) -> dict[str, Any]:
-    """A component dict with the field names of this release (``encoder`` is now ``kind``)."""
-    out = dict(component)
-    if "encoder" in out and "kind" not in out:
-        warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
-        out["kind"] = out.pop("encoder")
-    return out
-
 
 class ParaNMTConfig(PretrainedConfig):
     r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined.
@@ -139,7 +133,7 @@ class ParaNMTConfig(PretrainedConfig):
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
         if "encoder" in kwargs:  # the field's name in earlier releases
-            warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
+            warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=2)
             kind = kwargs.pop("encoder")
         self.kind = kind
         self.vocab_size = vocab_size
@@ -147,7 +141,7 @@ class ParaNMTConfig(PretrainedConfig):
         self.rnn_hidden_size = rnn_hidden_size
         self.bilstm_merge = bilstm_merge
         self.lstm_peepholes = lstm_peepholes
-        self.components = [_renamed(c) for c in components] if components is not None else None
+        self.components = [renamed_fields(c) for c in components] if components is not None else None
         self.combination = combination
         self.pooling = pooling
         self.scramble_rate = scramble_rate

@@ -84,6 +84,24 @@ A component that does not set a field takes the top-level value of the config.""
 COMPONENT_FIELDS = tuple(COMPONENT_DEFAULTS)
 
 
+RENAMED_KIND = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the "
+                "model again to update its config.json)")
+
+
+def renamed_fields(component: Mapping[str, Any]) -> dict[str, Any]:
+    """A component (or a top-level config) with this release's field names: ``encoder`` is now ``kind``.
+
+    Warns (``FutureWarning``) when it renames.
+    """
+    out = dict(component)
+    if "encoder" in out and "kind" not in out:
+        import warnings
+
+        warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=3)
+        out["kind"] = out.pop("encoder")
+    return out
+
+
 def resolve_components(top: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every component of a config with all of its fields filled in (top-level values, then defaults).
 
@@ -120,4 +138,5 @@ def parse_kinds(kind: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 __all__ = ["EncoderKind", "ENCODER_KIND_SPECS", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS",
-           "RECURRENT_TOKENS", "COMPONENT_DEFAULTS", "COMPONENT_FIELDS", "parse_kinds", "resolve_components"]
+           "RECURRENT_TOKENS", "COMPONENT_DEFAULTS", "COMPONENT_FIELDS", "parse_kinds", "renamed_fields",
+           "resolve_components"]

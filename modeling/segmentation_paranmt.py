@@ -164,7 +164,7 @@ class _TokenizersSegmenter:
         self.tokenizer.no_truncation()
         self.json = tokenizer_json
         vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-        self.vocab = [token for token, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+        self.vocab = sorted(vocab, key=vocab.__getitem__)  # tokens in id order
         self.index = vocab
 
     def tokens(self, text: str) -> list[str]:

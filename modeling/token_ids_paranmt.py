@@ -35,7 +35,7 @@ from itertools import repeat
 from typing import Any
 
 import numpy as np
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, pre_tokenizers
 
 from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
 
@@ -288,10 +288,8 @@ class _ChunkIds(_ChunkStore):
         # every character ``WhitespaceSplit`` splits on) tokenised in one call, each as ``backend.model.tokenize``
         self.bare = None
         if mode in ("model", "metaspace"):
-            bare = {k: None for k in ("normalizer", "post_processor", "decoder", "truncation", "padding")}
-            bare.update(version=config.get("version", "1.0"), added_tokens=[], model=model,
-                        pre_tokenizer={"type": "WhitespaceSplit"})
-            self.bare = Tokenizer.from_str(json.dumps(bare))
+            self.bare = Tokenizer(backend.model)  # shares the model; no normaliser, added tokens or post-processor
+            self.bare.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
         self.clear()
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
@@ -368,19 +366,16 @@ class _TrigramIds(_ChunkStore):
         self.segmenter = segmenter
         self.unk = segmenter.unk_id
         self.ascii_table = np.full(1 << 21, self.unk, dtype=np.int64)
-        keys, ids = [], []
-        for token, i in segmenter.index.items():
-            if len(token) != 3:
-                continue  # [PAD]/[UNK] and anything else no trigram can equal
-            c = [ord(ch) for ch in token]
-            if max(c) < 128:
-                self.ascii_table[(c[0] << 14) | (c[1] << 7) | c[2]] = i
-            else:
-                keys.append((c[0] << 42) | (c[1] << 21) | c[2])
-                ids.append(i)
-        order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
-        self.keys = np.append(np.asarray(keys, dtype=np.int64)[order], np.iinfo(np.int64).max)
-        self.key_ids = np.append(np.asarray(ids, dtype=np.int64)[order], self.unk)
+        trigrams = [(token, i) for token, i in segmenter.index.items() if len(token) == 3]  # not [PAD]/[UNK]
+        text = "".join(token for token, _ in trigrams)
+        c = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64).reshape(-1, 3)
+        ids = np.fromiter((i for _, i in trigrams), dtype=np.int64, count=len(trigrams))
+        small = c.max(axis=1, initial=0) < 128
+        self.ascii_table[(c[small, 0] << 14) | (c[small, 1] << 7) | c[small, 2]] = ids[small]
+        keys = (c[~small, 0] << 42) | (c[~small, 1] << 21) | c[~small, 2]
+        order = np.argsort(keys, kind="stable")
+        self.keys = np.append(keys[order], np.iinfo(np.int64).max)
+        self.key_ids = np.append(ids[~small][order], self.unk)
         self.clear()
 
     def clear(self) -> None:

@@ -138,7 +138,7 @@ def test_distilled_table_embeds_like_model2vec(tiny_teacher, tmp_path):
     np.testing.assert_array_equal(np.asarray(again.embedding), np.asarray(static.embedding))
     encoder = build_teacher_encoder("subword", CORPUS, static_model=static)
     texts = TEXTS[:2] + TEXTS[4:]
-    ours = encoder.encode(texts, normalize=True)
+    ours = encoder.encode(texts, normalize_embeddings=True)
     theirs = static.encode(texts)
     theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
     np.testing.assert_allclose(ours, theirs, atol=1e-5)

@@ -32,8 +32,9 @@ def cosine_scores(encoder: Any, texts_a: list[str], texts_b: list[str], batch_si
         raise ValueError(f"need as many first as second sides ({len(texts_a)} vs {len(texts_b)})")
     if not texts_a:
         return np.zeros(0, dtype=np.float32)
-    emb_a = encoder.encode(texts_a, batch_size=batch_size, normalize=True, show_progress_bar=False, **encode_kwargs)
-    emb_b = encoder.encode(texts_b, batch_size=batch_size, normalize=True, show_progress_bar=False, **encode_kwargs)
+    options = {"batch_size": batch_size, "normalize_embeddings": True, "show_progress_bar": False, **encode_kwargs}
+    emb_a = encoder.encode(texts_a, **options)
+    emb_b = encoder.encode(texts_b, **options)
     return np.einsum("ij,ij->i", np.asarray(emb_a, np.float32), np.asarray(emb_b, np.float32))
 
 
@@ -50,7 +51,7 @@ def annotate_pairs(
     Args:
         records: dicts with ``text_a``/``text_b`` (and optional ``score``/``overlap``), e.g. from
             :func:`paranmt_hf.corpus.records.iter_records`.
-        encoder: a :class:`paranmt_hf.ParaNMTEncoder` (anything with ``encode(texts, batch_size, normalize,
+        encoder: a :class:`paranmt_hf.ParaNMTEncoder` (anything with ``encode(texts, batch_size, normalize_embeddings,
             show_progress_bar)``); None keeps the records' own scores.
         overlap: add the papers' trigram overlap when the record has none.
         tokenizer: overlap tokenizer (``"nltk"`` or ``"whitespace"``).
