@@ -111,6 +111,10 @@ def test_teacher_tokenizer_in_a_combination_round_trips(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_teacher(tmp_path_factory) -> str:
+    return make_tiny_teacher(tmp_path_factory.mktemp("tiny-teacher"))
+
+
+def make_tiny_teacher(path) -> str:
     """A random 1-layer BERT with the BERT-like tokenizer, saved as a transformers model directory."""
     import torch
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
@@ -121,7 +125,6 @@ def tiny_teacher(tmp_path_factory) -> str:
     torch.manual_seed(0)
     config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=32)
-    path = tmp_path_factory.mktemp("tiny-teacher")
     BertModel(config).save_pretrained(path)
     fast.save_pretrained(path)
     return str(path)

@@ -65,6 +65,14 @@ TRAINING_FLAGS: dict[str, Flag] = {
     "threads": Flag("num_threads", int, "torch threads (none: 1 for averaging encoders, else torch's default)"),
     "teacher-lr": Flag("teacher_learning_rate", float, "learning rate of the distilled subword tables (0: frozen)"),
     "teacher-weight": Flag("teacher_weight", float, "after training, the subword part's norm relative to the rest"),
+    "tokenlearn": Flag("tokenlearn", bool, "fit the distilled table to the teacher's sentence embeddings of the "
+                       "training sentences before combining (cached teacher pass; the best recipe)"),
+    "tokenlearn-sentences": Flag("tokenlearn_sentences", int, "at most this many unique training sentences for "
+                                 "--tokenlearn (a seeded sample; none: all)"),
+    "tokenlearn-epochs": Flag("tokenlearn_epochs", float, "epochs of the cosine regression (0: least squares only)"),
+    "tokenlearn-lr": Flag("tokenlearn_learning_rate", float, "learning rate of the cosine regression"),
+    "teacher-precision": Flag("teacher_precision", str, "the teacher's CPU precision for --tokenlearn",
+                              ("bfloat16", "float32")),
 }
 """Flags of the training run (``train`` only)."""
 

@@ -156,7 +156,7 @@ class StaticEncoder:
         """Size of the sentence embeddings."""
         return int(self.model.dim)
 
-    def get_sentence_embedding_dimension(self) -> int:
+    def get_embedding_dimension(self) -> int:
         """Size of the sentence embeddings (sentence-transformers' name)."""
         return self.embedding_dim
 

@@ -61,6 +61,14 @@ class Recipe:
         teacher_weight: after training, scale the subword tables so that their part of the sentence embedding has
             this median norm relative to the other components' (``None``: as trained). A ``kind`` without
             ``subword`` is then first concatenated with the teacher's distilled table.
+        tokenlearn: before that concatenation, fit the distilled table to the teacher's *sentence* embeddings of
+            the training sentences (:mod:`paranmt_hf.training.tokenlearn`: least-squares map, then cosine
+            regression; the teacher's embeddings are cached in the user cache).
+        tokenlearn_sentences: at most this many unique training sentences (a seeded sample; ``None``: all).
+        tokenlearn_epochs: epochs of the cosine regression (``0``: the least-squares map only).
+        tokenlearn_learning_rate: its sparse Adam learning rate.
+        teacher_precision: how the teacher embeds the sentences on CPU: ``"bfloat16"`` (autocast) or
+            ``"float32"``.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -101,6 +109,11 @@ class Recipe:
     teacher_learning_rate: float | None = None
     keep_norms: bool = False
     teacher_weight: float | None = None
+    tokenlearn: bool = False
+    tokenlearn_sentences: int | None = None
+    tokenlearn_epochs: float = 6.0
+    tokenlearn_learning_rate: float = 3e-3
+    teacher_precision: str = "bfloat16"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -285,7 +285,8 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
             from .teacher import finish_teacher_model
 
-            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]))
+            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]), list(pairs["positive"]),
+                                           seed=options.seed, show_progress=options.show_progress)
         trained.save_pretrained(out)
         summary = {
             "recipe": recipe.to_dict(),
