@@ -104,13 +104,17 @@ class ParaNMTEncoder:
         return name in cls.MODEL_FILES or name.endswith("_paranmt.py")
 
     def save_pretrained(
-        self, directory: str | os.PathLike[str], sentence_transformers: bool = True, weight_dtype: str = "float32"
+        self,
+        directory: str | os.PathLike[str],
+        sentence_transformers: bool = True,
+        weight_dtype: str = "float32",
+        static: bool = False,
     ) -> None:
         """Write everything every loader needs into ``directory``, atomically.
 
         config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
         ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
-        module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact). They are written into a
+        module; with ``static``, a stock ``StaticEmbedding`` copy in ``static/``). They are written into a
         temporary sibling folder that then replaces ``directory``: a process killed at any point leaves the complete
         old model or the complete new one, never new weights with an old tokenizer. Other entries of an existing
         ``directory`` (a training run's ``checkpoints/``, a README) are kept.
@@ -120,8 +124,11 @@ class ParaNMTEncoder:
             sentence_transformers: also write the sentence-transformers files.
             weight_dtype: how the weights are stored: ``"float32"``, ``"float16"`` (half the size; every loader
                 upcasts, computing in float32) or ``"int8"`` (embedding rows as int8 with a float32 scale each, a
-                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` only). See
+                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` and ``StaticEncoder`` only). See
                 :mod:`paranmt_hf.model.storage`.
+            static: also write ``static/``, a stock ``StaticEmbedding`` copy (a second copy of the table, for
+                sentence-transformers or model2vec without custom code; single averaging encoders whose unknown-token
+                rows are zero, else ``ValueError``; float32 storage only).
         """
         from ..utils.atomic import atomic_output
         from .storage import store_weights
@@ -132,7 +139,7 @@ class ParaNMTEncoder:
             if sentence_transformers and weight_dtype != "int8":
                 from .st_layout import write_sentence_transformers_files
 
-                write_sentence_transformers_files(self.model, self.tokenizer, tmp)
+                write_sentence_transformers_files(self.model, self.tokenizer, tmp, static=static)
             store_weights(self.model, tmp, weight_dtype)
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
