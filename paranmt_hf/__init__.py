@@ -51,7 +51,15 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'paranmt_hf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as err:  # e.g. ParaNMTEncoder in a core install: name the extra that brings torch
+        from .utils.imports import extra_hint
+
+        hint = extra_hint(err)
+        if hint is None:
+            raise
+        raise hint from err
     globals()[name] = value
     return value
 

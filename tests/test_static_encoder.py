@@ -147,3 +147,35 @@ def test_embeds_with_torch_and_transformers_blocked(saved, tmp_path):
         expected = np.load(str(saved[name]) + ".npy")
         expected = expected / np.maximum(np.linalg.norm(expected, axis=1, keepdims=True), 1e-12)
         assert np.abs(np.load(tmp_path / f"{i}.npy") - expected).max() <= 1e-6, name
+
+
+NO_TORCH = textwrap.dedent(
+    """
+    import importlib.abc, sys
+
+    class Block(importlib.abc.MetaPathFinder):  # a core install: torch and transformers absent
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("torch", "transformers", "sentence_transformers"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, Block())
+    try:
+        from paranmt_hf import ParaNMTEncoder  # noqa: F401
+    except ImportError as err:
+        print("IMPORT " + str(err))
+    from paranmt_hf.cli.main import main
+
+    sys.exit(main(["embed", sys.argv[1], "--input", sys.argv[2], "--output", sys.argv[3]]))
+    """
+)
+
+
+def test_a_core_install_names_the_extra(saved, tmp_path):
+    (tmp_path / "in.txt").write_text("a man plays\n")
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, str(saved["word"]), str(tmp_path / "in.txt"),
+                           str(tmp_path / "out.npy")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdin=subprocess.DEVNULL)
+    assert 'IMPORT \'torch\' is needed for this feature: install it with `pip install "paranmt-hf[torch]"`' in \
+        done.stdout, done.stdout + done.stderr[-2000:]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("paranmt-hf embed: ") and 'pip install "paranmt-hf[torch]"' in done.stderr

@@ -55,7 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    result = args.func(args)
+    try:
+        result = args.func(args)
+    except ModuleNotFoundError as err:  # a core install without the extra the command needs: one sentence
+        from ..utils.imports import extra_hint
+
+        hint = extra_hint(err)
+        if hint is None:
+            raise
+        print(f"paranmt-hf {args.command}: {hint}", file=sys.stderr)  # noqa: T201
+        return 1
     return int(result or 0)
 
 

@@ -12,7 +12,7 @@ without torch or transformers, from the files every saved directory holds (``con
 It reads text with the model's own tokenizer files and the same batched, exact token ids as every other loader
 (``modeling/token_ids_paranmt.py``), and averages with the model's rules (unknown tokens, ``max_seq_length``,
 ``concat``/``add`` combinations, empty texts) from a per-chunk cache of summed rows
-(``modeling/averaging_paranmt.py``): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
+(:mod:`paranmt_hf.model.averaging`): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
 ``encode`` takes sentence-transformers' keywords (``normalize_embeddings``, ``precision``, ``truncate_dim``,
 ``prompt``, ``batch_size``, ``show_progress_bar``). Recurrent models (LSTM, BiLSTM, GRAN) need torch:
 ``ParaNMTEncoder`` (``pip install "paranmt-hf[torch]"``).
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ..modeling.averaging_paranmt import AveragingModel, ChunkAverager
 from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, renamed_fields, resolve_components
 from ..modeling.segmentation_paranmt import Segmenters
 from ..modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
+from .averaging import AveragingModel, ChunkAverager
 from .encode_api import (
     check_encode_options,
     check_sentences,

@@ -10,10 +10,11 @@ about 23 vectors instead of 90 rows. The result equals ``ParaNMTModel``'s forwar
 the additions): the unknown-token rules, ``max_seq_length``, ``concat``/``add`` combinations and empty texts follow the
 model (sentences it cannot reproduce from chunks take :func:`embed_token_ids`).
 
-Used at inference by ``ParaNMTEncoder.encode``, the sentence-transformers input module (``SentenceTransformer(dir)``)
-and the torch-free ``paranmt_hf.model.static.StaticEncoder``.
-
-This file is Hub remote code: it imports only numpy and its sibling ``token_ids_paranmt``.
+The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it: NumPy's per-row sums are slow
+(``np.add.reduceat`` along rows especially), so reading one cached vector per chunk instead of one row per token is
+what makes that path as fast as model2vec. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens
+measured as fast as filling and reading the chunk vectors, so the torch loaders read token rows.) NumPy only, and
+``modeling/token_ids_paranmt.py``'s chunk caches.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .token_ids_paranmt import FastIds, _ChunkStore, _TrigramIds
+from ..modeling.token_ids_paranmt import FastIds, _ChunkStore, _TrigramIds
 
 DEFAULT_CACHE_BYTES = 256 * 2**20
 """Memory for cached chunk vectors (float32) before the chunk cache starts over (at least 4,096 chunks)."""
@@ -71,8 +72,8 @@ class AveragingModel:
         combination: ``"concat"`` or ``"add"``.
         pooling: ``"mean"`` or ``"max"``.
         max_seq_length: tokens read per sentence and component (``None``: all).
-        segment_sum: how rows are summed per sentence (:func:`numpy_segment_sum`; the torch loaders pass
-            ``torch.nn.functional.embedding_bag``'s sum, which is faster).
+        segment_sum: how rows are summed per sentence (:func:`numpy_segment_sum`, or any function of that
+            signature, e.g. one on ``torch.nn.functional.embedding_bag``).
     """
 
     def __init__(
