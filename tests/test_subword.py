@@ -264,7 +264,7 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     assert np.abs(tables[1][1][2:]).sum() > 0
 
 
-def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path):
+def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path, monkeypatch):
     pytest.importorskip("model2vec.distill")
     import gzip
 
@@ -272,15 +272,16 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     from paranmt_hf.model.distill import distill_teacher
     from paranmt_hf.training.recipes import get_recipe
 
+    monkeypatch.setenv("PARANMT_HF_CACHE", str(tmp_path / "cache"))  # the distilled table's cache
     preset = get_recipe("best")
-    assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None
+    assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None and preset.tokenlearn
     data = tmp_path / "pairs.tsv.gz"
     with gzip.open(data, "wt", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True))
     out = tmp_path / "model"
     args = ["train", "--recipe", "best", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
             "--teacher-pca-dims", "4", "--embedding-dim", "8", "--batch-size", "4", "--max-steps", "3", "--dev",
-            "--no-progress"]
+            "--no-progress", "--no-tokenlearn"]  # the table as distilled (tests/test_tokenlearn.py: as learned)
     assert main(args) == 0
     encoder = ParaNMTEncoder.from_pretrained(out)
     assert [c["kind"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]

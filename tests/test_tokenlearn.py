@@ -108,3 +108,9 @@ def test_cli_train_with_tokenlearn_combines_a_learned_table(tiny_teacher, tmp_pa
     assert len(cached) == 1 and np.load(cached[0]).shape == (len(SENTENCES), 16)
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["recipe"]["tokenlearn"] is True
+    teacher = summary["teacher"]  # what the teacher steps cost, in the run's record
+    assert teacher["tokenlearn_sentences"] == len(SENTENCES) and teacher["teacher_pass"]["cached"] is False
+    assert teacher["teacher_pass"]["seconds"] >= 0 and teacher["seconds"] >= teacher["tokenlearn_seconds"]
+    again = tmp_path / "again"  # a second run reads the teacher's embeddings from the cache
+    assert main([*args[:4], str(again), *args[5:]]) == 0
+    assert json.loads((again / "training_summary.json").read_text())["teacher"]["teacher_pass"]["cached"] is True

@@ -206,14 +206,17 @@ RECIPES: dict[str, Recipe] = {
         replace(
             _BEST_TRIGRAM,
             name="best",
-            description="Best recipe on dev (results/teacher/): the `best-trigram` model (character trigrams, 300-d, "
+            description="Best recipe on dev (results/flagship/): the `best-trigram` model (character trigrams, 300-d, "
             "Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
-            "subword table distilled from sentence-transformers/all-MiniLM-L6-v2 by model2vec (WordPiece pieces, "
-            "PCA 256, Zipf/SIF weights), weighted so that its part of the embedding has 0.7 times the median norm "
-            "of the trigram part (teacher_weight, chosen on dev).",
+            "WordPiece table learned from sentence-transformers/all-MiniLM-L6-v2: model2vec's distillation (PCA 256, "
+            "Zipf/SIF weights), then fitted to the teacher's sentence embeddings (bfloat16 pass, cached) of every "
+            "unique training sentence (tokenlearn: least-squares map to 384-d, 6 epochs of cosine regression, "
+            "sparse Adam 3e-3), weighted so that its part of the embedding has 1.25 times the median norm of the "
+            "trigram part (teacher_weight, chosen on dev).",
             teacher="sentence-transformers/all-MiniLM-L6-v2",
             teacher_pca_dims=256,
-            teacher_weight=0.7,
+            teacher_weight=1.25,
+            tokenlearn=True,
         ),
         Recipe(
             name="pras-sp",

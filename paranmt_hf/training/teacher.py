@@ -31,7 +31,7 @@ BALANCE_SENTENCES = 5000
 
 def finish_teacher_model(
     recipe: Recipe, encoder: Any, anchors: list[str], others: list[str] = (), seed: int = 0,
-    show_progress: bool = True,
+    show_progress: bool = True, stats: dict[str, Any] | None = None,
 ) -> Any:
     """The model to save after training: combined with the teacher's table if needed, subword weight balanced.
 
@@ -42,6 +42,7 @@ def finish_teacher_model(
         others: their other sides (with ``anchors``, the sentences the table learns from with ``tokenlearn``).
         seed: the sample of ``tokenlearn_sentences`` and the regression's batch order.
         show_progress: progress bars of the teacher pass and the regression.
+        stats: filled with what the teacher steps cost (see :func:`learn_table`).
     """
     from ..model.build import combine_encoders
     from ..model.distill import balance_subword, build_teacher_encoder
@@ -57,20 +58,26 @@ def finish_teacher_model(
             cache_dir=cache_dir() / "distilled",
         )
         if recipe.tokenlearn:
-            table = learn_table(recipe, table, [*anchors, *others], seed, show_progress)
+            table = learn_table(recipe, table, [*anchors, *others], seed, show_progress, stats)
         encoder = combine_encoders([encoder, table])
     if recipe.teacher_weight is not None:
         balance_subword(encoder, anchors[:BALANCE_SENTENCES], recipe.teacher_weight)
     return encoder
 
 
-def learn_table(recipe: Recipe, table: Any, texts: list[str], seed: int = 0, show_progress: bool = True) -> Any:
+def learn_table(
+    recipe: Recipe, table: Any, texts: list[str], seed: int = 0, show_progress: bool = True,
+    stats: dict[str, Any] | None = None,
+) -> Any:
     """The distilled ``subword`` encoder ``table`` fitted to the teacher's sentence embeddings of ``texts``.
 
     The unique texts (at most ``tokenlearn_sentences``, a seeded sample) are embedded by the teacher on every core
     (cached: :mod:`paranmt_hf.training.teacher_embeddings`), then :func:`paranmt_hf.training.tokenlearn.fit_table`.
+    ``stats`` gets ``tokenlearn_sentences``, ``teacher_pass`` (``cached``, ``seconds``, ``path``) and
+    ``tokenlearn_seconds``.
     """
     import os
+    import time
 
     from .teacher_embeddings import teacher_embeddings
     from .tokenlearn import fit_table, unique_sentences
@@ -78,12 +85,19 @@ def learn_table(recipe: Recipe, table: Any, texts: list[str], seed: int = 0, sho
     sentences = unique_sentences(texts, recipe.tokenlearn_sentences, seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    teacher_pass: dict[str, Any] = {}
     try:
-        targets = teacher_embeddings(sentences, recipe.teacher, recipe.teacher_precision, show_progress=show_progress)
+        targets = teacher_embeddings(sentences, recipe.teacher, recipe.teacher_precision, show_progress=show_progress,
+                                     info=teacher_pass)
     finally:
         torch.set_num_threads(threads)
-    return fit_table(table, sentences, targets, epochs=recipe.tokenlearn_epochs,
-                     learning_rate=recipe.tokenlearn_learning_rate, seed=seed, show_progress=show_progress)
+    started = time.perf_counter()
+    learned = fit_table(table, sentences, targets, epochs=recipe.tokenlearn_epochs,
+                        learning_rate=recipe.tokenlearn_learning_rate, seed=seed, show_progress=show_progress)
+    if stats is not None:
+        stats.update(tokenlearn_sentences=len(sentences), teacher_pass=teacher_pass,
+                     tokenlearn_seconds=round(time.perf_counter() - started, 1))
+    return learned
 
 
 def teacher_builder(recipe: Recipe) -> tuple[Callable[..., Any], dict[str, Any]]:

@@ -68,6 +68,7 @@ def teacher_embeddings(
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     show_progress: bool = True,
+    info: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """The teacher's sentence embeddings of ``sentences`` (float32 ``[n, dim]``), from the cache when there.
 
@@ -80,6 +81,7 @@ def teacher_embeddings(
         cache_dir: where entries are kept (default: the user cache's ``teacher_embeddings/``).
         use_cache: read and write the cache.
         show_progress: a tqdm bar over the sentences.
+        info: filled with what happened: ``cached`` (read from the cache), ``seconds``, ``path`` (the entry).
     """
     from ..model.distill import resolve_teacher
     from ..utils.imports import require
@@ -95,6 +97,8 @@ def teacher_embeddings(
         target = folder / f"{cache_key(sentences, teacher_fingerprint(path), precision, batch_size)}.npy"
         if target.is_file():
             logger.info("teacher embeddings of %d sentences from the cache %s", len(sentences), target)
+            if info is not None:
+                info.update(cached=True, seconds=0.0, path=str(target))
             return np.load(target).astype(np.float32)
     require("sentence_transformers", "st")
     import torch
@@ -121,6 +125,8 @@ def teacher_embeddings(
             bar.close()
     seconds = time.perf_counter() - started
     logger.info("teacher embeddings of %d sentences in %.0f s", len(sentences), seconds)
+    if info is not None:
+        info.update(cached=False, seconds=round(seconds, 1), path=str(target) if target is not None else None)
     if target is not None:
         _store(target, out, {"teacher": teacher, "resolved": path, "precision": precision, "batch_size": batch_size,
                              "sentences": len(sentences), "seconds": round(seconds, 1)})
