@@ -107,6 +107,37 @@ def check_encode_options(output_value: str | None, precision: str, truncate_dim:
         raise ValueError(f"truncate_dim must be a positive number of dimensions or None, got {truncate_dim}")
 
 
+def prepare_texts(
+    sentences: str | Sequence[str], output_value: str | None, precision: str, truncate_dim: int | None,
+    prompt: str | None, prompt_name: str | None,
+) -> tuple[list[str], bool]:
+    """The texts ``encode`` embeds (options checked, the prompt put in front) and whether one string was given."""
+    check_encode_options(output_value, precision, truncate_dim)
+    text = resolve_prompt(prompt, prompt_name)
+    texts = check_sentences(sentences)
+    return ([text + t for t in texts] if text else texts), isinstance(sentences, str)
+
+
+def deliver(
+    embeddings: np.ndarray, single: bool, normalize_embeddings: bool, truncate_dim: int | None, precision: str,
+    convert_to_numpy: bool, convert_to_tensor: bool, rows_as_tensors: bool,
+) -> Any:
+    """What ``encode`` returns: :func:`postprocess`, then one array, tensor or list of rows.
+
+    One torch tensor with ``convert_to_tensor``; one row per sentence with ``convert_to_numpy=False`` (tensors when
+    ``rows_as_tensors``, else arrays); one row for a single string.
+    """
+    result: Any = postprocess(embeddings, normalize_embeddings, truncate_dim, precision)
+    if convert_to_tensor or (not convert_to_numpy and rows_as_tensors):
+        from ..utils.imports import require
+
+        result = require("torch", "torch").from_numpy(result)
+        result = result if convert_to_tensor else list(result)
+    elif not convert_to_numpy:
+        result = list(result)
+    return result[0] if single else result
+
+
 def quantize_embeddings(embeddings: np.ndarray, precision: str) -> np.ndarray:
     """sentence-transformers' ``quantize_embeddings`` without calibration data (NumPy).
 
@@ -191,5 +222,6 @@ def is_text(value: Any) -> bool:
     return isinstance(value, Sequence) and len(value) > 0 and all(isinstance(v, str) for v in value)
 
 
-__all__ = ["PRECISIONS", "PROMPT_NAMES", "check_encode_options", "check_sentences", "cosine_matrix", "is_text",
-           "pairwise_cosine", "postprocess", "quantize_embeddings", "resolve_normalize", "resolve_prompt"]
+__all__ = ["PRECISIONS", "PROMPT_NAMES", "check_encode_options", "check_sentences", "cosine_matrix", "deliver",
+           "is_text", "pairwise_cosine", "postprocess", "prepare_texts", "quantize_embeddings", "resolve_normalize",
+           "resolve_prompt"]

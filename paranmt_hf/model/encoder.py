@@ -252,16 +252,11 @@ class ParaNMTEncoder:
         """
         from functools import partial
 
-        from .encode_api import check_encode_options, postprocess, resolve_normalize, resolve_prompt
+        from .encode_api import deliver, prepare_texts, resolve_normalize
         from .parallel import encode_parallel, resolve_processes
 
         normalize_embeddings = resolve_normalize(normalize_embeddings, normalize, stacklevel=4)  # inference_mode
-        check_encode_options(output_value, precision, truncate_dim)
-        text = resolve_prompt(prompt, prompt_name)
-        single = isinstance(sentences, str)
-        texts = check_sentences(sentences)
-        if text:
-            texts = [text + t for t in texts]
+        texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         if batch_size is None:
             batch_size = 8192 if self.is_flat else 512
         if batch_size < 1:
@@ -295,12 +290,8 @@ class ParaNMTEncoder:
             unsorted = torch.empty_like(out)
             unsorted[torch.from_numpy(order)] = out
             out = unsorted
-        result: Any = postprocess(out.numpy(), normalize_embeddings, truncate_dim, precision)
-        if convert_to_tensor:
-            result = torch.from_numpy(result)
-        elif not convert_to_numpy:
-            result = list(torch.from_numpy(result))
-        return result[0] if single else result
+        return deliver(out.numpy(), single, normalize_embeddings, truncate_dim, precision, convert_to_numpy,
+                       convert_to_tensor, rows_as_tensors=True)
 
     similarity_fn_name = "cosine"
     """How :meth:`similarity` compares embeddings (sentence-transformers' attribute)."""

@@ -31,15 +31,7 @@ from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, renamed_fields, resolve
 from ..modeling.segmentation_paranmt import Segmenters
 from ..modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
 from .averaging import AveragingModel, ChunkAverager
-from .encode_api import (
-    check_encode_options,
-    check_sentences,
-    cosine_matrix,
-    pairwise_cosine,
-    postprocess,
-    resolve_normalize,
-    resolve_prompt,
-)
+from .encode_api import cosine_matrix, deliver, pairwise_cosine, prepare_texts, resolve_normalize
 from .storage import INT8_FILE, SCALE_SUFFIX
 
 WEIGHTS_FILE = "model.safetensors"
@@ -242,12 +234,7 @@ class StaticEncoder:
             ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string).
         """
         normalize_embeddings = resolve_normalize(normalize_embeddings, normalize)
-        check_encode_options(output_value, precision, truncate_dim)
-        text = resolve_prompt(prompt, prompt_name)
-        single = isinstance(sentences, str)
-        texts = check_sentences(sentences)
-        if text:
-            texts = [text + t for t in texts]
+        texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         batch_size = 8192 if batch_size is None else int(batch_size)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -266,14 +253,8 @@ class StaticEncoder:
         finally:
             if bar is not None:
                 bar.close()
-        result: Any = postprocess(out, normalize_embeddings, truncate_dim, precision)
-        if convert_to_tensor:
-            from ..utils.imports import require
-
-            result = require("torch", "torch").from_numpy(result)
-        elif not convert_to_numpy:
-            result = list(result)
-        return result[0] if single else result
+        return deliver(out, single, normalize_embeddings, truncate_dim, precision, convert_to_numpy, convert_to_tensor,
+                       rows_as_tensors=False)
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> np.ndarray:
         """The cosine matrix of two sets of embeddings, as sentence-transformers' ``similarity`` (NumPy).
