@@ -11,40 +11,22 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
-from .kinds_paranmt import ENCODER_KIND_SPECS, ENCODER_KINDS
+from .kinds_paranmt import (
+    COMPONENT_DEFAULTS,
+    ENCODER_KIND_SPECS,
+    ENCODER_KINDS,
+    RENAMED_KIND,
+    renamed_fields,
+    resolve_components,
+)
 
 POOLING_MODES = ("mean", "max")
 COMBINATIONS = ("concat", "add")
 BILSTM_MERGES = ("mean", "concat", "sum", "max")
 
-# Per-component fields and their defaults. A component missing a field takes the top-level value of the config.
-COMPONENT_FIELDS = (
-    "kind",
-    "vocab_size",
-    "embedding_dim",
-    "rnn_hidden_size",
-    "bilstm_merge",
-    "lstm_peepholes",
-    "unk_token_id",
-    "unknown_token_ids",
-    "drop_unknown_tokens",
-)
 COMBINATION_SUMMARY_FIELDS = ("kind", "vocab_size", "embedding_dim")
 """Top-level fields that a combination's config does not save: every component holds its own (filled in from the
 top-level values given when the config is made)."""
-
-
-_RENAMED = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the model "
-            "again to update its config.json)")
-
-
-def _renamed(component: dict[str, Any]) -> dict[str, Any]:
-    """A component dict with the field names of this release (``encoder`` is now ``kind``)."""
-    out = dict(component)
-    if "encoder" in out and "kind" not in out:
-        warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
-        out["kind"] = out.pop("encoder")
-    return out
 
 
 class ParaNMTConfig(PretrainedConfig):
@@ -137,21 +119,21 @@ class ParaNMTConfig(PretrainedConfig):
 
     def __init__(
         self,
-        kind: str = "sp",
-        vocab_size: int = 50002,
-        embedding_dim: int = 300,
+        kind: str = COMPONENT_DEFAULTS["kind"],
+        vocab_size: int = COMPONENT_DEFAULTS["vocab_size"],
+        embedding_dim: int = COMPONENT_DEFAULTS["embedding_dim"],
         rnn_hidden_size: int | None = None,
-        bilstm_merge: str = "mean",
-        lstm_peepholes: bool = False,
+        bilstm_merge: str = COMPONENT_DEFAULTS["bilstm_merge"],
+        lstm_peepholes: bool = COMPONENT_DEFAULTS["lstm_peepholes"],
         components: list[dict[str, Any]] | None = None,
         combination: str = "concat",
         pooling: str = "mean",
         scramble_rate: float = 0.0,
         embedding_dropout: float = 0.0,
-        drop_unknown_tokens: bool = False,
+        drop_unknown_tokens: bool = COMPONENT_DEFAULTS["drop_unknown_tokens"],
         unknown_token_ids: list[int] | None = None,
         pad_token_id: int = 0,
-        unk_token_id: int = 1,
+        unk_token_id: int = COMPONENT_DEFAULTS["unk_token_id"],
         sparse_embeddings: bool = False,
         max_seq_length: int | None = None,
         initializer_range: float = 1.0,
@@ -159,7 +141,7 @@ class ParaNMTConfig(PretrainedConfig):
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
         if "encoder" in kwargs:  # the field's name in earlier releases
-            warnings.warn(_RENAMED, FutureWarning, stacklevel=2)
+            warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=2)
             kind = kwargs.pop("encoder")
         self.kind = kind
         self.vocab_size = vocab_size
@@ -173,7 +155,7 @@ class ParaNMTConfig(PretrainedConfig):
             # component leaves out (written into it), then describe the whole (kinds joined by "+", all ids) and
             # are not saved (``to_dict``), so config.json holds no second, stale set of them.
             given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
-            self.components = [given | _renamed(c) for c in components]
+            self.components = [given | renamed_fields(c) for c in components]
             kind = "+".join(str(c["kind"]) for c in self.components)
             vocab_size = sum(int(c["vocab_size"]) for c in self.components)
             embedding_dim = None
@@ -206,19 +188,9 @@ class ParaNMTConfig(PretrainedConfig):
         return out
 
     def resolved_components(self) -> list[dict[str, Any]]:
-        """Every component with all of its fields filled in (top-level values as defaults)."""
-        specs = self.components if self.components is not None else [{"kind": self.kind}]
-        resolved = []
-        for spec in specs:
-            unknown = set(spec) - set(COMPONENT_FIELDS)
-            if unknown:
-                raise ValueError(f"Unknown component field(s) {sorted(unknown)}; allowed: {COMPONENT_FIELDS}")
-            full = {name: spec.get(name, getattr(self, name)) for name in COMPONENT_FIELDS}
-            if full["rnn_hidden_size"] is None:
-                full["rnn_hidden_size"] = full["embedding_dim"]
-            full["unknown_token_ids"] = list(full["unknown_token_ids"] or [])
-            resolved.append(full)
-        return resolved
+        """Every component with all of its fields filled in (top-level values as defaults; ``resolve_components``)."""
+        top = {name: getattr(self, name) for name in COMPONENT_DEFAULTS}
+        return resolve_components({**top, "components": self.components})
 
     def component_output_sizes(self) -> list[int]:
         """Size of the sentence embedding that each component produces."""

@@ -10,6 +10,7 @@ This file is Hub remote code: it imports the standard library only (so the CLI c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,65 @@ RECURRENT_KINDS = tuple(name for name, spec in ENCODER_KIND_SPECS.items() if not
 RECURRENT_TOKENS = ("word", "sp")
 """Tokens a recurrent encoder can read (``token_type``)."""
 
+COMPONENT_DEFAULTS: dict[str, Any] = {
+    "kind": "sp",
+    "vocab_size": 50002,
+    "embedding_dim": 300,
+    "rnn_hidden_size": None,
+    "bilstm_merge": "mean",
+    "lstm_peepholes": False,
+    "unk_token_id": 1,
+    "unknown_token_ids": None,
+    "drop_unknown_tokens": False,
+}
+"""The fields a component of a model may set, with the config's top-level defaults (``ParaNMTConfig``'s signature).
+A component that does not set a field takes the top-level value of the config."""
+COMPONENT_FIELDS = tuple(COMPONENT_DEFAULTS)
+
+
+RENAMED_KIND = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the "
+                "model again to update its config.json)")
+
+
+def renamed_fields(component: Mapping[str, Any]) -> dict[str, Any]:
+    """A component (or a top-level config) with this release's field names: ``encoder`` is now ``kind``.
+
+    Warns (``FutureWarning``) when it renames.
+    """
+    out = dict(component)
+    if "encoder" in out and "kind" not in out:
+        import warnings
+
+        warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=3)
+        out["kind"] = out.pop("encoder")
+    return out
+
+
+def resolve_components(top: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every component of a config with all of its fields filled in (top-level values, then defaults).
+
+    ``top`` is a config's fields (``config.json`` as a dict, or a ``ParaNMTConfig``'s attributes): its
+    ``components`` list, or ``None`` for one component made of the top-level fields. Stdlib only, so that the
+    torch-free inference path (``paranmt_hf.model.static``) reads configs exactly as ``ParaNMTConfig`` does.
+
+    Raises:
+        ValueError: a component sets a field that is not in :data:`COMPONENT_FIELDS`.
+    """
+    specs = top.get("components")
+    if specs is None:
+        specs = [{"kind": top.get("kind", COMPONENT_DEFAULTS["kind"])}]
+    resolved = []
+    for spec in specs:
+        unknown = set(spec) - set(COMPONENT_FIELDS)
+        if unknown:
+            raise ValueError(f"Unknown component field(s) {sorted(unknown)}; allowed: {COMPONENT_FIELDS}")
+        full = {name: spec.get(name, top.get(name, default)) for name, default in COMPONENT_DEFAULTS.items()}
+        if full["rnn_hidden_size"] is None:
+            full["rnn_hidden_size"] = full["embedding_dim"]
+        full["unknown_token_ids"] = list(full["unknown_token_ids"] or [])
+        resolved.append(full)
+    return resolved
+
 
 def parse_kinds(kind: str | list[str] | tuple[str, ...]) -> list[str]:
     """``"trigram+word"`` or ``["trigram", "word"]`` -> ``["trigram", "word"]`` (validated)."""
@@ -78,4 +138,5 @@ def parse_kinds(kind: str | list[str] | tuple[str, ...]) -> list[str]:
 
 
 __all__ = ["EncoderKind", "ENCODER_KIND_SPECS", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS",
-           "RECURRENT_TOKENS", "parse_kinds"]
+           "RECURRENT_TOKENS", "COMPONENT_DEFAULTS", "COMPONENT_FIELDS", "parse_kinds", "renamed_fields",
+           "resolve_components"]

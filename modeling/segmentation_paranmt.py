@@ -164,7 +164,7 @@ class _TokenizersSegmenter:
         self.tokenizer.no_truncation()
         self.json = tokenizer_json
         vocab = self.tokenizer.get_vocab(with_added_tokens=True)
-        self.vocab = [token for token, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+        self.vocab = sorted(vocab, key=vocab.__getitem__)  # tokens in id order
         self.index = vocab
 
     def tokens(self, text: str) -> list[str]:
@@ -189,6 +189,49 @@ def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _To
     )
 
 
+class Segmenters:
+    """The components of a ``paranmt_tokenizer.json``, ready to read text: one segmenter each.
+
+    The ids of component ``k`` are shifted by the vocabulary sizes of the components before it (``offsets``), so one
+    id sequence carries every component. ``ParaNMTTokenizer`` (``tokenization_paranmt.py``) is these segmenters as a
+    transformers tokenizer; the torch-free inference path (``paranmt_hf.model.static``) uses them directly.
+
+    Args:
+        components: the ``"components"`` list of a ``paranmt_tokenizer.json``.
+
+    Raises:
+        ValueError: a component of unknown kind, or a vocabulary that does not start with ``[PAD]``, ``[UNK]``.
+    """
+
+    def __init__(self, components: list[dict[str, Any]]) -> None:
+        self.segmenters = [_segmenter(spec) for spec in components]
+        self.offsets: list[int] = []
+        start = 0
+        for seg in self.segmenters:
+            if seg.vocab[:2] != [PAD_TOKEN, UNK_TOKEN]:
+                raise ValueError(f"every component vocabulary must start with {PAD_TOKEN}, {UNK_TOKEN}")
+            self.offsets.append(start)
+            start += len(seg.vocab)
+
+    @classmethod
+    def from_file(cls, path: str) -> Segmenters:
+        """The segmenters of a ``paranmt_tokenizer.json`` file."""
+        with open(path, encoding="utf-8") as f:
+            return cls(json.load(f)["components"])
+
+    @property
+    def component_vocab_sizes(self) -> list[int]:
+        """Vocabulary size of each component."""
+        return [len(seg.vocab) for seg in self.segmenters]
+
+    def encode_ids(self, text: str) -> list[int]:
+        """The ids of one text: every component's, shifted, one component after the other (no special tokens)."""
+        ids: list[int] = []
+        for seg, offset in zip(self.segmenters, self.offsets, strict=True):
+            ids.extend(i + offset for i in seg.ids(text)) if offset else ids.extend(seg.ids(text))
+        return ids
+
+
 def component_segmenters(
     components: list[dict[str, Any]],
 ) -> list[tuple[_TrigramSegmenter | _WordSegmenter | _TokenizersSegmenter, int]]:
@@ -198,13 +241,8 @@ def component_segmenters(
     ids are ``[first + i for segmenter, first in ... for i in segmenter.ids(text)]``: ``ParaNMTTokenizer``'s ids,
     computed with ``tokenizers`` alone (no transformers, no torch; the ONNX export's README uses it).
     """
-    out = []
-    first = 0
-    for spec in components:
-        seg = _segmenter(spec)
-        out.append((seg, first))
-        first += len(seg.vocab)
-    return out
+    segs = Segmenters(components)
+    return list(zip(segs.segmenters, segs.offsets, strict=True))
 
 
 __all__ = [
@@ -220,4 +258,5 @@ __all__ = [
     "paranmt50m_words",
     "paranmt50m_trigrams",
     "paranmt50m_lookup",
+    "Segmenters",
 ]

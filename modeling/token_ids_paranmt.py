@@ -31,9 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
+from tokenizers import Tokenizer, pre_tokenizers
 
 from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
 
@@ -43,7 +45,7 @@ MARK = "\x00"
 Reference = Callable[[Sequence[str]], list[list[int]]]
 FastIds = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 _PY_ONLY_SPACE = re.compile("[\x1c-\x1f]")  # str.split() splits on these, the tokenizers' ``\s`` does not
-_MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over
+_MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over (``_ChunkStore.max_entries``)
 _SPLIT = {"type": "Split", "pattern": {"Regex": WORD_SPLIT_PATTERN}, "behavior": "Removed", "invert": True}
 _METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
 _SP_NORMALIZER = [
@@ -105,6 +107,14 @@ class _Chunked:
 
         return [i for i, (raw, norm) in enumerate(zip(texts, norms, strict=True)) if bad(raw, norm)]
 
+    def _normalize_each(self, texts: Sequence[str], raw: str) -> list[str]:
+        """Each text normalised: ``_fold`` where the ASCII shortcut is exact, the normaliser elsewhere."""
+        fold, normalize = (str.lower if self.lowercase else str), self.normalize
+        unsafe = self._unsafe_ascii
+        if unsafe is not None and unsafe.search(raw):
+            return [fold(t) if self._ascii_shortcut(t) else normalize(t) for t in texts]
+        return [fold(t) if t.isascii() else normalize(t) for t in texts]
+
     def chunks(self, texts: Sequence[str], added: Sequence[str] | None = None) -> tuple[list[str], list[int]]:
         """Chunks of the whole batch (``MARK`` between sentences) and the sentences left to the reference path.
 
@@ -120,7 +130,7 @@ class _Chunked:
                 return norm.split(), []
             norms = [self._fold(t) for t in texts]
         else:
-            norms = [self._fold(t) if self._ascii_shortcut(t) else self.normalize(t) for t in texts]
+            norms = self._normalize_each(texts, raw)
             joined = f" {MARK} ".join(norms)
             clean = raw.count(MARK) == len(texts) - 1 and "▁" not in joined and not _PY_ONLY_SPACE.search(joined)
             if clean and not any(a in raw or a in joined for a in added):
@@ -165,8 +175,14 @@ def replace_rows(
 class _ChunkStore(_Chunked):
     """A cache of per-chunk token ids (one entry per distinct chunk, ids back to back in one array)."""
 
+    generation = 0
+    """How many times the cache started over (caches of values per entry, e.g. summed rows, follow it)."""
+    max_entries = _MAX_ENTRIES
+    """Cached chunks before the cache starts over (lowered where values are cached per entry too)."""
+
     def clear(self) -> None:
         """Forget every cached chunk."""
+        self.generation += 1
         self.index: dict[str, int] = {MARK: 0}  # chunk -> entry; entry 0 is the sentence marker (no ids)
         self.starts = np.zeros(1024, dtype=np.int64)  # entry -> first id in store
         self.lens = np.zeros(1024, dtype=np.int64)  # entry -> number of ids
@@ -208,6 +224,19 @@ class _ChunkStore(_Chunked):
         """Flat ids (int64) and per-sentence lengths."""
         chunks, bad = self.chunks(texts)
         return self.ids_from_entries(texts, entries((self,), chunks), bad)
+
+    @property
+    def parts(self) -> list[_ChunkStore]:
+        """The component caches (this one)."""
+        return [self]
+
+    def chunk_plan(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """The cache entry of each chunk of the batch (``0`` between sentences; new chunks get tokenised) and the rows.
+
+        The rows are the sentences whose ids do not follow from their chunks' entries (the reference path's).
+        """
+        chunks, bad = self.chunks(texts)
+        return entries((self,), chunks), bad
 
     def _gather(self, ks: np.ndarray, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Ids of the entries ``ks`` back to back, leaving ``extra[e]`` free slots after entry ``e``.
@@ -255,6 +284,12 @@ class _ChunkIds(_ChunkStore):
         # WordPiece: a word that is itself a vocabulary entry (and not too long) is that one piece (greedy longest
         # match from the start takes the whole word first)
         self.whole_word_max = int(model.get("max_input_chars_per_word", 100)) if model["type"] == "WordPiece" else 0
+        # the model alone behind a whitespace split: many words (never holding whitespace: ``str.split`` splits on
+        # every character ``WhitespaceSplit`` splits on) tokenised in one call, each as ``backend.model.tokenize``
+        self.bare = None
+        if mode in ("model", "metaspace"):
+            self.bare = Tokenizer(backend.model)  # shares the model; no normaliser, added tokens or post-processor
+            self.bare.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
         self.clear()
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
@@ -268,15 +303,10 @@ class _ChunkIds(_ChunkStore):
         """Ids of the new chunks back to back (int64) and the number of ids of each (no per-chunk lists)."""
         tokenize = self.backend.model.tokenize
         if words is None:  # unigram: the chunk has no space and no "▁": its only pre-token is "▁" + chunk
-            return ids_to_flat([[t.id for t in tokenize("▁" + c)] for c in new])
+            return self._model_ids(["▁" + c for c in new])
         words, counts = words
         if self.mode == "model":
-            get, longest = self.vocab.get, self.whole_word_max
-            pieces = []
-            for word in words:
-                whole = get(word) if len(word) <= longest else None
-                pieces.append([whole] if whole is not None else [t.id for t in tokenize(word)])
-            flat, per_word = ids_to_flat(pieces)
+            flat, per_word = self._pieces(words)
             owner = np.repeat(np.arange(len(new)), counts)
             return flat, np.bincount(owner, weights=per_word, minlength=len(new)).astype(np.int64)
         get, unk = self.vocab.get, self.unk
@@ -284,6 +314,36 @@ class _ChunkIds(_ChunkStore):
         if None in ids:  # no unk token: let the model raise its own error
             ids = [i if i is not None else tokenize(w)[0].id for i, w in zip(ids, words, strict=True)]
         return np.asarray(ids, dtype=np.int64), counts
+
+    def _model_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``backend.model.tokenize`` of each word (none holds whitespace), in one call: (ids back to back, counts)."""
+        if not words:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        encoding = self.bare.encode(" ".join(words), add_special_tokens=False)
+        owner = np.asarray(encoding.word_ids, dtype=np.int64)
+        return np.asarray(encoding.ids, dtype=np.int64), np.bincount(owner, minlength=len(words)).astype(np.int64)
+
+    def _pieces(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """WordPiece ids of every word back to back and the number of pieces of each.
+
+        A word that is itself a vocabulary entry (and not too long) is that one piece (greedy longest match from the
+        start takes the whole word first); the other words go through the model in one call.
+        """
+        get, longest = self.vocab.get, self.whole_word_max
+        whole = np.fromiter(map(get, words, repeat(-1)), dtype=np.int64, count=len(words))
+        if words and max(map(len, words)) > longest:
+            whole[[i for i, w in enumerate(words) if len(w) > longest]] = -1
+        hard = np.flatnonzero(whole < 0)
+        ids, sizes = self._model_ids([words[i] for i in hard.tolist()])
+        per_word = np.ones(len(words), dtype=np.int64)
+        per_word[hard] = sizes
+        ends = np.cumsum(per_word)
+        starts = ends - per_word
+        flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        simple = whole >= 0
+        flat[starts[simple]] = whole[simple]
+        flat[np.repeat(starts[hard], sizes) + np.arange(len(ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)] = ids
+        return flat, per_word
 
     def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
         """Flat ids (int64) and per-sentence lengths of a batch whose chunks have the cache entries ``ks``."""
@@ -306,19 +366,16 @@ class _TrigramIds(_ChunkStore):
         self.segmenter = segmenter
         self.unk = segmenter.unk_id
         self.ascii_table = np.full(1 << 21, self.unk, dtype=np.int64)
-        keys, ids = [], []
-        for token, i in segmenter.index.items():
-            if len(token) != 3:
-                continue  # [PAD]/[UNK] and anything else no trigram can equal
-            c = [ord(ch) for ch in token]
-            if max(c) < 128:
-                self.ascii_table[(c[0] << 14) | (c[1] << 7) | c[2]] = i
-            else:
-                keys.append((c[0] << 42) | (c[1] << 21) | c[2])
-                ids.append(i)
-        order = np.argsort(np.asarray(keys, dtype=np.int64), kind="stable")
-        self.keys = np.append(np.asarray(keys, dtype=np.int64)[order], np.iinfo(np.int64).max)
-        self.key_ids = np.append(np.asarray(ids, dtype=np.int64)[order], self.unk)
+        trigrams = [(token, i) for token, i in segmenter.index.items() if len(token) == 3]  # not [PAD]/[UNK]
+        text = "".join(token for token, _ in trigrams)
+        c = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64).reshape(-1, 3)
+        ids = np.fromiter((i for _, i in trigrams), dtype=np.int64, count=len(trigrams))
+        small = c.max(axis=1, initial=0) < 128
+        self.ascii_table[(c[small, 0] << 14) | (c[small, 1] << 7) | c[small, 2]] = ids[small]
+        keys = (c[~small, 0] << 42) | (c[~small, 1] << 21) | c[~small, 2]
+        order = np.argsort(keys, kind="stable")
+        self.keys = np.append(keys[order], np.iinfo(np.int64).max)
+        self.key_ids = np.append(ids[~small][order], self.unk)
         self.clear()
 
     def clear(self) -> None:
@@ -417,8 +474,11 @@ class _CombinedIds:
         def agrees(text: str) -> bool:
             return text.isascii() and (self._unsafe is None or not self._unsafe.search(text))
 
-        if agrees(f" {MARK} ".join(texts)):
+        joined = f" {MARK} ".join(texts)
+        if agrees(joined):
             return []
+        if self._unsafe is None or not self._unsafe.search(joined):
+            return [i for i, text in enumerate(texts) if not text.isascii()]
         return [i for i, text in enumerate(texts) if not agrees(text)]
 
     def clear(self) -> None:
@@ -430,6 +490,17 @@ class _CombinedIds:
         """Flat ids (int64) and per-sentence lengths over all components."""
         flat, lengths, _ = self.with_component_lengths(texts)
         return flat, lengths
+
+    def chunk_plan(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]] | None:
+        """As ``_ChunkStore.chunk_plan``, over the shared chunking of every component (None when there is none).
+
+        The sentences left out are those of the reference path and those that another component chunks otherwise.
+        """
+        if not self.shared:
+            return None
+        chunks, bad = self.parts[0].chunks(texts, self.added)
+        ks = entries(self.parts, chunks)
+        return ks, sorted(set(bad).union(self._differ(texts)))
 
     def with_component_lengths(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Flat ids, per-sentence lengths and the ``[sentences, components]`` number of ids of each component."""
@@ -468,17 +539,21 @@ def entries(parts: Sequence[_ChunkStore], chunks: list[str]) -> np.ndarray:
     Every part's cache gets the same new chunks in the same order, so the entries of ``parts[0]`` index them all.
     """
     lead = parts[0]
-    if lead.entries > _MAX_ENTRIES:
+    if lead.entries > min(_MAX_ENTRIES, lead.max_entries):
         for part in parts:
             part.clear()
     index = lead.index
-    new = list(set(chunks).difference(index))
-    if new:
+    ks = np.fromiter(map(index.get, chunks, repeat(-1)), dtype=np.int64, count=len(chunks))
+    missing = np.flatnonzero(ks < 0).tolist()
+    if missing:
+        unseen = [chunks[i] for i in missing]
+        new = list(dict.fromkeys(unseen))
         shared = lead.words(new) if len({part.words_key for part in parts}) == 1 else None
         for part in parts:
             words = shared if shared is not None else part.words(new)
             part._add(new, *part.ids_from_words(new, words))
-    return np.fromiter(map(index.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+        ks[missing] = np.fromiter(map(index.__getitem__, unseen), dtype=np.int64, count=len(unseen))
+    return ks
 
 
 ASCII_WORDS = {
@@ -554,6 +629,9 @@ def _tokenizers_fast_ids(backend: Any, reference: Reference) -> _ChunkIds | None
 def fast_token_ids(tokenizer: Any, reference: Reference) -> FastIds | None:
     """The batched fast path for ``tokenizer``, or None when it is not one of the configurations above.
 
+    ``tokenizer``: a ``ParaNMTTokenizer`` or ``Segmenters`` (its ``segmenters``), a transformers fast tokenizer (its
+    ``backend_tokenizer``) or a ``tokenizers.Tokenizer``.
+
     ``reference`` gives the (unshifted, all-component) ids of the rare sentences the fast path cannot reproduce.
     """
     segmenters = getattr(tokenizer, "segmenters", None)  # a ParaNMTTokenizer (tokenization_paranmt.py)
@@ -573,7 +651,7 @@ def fast_token_ids(tokenizer: Any, reference: Reference) -> FastIds | None:
                 return None
             parts.append(part)
         return parts[0] if len(parts) == 1 else _CombinedIds(parts, tokenizer.offsets)
-    backend = getattr(tokenizer, "backend_tokenizer", None)
+    backend = tokenizer if isinstance(tokenizer, Tokenizer) else getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         return None
     return _tokenizers_fast_ids(backend, reference)

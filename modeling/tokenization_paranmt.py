@@ -19,7 +19,7 @@ from typing import Any
 from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
 from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
 
-from .segmentation_paranmt import PAD_TOKEN, UNK_TOKEN, _segmenter
+from .segmentation_paranmt import PAD_TOKEN, UNK_TOKEN, Segmenters
 
 VOCAB_FILES_NAMES = {"vocab_file": "paranmt_tokenizer.json"}
 
@@ -75,14 +75,10 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
                 raise ValueError("ParaNMTTokenizer needs `vocab_file` (paranmt_tokenizer.json) or `components`")
             with open(vocab_file, encoding="utf-8") as f:
                 components = json.load(f)["components"]
-        self.segmenters = [_segmenter(spec) for spec in components]
-        self.offsets: list[int] = []
-        start = 0
-        for seg in self.segmenters:
-            if seg.vocab[:2] != [PAD_TOKEN, UNK_TOKEN]:
-                raise ValueError(f"every component vocabulary must start with {PAD_TOKEN}, {UNK_TOKEN}")
-            self.offsets.append(start)
-            start += len(seg.vocab)
+        segmented = Segmenters(components)
+        self.segmenters = segmented.segmenters
+        self.offsets: list[int] = segmented.offsets
+        self._segmented = segmented
         self._vocab = {
             self._tag(k, t): off + i
             for k, (seg, off) in enumerate(zip(self.segmenters, self.offsets, strict=True))
@@ -102,7 +98,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
     @property
     def component_vocab_sizes(self) -> list[int]:
         """Vocabulary size of each component (the model config's ``components[k].vocab_size``)."""
-        return [len(seg.vocab) for seg in self.segmenters]
+        return self._segmented.component_vocab_sizes
 
     @property
     def vocab_size(self) -> int:
@@ -115,10 +111,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
 
     def encode_ids(self, text: str) -> list[int]:
         """Fast path: the model ids of one text (every component, shifted), without special tokens or padding."""
-        ids: list[int] = []
-        for seg, offset in zip(self.segmenters, self.offsets, strict=True):
-            ids.extend(i + offset for i in seg.ids(text)) if offset else ids.extend(seg.ids(text))
-        return ids
+        return self._segmented.encode_ids(text)
 
     def batch_ids(self, texts: list[str]) -> tuple[Any, Any]:
         """Ids of a batch as (flat int64 NumPy ids, lengths): ``encode_ids`` of every text, batched and cached."""

@@ -20,6 +20,7 @@ _LAZY: dict[str, str] = {
     "ParaNMTTokenizer": "paranmt_hf.modeling.tokenization_paranmt",
     # high-level encoder
     "ParaNMTEncoder": "paranmt_hf.model.encoder",
+    "StaticEncoder": "paranmt_hf.model.static",  # averaging models without torch (NumPy + tokenizers)
     "build_encoder": "paranmt_hf.model.build",
     # tokenizers
     "build_word_tokenizer": "paranmt_hf.model.tokenization.word",
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     # ruff: noqa: F401
     from .model.build import build_encoder
     from .model.encoder import ParaNMTEncoder
+    from .model.static import StaticEncoder
     from .modeling.configuration_paranmt import ParaNMTConfig
     from .modeling.modeling_paranmt import ParaNMTModel, ParaNMTPreTrainedModel
     from .modeling.tokenization_paranmt import ParaNMTTokenizer

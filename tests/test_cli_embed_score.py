@@ -44,7 +44,7 @@ def test_embed_raw_normalized_and_edge_cases(tiny, tmp_path):
     main(["embed", str(model_dir), "--input", str(src), "--output", str(raw), "--format", "raw", "--normalize",
           "--chunk-size", "2"])
     emb = np.fromfile(raw, dtype=np.float32).reshape(-1, 12)
-    expected = encoder.encode(["a man plays", "", "the dog runs ."], normalize=True)
+    expected = encoder.encode(["a man plays", "", "the dog runs ."], normalize_embeddings=True)
     np.testing.assert_allclose(emb, expected, rtol=1e-5, atol=1e-6)
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf-8")

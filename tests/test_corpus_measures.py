@@ -126,7 +126,7 @@ def test_paraphrase_score_is_the_models_cosine(tmp_path: Path) -> None:
     encoder = build_encoder("word", ["a b c d e f"] * 3, embedding_dim=6, seed=1)
     a, b = ["a b", "c d"], ["a b", "e f"]
     got = column("paraphrase_score", a, b, MeasureContext(encoder=encoder))
-    ea, eb = encoder.encode(a, normalize=True), encoder.encode(b, normalize=True)
+    ea, eb = encoder.encode(a, normalize_embeddings=True), encoder.encode(b, normalize_embeddings=True)
     assert got == pytest.approx([float(np.dot(ea[0], eb[0])), float(np.dot(ea[1], eb[1]))], abs=1e-6)
     assert got[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError, match="needs a model"):

@@ -148,9 +148,9 @@ def test_encode_equals_model_forward_exactly(encoder):
 
 def test_normalize_matches_torch(encoder):
     sentences = CORPUS + TRICKY
-    raw = encoder.encode(sentences, convert_to_numpy=False)
-    normed = encoder.encode(sentences, normalize=True, convert_to_numpy=False)
-    torch.testing.assert_close(normed, torch.nn.functional.normalize(raw, dim=-1), rtol=0, atol=0)
+    raw = encoder.encode(sentences, convert_to_tensor=True)
+    normed = encoder.encode(sentences, normalize_embeddings=True, convert_to_tensor=True)
+    torch.testing.assert_close(normed, torch.nn.functional.normalize(raw, dim=-1), rtol=0, atol=1e-6)
 
 
 def test_other_tokenizers_take_the_reference_path():

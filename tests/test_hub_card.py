@@ -56,7 +56,7 @@ def bitext_result() -> TaskResult:
 @pytest.fixture(scope="module")
 def word_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("word")
-    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory)
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory, static=True)
     return directory
 
 

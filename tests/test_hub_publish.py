@@ -39,7 +39,7 @@ def sts_result(task: str, spearman: float, pearson: float) -> TaskResult:
 def model_dir(tmp_path_factory):
     """A trained-looking model folder: training summary with local paths, checkpoints and a pickle to leave out."""
     directory = tmp_path_factory.mktemp("model")
-    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory)
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(directory, static=True)
     summary = {"recipe": get_recipe("acl2018-word").to_dict(), "seed": 0, "steps": 10, "seconds": 1.0,
                "sources": ["pairs:/private/data/pairs.tsv.gz"], "output_dir": str(directory), "train_pairs": 5}
     (directory / "training_summary.json").write_text(json.dumps(summary))
@@ -166,7 +166,7 @@ def test_check_hub_folder_reports_missing_files(hub_dir, tmp_path):
 
 
 def test_publish_refuses_incomplete_folder(model_dir, tmp_path, monkeypatch):
-    def save_without_tokenizer(self, directory, sentence_transformers=True):
+    def save_without_tokenizer(self, directory, sentence_transformers=True, static=False):
         self.model.save_pretrained(directory)
 
     monkeypatch.setattr(ParaNMTEncoder, "save_pretrained", save_without_tokenizer)

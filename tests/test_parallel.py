@@ -18,8 +18,9 @@ def test_multiprocess_equals_single_process(kind):
     one = enc.encode(SENTENCES, batch_size=128, num_processes=1)
     two = enc.encode(SENTENCES, batch_size=128, num_processes=2)
     np.testing.assert_array_equal(one, two)
-    auto = enc.encode(SENTENCES, batch_size=128, multiprocessing_threshold=100, normalize=True)
-    np.testing.assert_array_equal(auto, enc.encode(SENTENCES, batch_size=128, normalize=True, num_processes=1))
+    auto = enc.encode(SENTENCES, batch_size=128, multiprocessing_threshold=100, normalize_embeddings=True)
+    one = enc.encode(SENTENCES, batch_size=128, normalize_embeddings=True, num_processes=1)
+    np.testing.assert_array_equal(auto, one)
 
 
 def test_resolve_processes(monkeypatch):

@@ -37,7 +37,7 @@ def saved(tmp_path_factory) -> dict[str, str]:
         vocab_size = 40 if kind in ("sp", "subword") else None
         encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=3, vocab_size=vocab_size)
         path = str(root / kind.replace("+", "_"))
-        encoder.save_pretrained(path)
+        encoder.save_pretrained(path, static=kind in STATIC_KINDS)
         np.save(path + ".npy", encoder.encode(TEXTS))
         dirs[kind] = path
     return dirs
@@ -114,14 +114,53 @@ def test_static_embedding_layout(saved, kind):
     assert modules[0]["type"] == "sentence_transformers.sentence_transformer.modules.static_embedding.StaticEmbedding"
     model = SentenceTransformer(path, device="cpu")
     got, expected = model.encode(TEXTS), np.load(saved[kind] + ".npy")
-    has_tokens = [0, 1, 3]
-    np.testing.assert_allclose(got[has_tokens], expected[has_tokens], atol=1e-6)
-    # the one documented difference: a text with no token is the zero vector (StaticEmbedding's empty bag)
-    assert not got[[2, 4]].any()
+    np.testing.assert_allclose(got, expected, atol=1e-6)  # every text, the empty ones included
+
+
+@pytest.mark.parametrize("kind", sorted(STATIC_KINDS))
+def test_model2vec_loads_the_static_copy_with_the_same_cosines(saved, kind):
+    model2vec = pytest.importorskip("model2vec")
+    got = model2vec.StaticModel.from_pretrained(os.path.join(saved[kind], "static")).encode(TEXTS)
+    expected = np.load(saved[kind] + ".npy")
+    empty = [i for i, t in enumerate(TEXTS) if not t.strip()]
+    assert not got[empty].any() and not expected[empty].any()  # "" embeds as zeros in both
+    zero = ~expected.any(axis=1)  # a text of unknown pieces only: zeros in both too
+    np.testing.assert_array_equal(zero, ~got.any(axis=1))
+    rows = np.flatnonzero(~zero)
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    # model2vec leaves unknown pieces out of the mean: the same direction (their rows are zero)
+    np.testing.assert_allclose(unit(got[rows]), unit(expected[rows]), atol=1e-5)
+
+
+def test_no_second_table_by_default_and_no_inexact_static_copy(tmp_path):
+    import torch
+
+    from paranmt_hf.model.export import export_model
+
+    encoder = build_encoder("sp", corpus=CORPUS, embedding_dim=8, vocab_size=40, seed=3)
+    encoder.save_pretrained(tmp_path / "plain")
+    assert not (tmp_path / "plain" / "static").exists()  # the table is stored once
+    with torch.no_grad():  # a trained unknown-token row: "" would embed as zeros in StaticEmbedding, as it here
+        encoder.model.components[0].embedding.weight[encoder.config.unk_token_id] = 1.0
+    assert not static_embedding_is_exact(encoder.model, encoder.tokenizer)
+    with pytest.raises(ValueError, match="StaticEmbedding would not reproduce"):
+        encoder.save_pretrained(tmp_path / "static-asked", static=True)
+    with pytest.raises(ValueError, match="StaticEmbedding would not reproduce"):
+        export_model(encoder, tmp_path / "export", "static")
+    assert not (tmp_path / "export").exists()
+    with torch.no_grad():
+        encoder.model.components[0].embedding.weight[encoder.config.unk_token_id] = 0.0
+    result = export_model(encoder, tmp_path / "export", "static")
+    assert result.min_cosine >= 0.99999 and result.max_abs_diff <= 1e-6
+    exported = SentenceTransformer(str(tmp_path / "export"), device="cpu")
+    np.testing.assert_allclose(exported.encode(TEXTS), encoder.encode(TEXTS), atol=1e-6)
 
 
 def test_stale_static_copy_is_removed(tmp_path):
-    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path)
+    build_encoder("word", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path, static=True)
     assert (tmp_path / "static" / "modules.json").is_file()
     build_encoder("lstm", corpus=CORPUS, embedding_dim=8).save_pretrained(tmp_path)
     assert not (tmp_path / "static").exists()
@@ -167,9 +206,8 @@ BLOCKED_LOAD = textwrap.dedent(
             results[path + ":noflag"] = "trust_remote_code" if "trust_remote_code" in str(err) else str(err)
         model = SentenceTransformer(path, device="cpu", trust_remote_code=not path.endswith("static"))
         results[path + ":module"] = type(model[0]).__module__
-        rows = [i for i, t in enumerate(texts) if t.strip() or not path.endswith("static")]
-        expected = np.load(path.removesuffix("/static") + ".npy")[rows]
-        results[path] = float(np.abs(model.encode([texts[i] for i in rows]) - expected).max())
+        expected = np.load(path.removesuffix("/static") + ".npy")
+        results[path] = float(np.abs(model.encode(texts) - expected).max())
     from transformers import AutoModel
 
     word = sys.argv[2]

@@ -111,6 +111,10 @@ def test_teacher_tokenizer_in_a_combination_round_trips(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_teacher(tmp_path_factory) -> str:
+    return make_tiny_teacher(tmp_path_factory.mktemp("tiny-teacher"))
+
+
+def make_tiny_teacher(path) -> str:
     """A random 1-layer BERT with the BERT-like tokenizer, saved as a transformers model directory."""
     import torch
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
@@ -121,7 +125,6 @@ def tiny_teacher(tmp_path_factory) -> str:
     torch.manual_seed(0)
     config = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=32)
-    path = tmp_path_factory.mktemp("tiny-teacher")
     BertModel(config).save_pretrained(path)
     fast.save_pretrained(path)
     return str(path)
@@ -138,7 +141,7 @@ def test_distilled_table_embeds_like_model2vec(tiny_teacher, tmp_path):
     np.testing.assert_array_equal(np.asarray(again.embedding), np.asarray(static.embedding))
     encoder = build_teacher_encoder("subword", CORPUS, static_model=static)
     texts = TEXTS[:2] + TEXTS[4:]
-    ours = encoder.encode(texts, normalize=True)
+    ours = encoder.encode(texts, normalize_embeddings=True)
     theirs = static.encode(texts)
     theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
@@ -261,7 +264,7 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     assert np.abs(tables[1][1][2:]).sum() > 0
 
 
-def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path):
+def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path, monkeypatch):
     pytest.importorskip("model2vec.distill")
     import gzip
 
@@ -269,15 +272,16 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     from paranmt_hf.model.distill import distill_teacher
     from paranmt_hf.training.recipes import get_recipe
 
+    monkeypatch.setenv("PARANMT_HF_CACHE", str(tmp_path / "cache"))  # the distilled table's cache
     preset = get_recipe("best")
-    assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None
+    assert preset.kind == "trigram" and preset.teacher and preset.teacher_weight is not None and preset.tokenlearn
     data = tmp_path / "pairs.tsv.gz"
     with gzip.open(data, "wt", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True))
     out = tmp_path / "model"
     args = ["train", "--recipe", "best", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
             "--teacher-pca-dims", "4", "--embedding-dim", "8", "--batch-size", "4", "--max-steps", "3", "--dev",
-            "--no-progress"]
+            "--no-progress", "--no-tokenlearn"]  # the table as distilled (tests/test_tokenlearn.py: as learned)
     assert main(args) == 0
     encoder = ParaNMTEncoder.from_pretrained(out)
     assert [c["kind"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]

@@ -13,11 +13,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``export`` sub-command."""
     p = subparsers.add_parser(
         "export",
-        help="export a model to ONNX (fp32/int8) or re-save it with float16/int8 weights",
+        help="export a model to ONNX (fp32/int8), re-save it with float16/int8 weights, or as a stock StaticEmbedding",
         description="onnx / onnx-int8: write model.onnx / model_int8.onnx (inputs: flat input_ids + offsets; output: "
         "embeddings) and the tokenizer files, for averaging encoders and their combinations. fp16 / int8: a model "
         "directory with float16 weights (every loader) or int8 weights (paranmt_hf only), computed in float32 after "
-        "loading. The export is checked against PyTorch unless --no-verify (a failed check exits non-zero and writes "
+        "loading. static: a stock sentence-transformers StaticEmbedding folder (SentenceTransformer and model2vec "
+        "load it without custom code; single averaging models whose unknown-token rows are zero). The export is "
+        "checked against PyTorch unless --no-verify (a failed check exits non-zero and writes "
         "nothing), written atomically, and never replaces the input model, or an existing folder without --overwrite.",
     )
     p.add_argument("model_dir", help="model directory saved by paranmt_hf")

@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
         return 128 + getattr(signal, "SIGPIPE", 13)  # the status of a process killed by SIGPIPE
     except Exception as err:
+        if isinstance(err, ModuleNotFoundError):  # a core install without the extra the command needs
+            from ..utils.imports import extra_hint
+
+            err = extra_hint(err) or err
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
             raise

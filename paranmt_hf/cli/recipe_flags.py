@@ -87,6 +87,16 @@ TRAINING_FLAGS: dict[str, Flag] = {
                        range=NON_NEGATIVE),
     "teacher-weight": Flag("teacher_weight", float, "after training, the subword part's norm relative to the rest",
                           range=POSITIVE),
+    "tokenlearn": Flag("tokenlearn", bool, "fit the distilled table to the teacher's sentence embeddings of the "
+                       "training sentences before combining (cached teacher pass; the best recipe)"),
+    "tokenlearn-sentences": Flag("tokenlearn_sentences", int, "at most this many unique training sentences for "
+                                 "--tokenlearn (a seeded sample; none: all)", range=POSITIVE),
+    "tokenlearn-epochs": Flag("tokenlearn_epochs", float, "epochs of the cosine regression (0: least squares only)",
+                              range=NON_NEGATIVE),
+    "tokenlearn-lr": Flag("tokenlearn_learning_rate", float, "learning rate of the cosine regression",
+                          range=POSITIVE),
+    "teacher-precision": Flag("teacher_precision", str, "the teacher's CPU precision for --tokenlearn",
+                              ("bfloat16", "float32")),
 }
 """Flags of the training run (``train`` only)."""
 

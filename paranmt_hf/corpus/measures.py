@@ -40,7 +40,7 @@ class MeasureContext:
     Attributes:
         tokenizer: overlap / language-model tokenisation, ``"nltk"`` (the papers') or ``"whitespace"``.
         encoder: the model whose cosine is ``paraphrase_score`` (a paranmt_hf model folder or Hub id, or an object
-            with ``encode(texts, batch_size=, normalize=, show_progress_bar=)``).
+            with ``encode(texts, batch_size=, normalize_embeddings=, show_progress_bar=)``).
         language_model: a KenLM model for ``lm_perplexity`` (folder from
             :func:`~paranmt_hf.corpus.language_model.train_language_model`, ARPA / binary file, or a loaded
             :class:`~paranmt_hf.corpus.language_model.NgramLanguageModel`).
@@ -141,9 +141,9 @@ def cosine_scores(encoder: Any, texts_a: Sequence[str], texts_b: Sequence[str], 
         raise ValueError(f"need as many first as second sides ({len(texts_a)} vs {len(texts_b)})")
     if not len(texts_a):
         return np.zeros(0, dtype=np.float32)
-    emb_a = encoder.encode(list(texts_a), batch_size=batch_size, normalize=True, show_progress_bar=False,
+    emb_a = encoder.encode(list(texts_a), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False,
                            **encode_kwargs)
-    emb_b = encoder.encode(list(texts_b), batch_size=batch_size, normalize=True, show_progress_bar=False,
+    emb_b = encoder.encode(list(texts_b), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False,
                            **encode_kwargs)
     return np.einsum("ij,ij->i", np.asarray(emb_a, np.float32), np.asarray(emb_b, np.float32))
 

@@ -38,7 +38,7 @@ def annotate_pairs(
     Args:
         records: dicts with ``text_a``/``text_b`` (and optional ``score``/``overlap``), e.g. from
             :func:`paranmt_hf.corpus.records.iter_records`.
-        encoder: a :class:`paranmt_hf.ParaNMTEncoder` (anything with ``encode(texts, batch_size, normalize,
+        encoder: a :class:`paranmt_hf.ParaNMTEncoder` (anything with ``encode(texts, batch_size, normalize_embeddings,
             show_progress_bar)``); None keeps the records' own scores.
         overlap: add the papers' trigram overlap when the record has none.
         tokenizer: overlap tokenizer (``"nltk"`` or ``"whitespace"``).

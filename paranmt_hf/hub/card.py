@@ -86,9 +86,9 @@ def limitations(info: dict[str, Any], training: dict[str, Any] | None, language:
         out.append("The tokenizer (character trigrams) is custom code: `AutoTokenizer` needs `trust_remote_code=True`"
                    " or `import paranmt_hf` first.")
     if info["static"]:
-        out.append("The `static/` StaticEmbedding copy embeds an empty text as the zero vector (the main model uses "
-                   "the unknown token's row, which models trained with paranmt_hf start at zero); every other text "
-                   "gets the same embedding.")
+        out.append("The `static/` StaticEmbedding copy gives every text the same embedding (it is written only where "
+                   "the unknown-token row is zero); model2vec loading it leaves unknown pieces out of the mean: the "
+                   "same cosines.")
     out.append("Trained for paraphrastic similarity (symmetric, sentence-level); not tuned for question-passage "
                "retrieval, classification or long documents.")
     if training is None:

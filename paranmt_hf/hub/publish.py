@@ -6,7 +6,7 @@ The folder holds exactly what every loader needs and nothing pickled:
   ``modeling_paranmt.py``, ``tokenization_paranmt.py`` for trigram/combined tokenizers);
 - the tokenizer files (``tokenizer.json`` or ``paranmt_tokenizer.json``, ``tokenizer_config.json``);
 - the sentence-transformers files (``modules.json`` naming the shipped ``input_module_paranmt.py``,
-  ``config_sentence_transformers.json``, and ``static/`` for averaging models);
+  ``config_sentence_transformers.json``, and ``static/`` where the model has that copy);
 - ``README.md``, the model card (:mod:`paranmt_hf.hub.card`), ``training_summary.json`` without local paths,
   the evaluation JSON under ``results/<org>__<name>/<revision>/`` (mteb's cache layout: ``mteb.ResultCache``
   reads it) and the speed JSON as ``speed.json``.
@@ -93,7 +93,8 @@ def _save_model(encoder: Any, source: Path, staging: Path) -> bool:
     from ..utils.imports import is_available
 
     st_installed = is_available("sentence_transformers")
-    encoder.save_pretrained(staging, sentence_transformers=st_installed)
+    static = st_installed and (source / "static" / "modules.json").is_file()  # kept where the model has it
+    encoder.save_pretrained(staging, sentence_transformers=st_installed, static=static)
     has_st = (source / "modules.json").is_file()
     if not st_installed and has_st:
         _copy_st_files(source, staging)

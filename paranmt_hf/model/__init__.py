@@ -6,6 +6,9 @@ This package builds, loads, encodes with, saves, converts and exports such model
 
 - :mod:`.encoder`: :class:`~paranmt_hf.model.encoder.ParaNMTEncoder`, a model plus its tokenizer: load, encode,
   save (every loader's files, atomically; float16/int8 storage through :mod:`.storage`);
+- :mod:`.encode_api`: ``encode``'s keywords and outputs and ``similarity``, as sentence-transformers has them;
+- :mod:`.static`: :class:`~paranmt_hf.model.static.StaticEncoder`, averaging models without torch (NumPy +
+  tokenizers), on :mod:`.averaging` (NumPy averaging from a per-chunk cache of summed rows);
 - :mod:`.build`: a new, untrained model from a corpus (``build_encoder``), and ``combine_encoders``;
 - :mod:`.tokenization`: the tokenizer builders (word, trigram, unigram, subword, combined) and their registry;
 - :mod:`.word_vectors`: pre-trained word vectors (GloVe) for word embeddings;

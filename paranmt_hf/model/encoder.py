@@ -14,6 +14,7 @@ from ..modeling.configuration_paranmt import ParaNMTConfig
 from ..modeling.featurization_paranmt import ParaNMTFeaturizer, component_vocab_sizes
 from ..modeling.modeling_paranmt import ParaNMTModel
 from ..modeling.tokenization_paranmt import load_tokenizer
+from .encode_api import check_sentences
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -22,51 +23,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MULTIPROCESSING_THRESHOLD = 100_000
 """``encode`` uses several processes by default from this many sentences on."""
-
-
-_TEXT_CHECK_CHUNK = 8192
-
-
-def _check_text(out: list[str]) -> None:
-    """Raise a clear ``ValueError`` for a sentence that is not valid Unicode text (a lone surrogate such as U+D800).
-
-    Such strings come from decoding bytes with ``errors="surrogateescape"`` and cannot be tokenized. The check encodes
-    chunks of joined sentences to UTF-16 (a C loop; ASCII chunks skip it), so it costs little next to tokenization.
-    """
-    for start in range(0, len(out), _TEXT_CHECK_CHUNK):
-        joined = "".join(out[start : start + _TEXT_CHECK_CHUNK])
-        if joined.isascii():
-            continue
-        try:
-            joined.encode("utf-16-le")
-        except UnicodeEncodeError:
-            for i in range(start, min(start + _TEXT_CHECK_CHUNK, len(out))):
-                try:
-                    out[i].encode("utf-16-le")
-                except UnicodeEncodeError as err:
-                    raise ValueError(
-                        f"sentence {i} is not valid Unicode text: lone surrogate {out[i][err.start]!r} at character "
-                        f"{err.start} of {out[i]!r:.80} (decode its bytes as UTF-8, with errors='replace' if need be)"
-                    ) from None
-
-
-def check_sentences(sentences: str | Sequence[str]) -> list[str]:
-    """Validate the input of ``encode``: a string or a sequence of strings of valid Unicode text (clear errors).
-
-    Raises:
-        TypeError: an item is not a ``str``. ValueError: a string holds a lone surrogate (index and position named).
-    """
-    if isinstance(sentences, str):
-        out = [sentences]
-    else:
-        if isinstance(sentences, np.ndarray):
-            sentences = sentences.tolist()
-        out = list(sentences)
-        for i, s in enumerate(out):
-            if not isinstance(s, str):
-                raise TypeError(f"sentence {i} is a {type(s).__name__}, not a str: {s!r:.80}")
-    _check_text(out)
-    return out
 
 
 class ParaNMTEncoder:
@@ -164,13 +120,17 @@ class ParaNMTEncoder:
         return name in cls.MODEL_FILES or name.endswith("_paranmt.py")
 
     def save_pretrained(
-        self, directory: str | os.PathLike[str], sentence_transformers: bool = True, weight_dtype: str = "float32"
+        self,
+        directory: str | os.PathLike[str],
+        sentence_transformers: bool = True,
+        weight_dtype: str = "float32",
+        static: bool = False,
     ) -> None:
         """Write everything every loader needs into ``directory``, atomically.
 
         config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
         ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
-        module; plus a stock ``StaticEmbedding`` copy in ``static/`` where that is exact). They are written into a
+        module; with ``static``, a stock ``StaticEmbedding`` copy in ``static/``). They are written into a
         temporary sibling folder that then replaces ``directory``: a process killed at any point leaves the complete
         old model or the complete new one, never new weights with an old tokenizer. Other entries of an existing
         ``directory`` (a training run's ``checkpoints/``, a README) are kept.
@@ -180,8 +140,11 @@ class ParaNMTEncoder:
             sentence_transformers: also write the sentence-transformers files.
             weight_dtype: how the weights are stored: ``"float32"``, ``"float16"`` (half the size; every loader
                 upcasts, computing in float32) or ``"int8"`` (embedding rows as int8 with a float32 scale each, a
-                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` only). See
+                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` and ``StaticEncoder`` only). See
                 :mod:`paranmt_hf.model.storage`.
+            static: also write ``static/``, a stock ``StaticEmbedding`` copy (a second copy of the table, for
+                sentence-transformers or model2vec without custom code; single averaging encoders whose unknown-token
+                rows are zero, else ``ValueError``; float32 storage only).
         """
         from ..utils.atomic import atomic_output
         from .storage import store_weights
@@ -192,7 +155,7 @@ class ParaNMTEncoder:
             if sentence_transformers and weight_dtype != "int8":
                 from .st_layout import write_sentence_transformers_files
 
-                write_sentence_transformers_files(self.model, self.tokenizer, tmp)
+                write_sentence_transformers_files(self.model, self.tokenizer, tmp, static=static)
             store_weights(self.model, tmp, weight_dtype)
 
     # ---- tokenisation -------------------------------------------------------------------------------------------
@@ -244,7 +207,10 @@ class ParaNMTEncoder:
         try:
             for start, end in bounds:
                 batch = sentences[start:end] if order is None else [sentences[i] for i in order[start:end]]
-                out[row : row + end - start] = self.model(**self.features(batch)).pooler_output
+                features = self.features(batch)
+                if self.model.device.type != "cpu":
+                    features = {k: v.to(self.model.device) for k, v in features.items()}
+                out[row : row + end - start] = self.model(**features).pooler_output.cpu()
                 row += end - start
                 if progress is not None:
                     progress.update(1)
@@ -258,39 +224,62 @@ class ParaNMTEncoder:
         self,
         sentences: str | Sequence[str],
         batch_size: int | None = None,
-        normalize: bool = False,
         show_progress_bar: bool | None = None,
+        output_value: str | None = "sentence_embedding",
+        precision: str = "float32",
         convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        device: str | torch.device | None = None,
+        normalize_embeddings: bool = False,
+        truncate_dim: int | None = None,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
         num_processes: int | None = None,
         multiprocessing_threshold: int = DEFAULT_MULTIPROCESSING_THRESHOLD,
-    ) -> np.ndarray | torch.Tensor:
-        """Embed sentences.
+        normalize: bool | None = None,
+    ) -> np.ndarray | torch.Tensor | list[torch.Tensor]:
+        """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
 
         Args:
             sentences: a string or a sequence of strings. An empty string gets the unknown token's embedding (as in
                 the papers' code).
             batch_size: sentences per forward pass; ``None``: 8192 for averaging models (flat input, no padding),
                 512 for recurrent ones (padded batches of similar length).
-            normalize: L2-normalise the embeddings (cosine similarity = dot product).
             show_progress_bar: show a tqdm bar; default: when there are more than 10 batches.
-            convert_to_numpy: return a float32 NumPy array (else a torch tensor).
+            output_value: ``"sentence_embedding"`` (the only output of these encoders).
+            precision: ``"float32"``, or quantized as sentence-transformers' ``quantize_embeddings`` does without
+                calibration data: ``"int8"``/``"uint8"`` (256 buckets per dimension between the minimum and maximum
+                of these embeddings), ``"binary"``/``"ubinary"`` (one bit per dimension, packed).
+            convert_to_numpy: return one NumPy array (else, unless ``convert_to_tensor``, a list of tensors).
+            convert_to_tensor: return one torch tensor (overrides ``convert_to_numpy``).
+            device: where the model runs (``None``: where it is; averaging models are fastest on CPU).
+            normalize_embeddings: L2-normalise the embeddings (cosine similarity = dot product).
+            truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising, as sentence-transformers).
+            prompt_name: ``"query"`` or ``"document"``: both empty (the papers' models have no prompts).
+            prompt: text put before every sentence.
             num_processes: worker processes; ``None``: every available core when there are at least
                 ``multiprocessing_threshold`` sentences, else 1. Results are identical to one process.
             multiprocessing_threshold: fewest sentences for which ``num_processes=None`` uses several processes.
+            normalize: the earlier name of ``normalize_embeddings`` (``FutureWarning``; removed in 0.3).
 
         Returns:
-            ``[len(sentences), embedding_dim]`` embeddings (``[embedding_dim]`` for a single string).
+            ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string): float32, or int8/uint8 for a
+            quantized ``precision``.
         """
         from functools import partial
 
+        from .encode_api import deliver, prepare_texts, resolve_normalize
         from .parallel import encode_parallel, resolve_processes
 
-        single = isinstance(sentences, str)
-        texts = check_sentences(sentences)
+        normalize_embeddings = resolve_normalize(normalize_embeddings, normalize, stacklevel=4)  # inference_mode
+        texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         if batch_size is None:
             batch_size = 8192 if self.is_flat else 512
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if device is not None:
+            self.model.to(device)
+        on_cpu = self.model.device.type == "cpu"
         order, bounds = self._batches(texts, batch_size)
         progress = len(bounds) > 10 if show_progress_bar is None else show_progress_bar
         bar = None
@@ -300,7 +289,9 @@ class ParaNMTEncoder:
             bar = tqdm(total=len(bounds), desc="Encoding", unit="batch")
         was_training = self.model.training
         self.model.eval()
-        processes = resolve_processes(num_processes, len(texts), multiprocessing_threshold, len(bounds))
+        processes = 1
+        if on_cpu:
+            processes = resolve_processes(num_processes, len(texts), multiprocessing_threshold, len(bounds))
         try:
             if processes > 1:
                 out = encode_parallel(partial(self.encode_plan, texts, order), bounds, self.embedding_dim, processes,
@@ -315,15 +306,46 @@ class ParaNMTEncoder:
             unsorted = torch.empty_like(out)
             unsorted[torch.from_numpy(order)] = out
             out = unsorted
-        if normalize:
-            out.div_(out.norm(dim=-1, keepdim=True).clamp_min(1e-12))
-        result = out.numpy() if convert_to_numpy else out
-        return result[0] if single else result
+        return deliver(out.numpy(), single, normalize_embeddings, truncate_dim, precision, convert_to_numpy,
+                       convert_to_tensor, rows_as_tensors=True)
 
-    def similarity(self, a: str | Sequence[str], b: str | Sequence[str]) -> np.ndarray:
-        """Cosine similarity of each sentence of ``a`` with the sentence of ``b`` at the same position."""
-        ea = self.encode(check_sentences(a), normalize=True)
-        eb = self.encode(check_sentences(b), normalize=True)
+    similarity_fn_name = "cosine"
+    """How :meth:`similarity` compares embeddings (sentence-transformers' attribute)."""
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
+        """The cosine matrix of two sets of embeddings, as sentence-transformers' ``similarity``.
+
+        A ``[len(embeddings1), len(embeddings2)]`` tensor: every embedding of ``embeddings1`` with every one of
+        ``embeddings2``.
+
+        Embeddings may be NumPy arrays, tensors or lists (one vector counts as one row). Texts (the behaviour of
+        earlier releases: the cosine of each text of ``a`` with the text of ``b`` at the same position) still work
+        for a release, with a ``FutureWarning``: that is :meth:`paired_text_similarity` now.
+        """
+        from .encode_api import cosine_matrix, is_text
+
+        if is_text(embeddings1) or is_text(embeddings2):
+            import warnings
+
+            warnings.warn("similarity(texts_a, texts_b) is now paired_text_similarity(texts_a, texts_b); "
+                          "similarity() takes embeddings and returns their cosine matrix, as sentence-transformers' "
+                          "does (texts stop working in paranmt_hf 0.3)", FutureWarning, stacklevel=2)
+            return self.paired_text_similarity(embeddings1, embeddings2)
+        return torch.from_numpy(cosine_matrix(embeddings1, embeddings2))
+
+    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
+        """Cosine of embedding ``i`` of ``embeddings1`` with embedding ``i`` of ``embeddings2`` (``[n]``).
+
+        As sentence-transformers' ``similarity_pairwise``.
+        """
+        from .encode_api import pairwise_cosine
+
+        return torch.from_numpy(pairwise_cosine(embeddings1, embeddings2))
+
+    def paired_text_similarity(self, a: str | Sequence[str], b: str | Sequence[str]) -> np.ndarray:
+        """Cosine similarity of each text of ``a`` with the text of ``b`` at the same position (``[n]`` NumPy)."""
+        ea = self.encode(check_sentences(a), normalize_embeddings=True)
+        eb = self.encode(check_sentences(b), normalize_embeddings=True)
         if ea.shape != eb.shape:
             raise ValueError(f"a and b must have the same number of sentences ({len(ea)} vs {len(eb)})")
         return (ea * eb).sum(axis=1)

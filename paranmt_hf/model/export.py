@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .encoder import ParaNMTEncoder
 
-FORMATS = ("onnx", "onnx-int8", "fp16", "int8")
-"""ONNX graph (fp32 / int8 weights), or a model directory with float16 / int8 weight storage."""
+FORMATS = ("onnx", "onnx-int8", "fp16", "int8", "static")
+"""ONNX graph (fp32 / int8 weights), a model directory with float16 / int8 weight storage, or a stock
+sentence-transformers ``StaticEmbedding`` model (loads in sentence-transformers and model2vec without custom code)."""
 
 VERIFY_SENTENCES = [
     "A man is playing a guitar.",
@@ -64,7 +65,7 @@ VERIFY_SENTENCES = [
 """Natural sentences the export check embeds with both models (short, long, empty, punctuation, digits, other
 languages and scripts), on top of every row of every table (:func:`check_tables`, :func:`check_onnx_rows`)."""
 
-MIN_COSINE = {"onnx": 0.99999, "fp16": 0.9999, "onnx-int8": 0.999, "int8": 0.999}
+MIN_COSINE = {"onnx": 0.99999, "fp16": 0.9999, "onnx-int8": 0.999, "int8": 0.999, "static": 0.99999}
 """Smallest cosine between an exported sentence embedding and PyTorch's that the check accepts, per format."""
 ZERO = 1e-6
 ROW_CHUNK = 1 << 12
@@ -233,7 +234,9 @@ def export_model(
 
     ``onnx`` / ``onnx-int8``: ``model.onnx`` / ``model_int8.onnx`` and the tokenizer files (averaging encoders and
     their combinations; :mod:`paranmt_hf.model.onnx`). ``fp16`` / ``int8``: a model directory with float16 or int8
-    weights (:mod:`paranmt_hf.model.storage`).
+    weights (:mod:`paranmt_hf.model.storage`). ``static``: a stock ``StaticEmbedding`` model
+    (:func:`paranmt_hf.model.st_layout.write_static_embedding`: single averaging encoders whose unknown-token rows
+    are zero; else ``ValueError``), checked through ``SentenceTransformer(output)``.
 
     Args:
         encoder: the model to export.
@@ -262,6 +265,14 @@ def export_model(
             if verify:
                 rows = check_onnx_rows(encoder, path, fmt)
             got = OnnxEncoder(path).encode(VERIFY_SENTENCES) if verify else None
+        elif fmt == "static":
+            from sentence_transformers import SentenceTransformer
+
+            from .st_layout import write_static_embedding
+
+            write_static_embedding(encoder.model, encoder.tokenizer, tmp)
+            path = Path(tmp)
+            got = SentenceTransformer(str(path), device="cpu").encode(VERIFY_SENTENCES) if verify else None
         else:
             encoder.save_pretrained(tmp, weight_dtype="float16" if fmt == "fp16" else "int8")
             path = Path(tmp)

@@ -9,12 +9,15 @@ which adds:
   then embeds exactly as ``ParaNMTEncoder`` does, at its speed: no flag once paranmt_hf is imported (the class ref
   resolves to the installed copy, see ``paranmt_hf.model.registration``), ``trust_remote_code=True`` where
   paranmt_hf is not installed. No sentence-transformers installation is needed to write these files.
-- for single averaging encoders with mean pooling that keep unknown tokens (where an ``nn.EmbeddingBag`` mean over
-  the same token ids is the same function), when sentence-transformers is installed, a complete second model in
-  ``static/``: the stock ``StaticEmbedding`` (``static/model.safetensors`` + ``static/tokenizer.json`` + its own
-  ``modules.json``), which ``SentenceTransformer(f"{dir}/static")`` loads with no custom code at all. One
-  difference: a text with no token (empty or whitespace only) embeds as the zero vector there, as the unknown
-  token's row in ``ParaNMTModel`` (zero too in models built by paranmt_hf, whose unknown-token row starts at zero).
+- on request (``save_pretrained(dir, static=True)``), a complete second model in ``static/``: the stock
+  ``StaticEmbedding`` (``static/model.safetensors`` + ``static/tokenizer.json`` + its own ``modules.json``), which
+  ``SentenceTransformer(f"{dir}/static")`` and model2vec load with no custom code at all. It is a second copy of the
+  table, so it is not written by default (``paranmt-hf export --format static`` writes the same model into a folder
+  of its own). It is written only where it is exact: a single averaging encoder with mean pooling that keeps unknown
+  tokens and whose unknown-token rows are zero, because ``StaticEmbedding`` embeds a text with no token (empty or
+  whitespace only) as the zero vector where ``ParaNMTModel`` uses the unknown token's row; with that row zero, every
+  text gets the same embedding. (model2vec also leaves unknown pieces out of the mean: the same direction, so the
+  same cosines, with a larger norm for texts holding unknown pieces.)
 
 Directories written by earlier releases name sentence-transformers' ``Transformer`` module in ``modules.json``; they
 keep loading (through the padded path); saving them again with paranmt_hf writes the fast layout.
@@ -28,7 +31,7 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 from ..modeling.input_module_paranmt import write_module_files
-from ..utils.imports import is_available
+from ..utils.imports import is_available, require
 
 if TYPE_CHECKING:
     from ..modeling.modeling_paranmt import ParaNMTModel
@@ -42,7 +45,8 @@ def static_embedding_is_exact(model: ParaNMTModel, tokenizer: Any) -> bool:
     """Whether sentence-transformers' ``StaticEmbedding`` computes the same embeddings as ``model`` + ``tokenizer``.
 
     True for one averaging component (word / trigram / sp / subword) with mean pooling that embeds unknown tokens
-    (does not drop them), reads every token (no ``max_seq_length``) and whose tokenizer is a ``tokenizers`` tokenizer
+    (does not drop them) with zero rows (``StaticEmbedding`` gives a text without tokens the zero vector, the model the
+    unknown token's row), reads every token (no ``max_seq_length``) and whose tokenizer is a ``tokenizers`` tokenizer
     emitting the model's ids with no special tokens.
     """
     from ..modeling.tokenization_paranmt import ParaNMTTokenizer
@@ -53,7 +57,10 @@ def static_embedding_is_exact(model: ParaNMTModel, tokenizer: Any) -> bool:
         return False
     if config.pooling != "mean" or components[0]["drop_unknown_tokens"]:
         return False
-    return not isinstance(tokenizer, ParaNMTTokenizer) and hasattr(tokenizer, "backend_tokenizer")
+    if isinstance(tokenizer, ParaNMTTokenizer) or not hasattr(tokenizer, "backend_tokenizer"):
+        return False
+    unknown = sorted({components[0]["unk_token_id"], *components[0]["unknown_token_ids"]})
+    return not bool(model.components[0].embedding.weight.detach()[unknown].any())
 
 
 def _model_config() -> dict[str, Any]:
@@ -86,12 +93,14 @@ def write_static_embedding(model: ParaNMTModel, tokenizer: Any, directory: str |
     Raises:
         ValueError: when ``StaticEmbedding`` would not reproduce the model (see :func:`static_embedding_is_exact`).
     """
-    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
     from tokenizers import Tokenizer
 
+    StaticEmbedding = require("sentence_transformers.sentence_transformer.modules", "st").StaticEmbedding  # noqa: N806
+
     if not static_embedding_is_exact(model, tokenizer):
-        raise ValueError("this model is not a single mean-averaging encoder that keeps unknown tokens and reads "
-                         "every token: StaticEmbedding would not reproduce its embeddings")
+        raise ValueError("StaticEmbedding would not reproduce this model: it is not a single mean-averaging encoder "
+                         "that keeps unknown tokens with zero rows and reads every token (a trained unknown-token "
+                         "row: an empty text would embed as zeros there, as that row here)")
     os.makedirs(directory, exist_ok=True)
     backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
     backend.no_truncation()
@@ -105,7 +114,7 @@ def write_static_embedding(model: ParaNMTModel, tokenizer: Any, directory: str |
 
 
 def write_sentence_transformers_files(
-    model: ParaNMTModel, tokenizer: Any, directory: str | os.PathLike[str], static: bool | None = None
+    model: ParaNMTModel, tokenizer: Any, directory: str | os.PathLike[str], static: bool = False
 ) -> None:
     """Add the sentence-transformers files to a directory that already holds the Hugging Face files of a model.
 
@@ -116,9 +125,9 @@ def write_sentence_transformers_files(
         model: the saved ``ParaNMTModel``.
         tokenizer: its tokenizer.
         directory: the model directory.
-        static: write the ``StaticEmbedding`` copy in ``static/`` (see :func:`write_static_embedding`; it
-            duplicates the embedding table on disk). ``None``: where it is exact and sentence-transformers is
-            installed. ``True`` where it is not exact raises.
+        static: also write the ``StaticEmbedding`` copy in ``static/`` (see :func:`write_static_embedding`: a second
+            copy of the embedding table; raises where it would not be exact). Without it, a copy left by an earlier
+            save is removed.
     """
     directory = os.fspath(directory)
     if not os.path.isfile(os.path.join(directory, "config.json")):
@@ -129,8 +138,7 @@ def write_sentence_transformers_files(
         if os.path.isfile(os.path.join(directory, name)):
             os.remove(os.path.join(directory, name))
     static_dir = os.path.join(directory, STATIC_SUBFOLDER)
-    exact = static_embedding_is_exact(model, tokenizer) and is_available("sentence_transformers")
-    if static or (static is None and exact):
+    if static:
         write_static_embedding(model, tokenizer, static_dir)
     elif _is_static_copy(static_dir):  # a stale copy from an earlier save into this directory
         shutil.rmtree(static_dir)

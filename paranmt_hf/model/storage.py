@@ -18,9 +18,9 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where it is used: the torch-free path (``static.py``) reads the constants
+    import torch
 
-if TYPE_CHECKING:
     from ..modeling.modeling_paranmt import ParaNMTModel
 
 INT8_FILE = "model_int8.safetensors"
@@ -30,6 +30,8 @@ DTYPES = ("float32", "float16", "int8")
 
 def quantize_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Symmetric per-row int8: ``(q, scale)`` with ``weight ≈ q * scale[:, None]``."""
+    import torch
+
     scale = weight.abs().amax(dim=1).float() / 127.0
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     q = torch.clamp(torch.round(weight.float() / scale[:, None]), -127, 127).to(torch.int8)

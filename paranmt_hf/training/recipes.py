@@ -62,6 +62,14 @@ class Recipe:
         teacher_weight: after training, scale the subword tables so that their part of the sentence embedding has
             this median norm relative to the other components' (``None``: as trained). A ``kind`` without
             ``subword`` is then first concatenated with the teacher's distilled table.
+        tokenlearn: before that concatenation, fit the distilled table to the teacher's *sentence* embeddings of
+            the training sentences (:mod:`paranmt_hf.training.tokenlearn`: least-squares map, then cosine
+            regression; the teacher's embeddings are cached in the user cache).
+        tokenlearn_sentences: at most this many unique training sentences (a seeded sample; ``None``: all).
+        tokenlearn_epochs: epochs of the cosine regression (``0``: the least-squares map only).
+        tokenlearn_learning_rate: its sparse Adam learning rate.
+        teacher_precision: how the teacher embeds the sentences on CPU: ``"bfloat16"`` (autocast) or
+            ``"float32"``.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -102,6 +110,11 @@ class Recipe:
     teacher_learning_rate: float | None = None
     keep_norms: bool = False
     teacher_weight: float | None = None
+    tokenlearn: bool = False
+    tokenlearn_sentences: int | None = None
+    tokenlearn_epochs: float = 6.0
+    tokenlearn_learning_rate: float = 3e-3
+    teacher_precision: str = "bfloat16"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -204,14 +217,17 @@ RECIPES: dict[str, Recipe] = {
         replace(
             _BEST_TRIGRAM,
             name="best",
-            description="Best recipe on dev (results/teacher/): the `best-trigram` model (character trigrams, 300-d, "
+            description="Best recipe on dev (results/flagship/): the `best-trigram` model (character trigrams, 300-d, "
             "Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
-            "subword table distilled from sentence-transformers/all-MiniLM-L6-v2 by model2vec (WordPiece pieces, "
-            "PCA 256, Zipf/SIF weights), weighted so that its part of the embedding has 0.7 times the median norm "
-            "of the trigram part (teacher_weight, chosen on dev).",
+            "WordPiece table learned from sentence-transformers/all-MiniLM-L6-v2: model2vec's distillation (PCA 256, "
+            "Zipf/SIF weights), then fitted to the teacher's sentence embeddings (bfloat16 pass, cached) of every "
+            "unique training sentence (tokenlearn: least-squares map to 384-d, 6 epochs of cosine regression, "
+            "sparse Adam 3e-3), weighted so that its part of the embedding has 1.25 times the median norm of the "
+            "trigram part (teacher_weight, chosen on dev).",
             teacher="sentence-transformers/all-MiniLM-L6-v2",
             teacher_pca_dims=256,
-            teacher_weight=0.7,
+            teacher_weight=1.25,
+            tokenlearn=True,
         ),
         Recipe(
             name="pras-sp",

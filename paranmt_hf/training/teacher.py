@@ -7,7 +7,9 @@ learning rate, ``teacher_learning_rate`` (0 keeps the distilled table frozen), n
 restores each updated row's initial norm after every step, so training changes directions only.
 
 A recipe whose ``kind`` has no ``subword`` component (e.g. ``trigram``) but sets ``teacher`` trains as usual and is
-then concatenated with the teacher's distilled table (:func:`paranmt_hf.model.build.combine_encoders`). Either way
+then concatenated with the teacher's distilled table (:func:`paranmt_hf.model.build.combine_encoders`); with
+``tokenlearn`` (the ``best`` recipe) that table is first fitted to the teacher's sentence embeddings of the training
+sentences (:mod:`paranmt_hf.training.tokenlearn`). Either way
 ``teacher_weight`` finally rescales the subword tables so that their part of the sentence embedding weighs that much
 relative to the rest (:func:`paranmt_hf.model.distill.balance_subword`, median norms over training sentences): trained
 trigram averages grow a few times larger than the distilled table's, which would otherwise hardly count.
@@ -27,23 +29,75 @@ BALANCE_SENTENCES = 5000
 """Training sentences (the first ones) whose embedding norms set ``teacher_weight``'s scale."""
 
 
-def finish_teacher_model(recipe: Recipe, encoder: Any, sentences: list[str]) -> Any:
-    """The model to save after training: combined with the teacher's table if needed, subword weight balanced."""
+def finish_teacher_model(
+    recipe: Recipe, encoder: Any, anchors: list[str], others: list[str] = (), seed: int = 0,
+    show_progress: bool = True, stats: dict[str, Any] | None = None,
+) -> Any:
+    """The model to save after training: combined with the teacher's table if needed, subword weight balanced.
+
+    Args:
+        recipe: the recipe (``teacher``, ``tokenlearn*``, ``teacher_weight``).
+        encoder: the trained encoder.
+        anchors: the training pairs' first sides (the first ``BALANCE_SENTENCES`` set ``teacher_weight``'s scale).
+        others: their other sides (with ``anchors``, the sentences the table learns from with ``tokenlearn``).
+        seed: the sample of ``tokenlearn_sentences`` and the regression's batch order.
+        show_progress: progress bars of the teacher pass and the regression.
+        stats: filled with what the teacher steps cost (see :func:`learn_table`).
+    """
     from ..model.build import combine_encoders
     from ..model.distill import balance_subword, build_teacher_encoder
+    from ..utils.paths import cache_dir
 
     if not recipe.trains_teacher_table:
         table = build_teacher_encoder(
             "subword",
-            sentences[:1],
+            anchors[:1],
             teacher=recipe.teacher,
             pca_dims=recipe.teacher_pca_dims,
             sif_coefficient=recipe.teacher_sif_coefficient,
+            cache_dir=cache_dir() / "distilled",
         )
+        if recipe.tokenlearn:
+            table = learn_table(recipe, table, [*anchors, *others], seed, show_progress, stats)
         encoder = combine_encoders([encoder, table])
     if recipe.teacher_weight is not None:
-        balance_subword(encoder, sentences[:BALANCE_SENTENCES], recipe.teacher_weight)
+        balance_subword(encoder, anchors[:BALANCE_SENTENCES], recipe.teacher_weight)
     return encoder
+
+
+def learn_table(
+    recipe: Recipe, table: Any, texts: list[str], seed: int = 0, show_progress: bool = True,
+    stats: dict[str, Any] | None = None,
+) -> Any:
+    """The distilled ``subword`` encoder ``table`` fitted to the teacher's sentence embeddings of ``texts``.
+
+    The unique texts (at most ``tokenlearn_sentences``, a seeded sample) are embedded by the teacher on every core
+    (cached: :mod:`paranmt_hf.training.teacher_embeddings`), then :func:`paranmt_hf.training.tokenlearn.fit_table`.
+    ``stats`` gets ``tokenlearn_sentences``, ``teacher_pass`` (``cached``, ``seconds``, ``path``) and
+    ``tokenlearn_seconds``.
+    """
+    import os
+    import time
+
+    from .teacher_embeddings import teacher_embeddings
+    from .tokenlearn import fit_table, unique_sentences
+
+    sentences = unique_sentences(texts, recipe.tokenlearn_sentences, seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    teacher_pass: dict[str, Any] = {}
+    try:
+        targets = teacher_embeddings(sentences, recipe.teacher, recipe.teacher_precision, show_progress=show_progress,
+                                     info=teacher_pass)
+    finally:
+        torch.set_num_threads(threads)
+    started = time.perf_counter()
+    learned = fit_table(table, sentences, targets, epochs=recipe.tokenlearn_epochs,
+                        learning_rate=recipe.tokenlearn_learning_rate, seed=seed, show_progress=show_progress)
+    if stats is not None:
+        stats.update(tokenlearn_sentences=len(sentences), teacher_pass=teacher_pass,
+                     tokenlearn_seconds=round(time.perf_counter() - started, 1))
+    return learned
 
 
 def teacher_builder(recipe: Recipe) -> tuple[Callable[..., Any], dict[str, Any]]:

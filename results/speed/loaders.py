@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from models import AVERAGING, KINDS
+from models import AVERAGING
 
 Entry = tuple[str, str, str, Any, bool]
 
@@ -98,17 +98,42 @@ def onnx(path: str, kind: str, cache: Path) -> list[Entry]:
     return [(f"{kind} · ONNX (onnxruntime, batch 1024)", kind, "ONNX", run, False)]
 
 
+REFERENCE = "model2vec (StaticModel.encode, float32 table)"
+"""The reference of every ratio: model2vec's own encode with its table in float32 (its published potion models'
+dtype; ~1.3x faster than the float16 table ``distill`` stores by default)."""
+
+
+def static_encoder(path: str, kind: str) -> list[Entry]:
+    """``StaticEncoder.encode`` (NumPy + tokenizers, no torch), cold chunk caches."""
+    from paranmt_hf import StaticEncoder
+
+    enc = StaticEncoder.from_pretrained(path)
+
+    def cold(s: list[str]) -> Any:
+        if enc.fast_ids is not None:
+            clear_token_cache(enc.fast_ids)
+        enc.averager.clear()
+        return enc.encode(s, show_progress_bar=False)
+
+    return [(f"{kind} · StaticEncoder (no torch)", kind, "StaticEncoder", cold, False)]
+
+
 def peers(m2v: str, minilm: str) -> list[Entry]:
-    """model2vec's own ``encode`` (the reference), model2vec in sentence-transformers, all-MiniLM-L6-v2."""
+    """model2vec's own ``encode`` (float32 table: the reference; float16: distill's default), model2vec in
+    sentence-transformers, all-MiniLM-L6-v2."""
+    import numpy as np
     from model2vec import StaticModel
     from sentence_transformers import SentenceTransformer
 
     static_model = StaticModel.from_pretrained(m2v)
+    float32 = StaticModel.from_pretrained(m2v)
+    float32.embedding = np.asarray(float32.embedding, dtype=np.float32)
     st_m2v = SentenceTransformer(m2v, device="cpu")
     mini = SentenceTransformer(minilm, device="cpu")
     return [
-        ("model2vec (StaticModel.encode)", "peer", "model2vec", lambda s: static_model.encode(
-            s, use_multiprocessing=False), False),
+        (REFERENCE, "peer", "model2vec", lambda s: float32.encode(s, use_multiprocessing=False), False),
+        ("model2vec (StaticModel.encode, float16 table: distill's default)", "peer", "model2vec float16",
+         lambda s: static_model.encode(s, use_multiprocessing=False), False),
         ("model2vec · SentenceTransformer (batch 1024)", "peer", "SentenceTransformer 1024",
          lambda s: st_m2v.encode(s, batch_size=1024), False),
         ("all-MiniLM-L6-v2 · SentenceTransformer (batch 32)", "peer", "SentenceTransformer 32",
@@ -116,13 +141,24 @@ def peers(m2v: str, minilm: str) -> list[Entry]:
     ]
 
 
-def all_entries(models: dict[str, str], m2v: str, minilm: str, cache: Path) -> list[Entry]:
-    """Every timed encoder, peers first."""
+def all_entries(models: dict[str, str], m2v: str, minilm: str, cache: Path, trained: dict[str, str] | None = None,
+                user_path_only: bool = False) -> list[Entry]:
+    """Every timed encoder, peers first; ``trained``: name -> directory of trained models (timed on the user's
+    paths: ParaNMTEncoder, SentenceTransformer batch 1024, StaticEncoder). ``user_path_only``: those loaders only."""
     out = peers(m2v, minilm)
-    for kind in KINDS:
-        out += paranmt_encoder(models[kind], kind)
-        out += sentence_transformer(models[kind], kind)
-        out += auto_model(models[kind], kind)
+    for name, path in (trained or {}).items():
+        out += paranmt_encoder(path, name)[:1]
+        out += [e for e in sentence_transformer(path, name) if e[2] == "SentenceTransformer 1024"]
+        out += static_encoder(path, name)
+    for kind, path in models.items():
+        out += paranmt_encoder(path, kind)
+        if user_path_only:
+            out += [e for e in sentence_transformer(path, kind) if e[2] == "SentenceTransformer 1024"]
+            out += static_encoder(path, kind) if kind in AVERAGING else []
+            continue
+        out += sentence_transformer(path, kind)
+        out += auto_model(path, kind)
         if kind in AVERAGING:
-            out += onnx(models[kind], kind, cache)
+            out += onnx(path, kind, cache)
+            out += static_encoder(path, kind)
     return out

@@ -2,7 +2,7 @@
 
 Models are built once (untrained weights: speed does not depend on them) at realistic sizes and cached in a folder:
 word / trigram / trigram+word / lstm / bilstm / gran at 300-d (ParaNMT-50M), trigram+subword as the `best` recipe
-(300-d trigrams + 256-d all-MiniLM-L6-v2 WordPiece pieces), sp at 1024-d with a unigram vocabulary trained on the
+(300-d trigrams + 384-d all-MiniLM-L6-v2 WordPiece pieces), sp at 1024-d with a unigram vocabulary trained on the
 English side of the shared training corpora (PRAS; 50K asked, the corpora give 32,384 pieces), and model2vec
 distilled from all-MiniLM-L6-v2 (256-d PCA).
 """
@@ -22,7 +22,7 @@ EXTRA = {
     "sp": {"embedding_dim": 1024, "vocab_size": 50_000},
     "trigram": {"embedding_dim": 300},
     "trigram+word": {"embedding_dim": 300},
-    "trigram+subword": {"embedding_dim": [300, 256]},  # the `best` recipe's shape: all-MiniLM-L6-v2's WordPiece
+    "trigram+subword": {"embedding_dim": [300, 384]},  # the `best` recipe's shape: all-MiniLM-L6-v2's WordPiece
     "lstm": {"embedding_dim": 300},
     "bilstm": {"embedding_dim": 300},
     "gran": {"embedding_dim": 300},

@@ -1,0 +1,285 @@
+"""Averaging models in NumPy, with a per-chunk cache of summed rows: the inference fast path of every loader.
+
+An averaging model embeds a sentence, per component, as the mean of the embedding rows of its token ids (an
+``EmbeddingBag``). The token ids of a sentence are those of its whitespace chunks, one chunk after the other
+(``token_ids_paranmt.py``), plus, for character trigrams, one trigram across each space between two chunks. So the
+sum of a sentence's rows is a sum over its chunks of per-chunk sums: :class:`ChunkAverager` caches, next to the token
+ids of each distinct chunk, the sum of their rows and their count, and embeds a sentence with one cached vector per
+chunk (and one trigram row between chunks) instead of one row per token: a trigram+subword sentence of 12 words reads
+about 23 vectors instead of 90 rows. The result equals ``ParaNMTModel``'s forward up to float32 rounding (the order of
+the additions): the unknown-token rules, ``max_seq_length``, ``concat``/``add`` combinations and empty texts follow the
+model (sentences it cannot reproduce from chunks take :func:`embed_token_ids`).
+
+The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it: NumPy's per-row sums are slow
+(``np.add.reduceat`` along rows especially), so reading one cached vector per chunk instead of one row per token is
+what makes that path as fast as model2vec. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens
+measured as fast as filling and reading the chunk vectors, so the torch loaders read token rows.) NumPy only, and
+``modeling/token_ids_paranmt.py``'s chunk caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..modeling.token_ids_paranmt import FastIds, _ChunkStore, _TrigramIds
+
+DEFAULT_CACHE_BYTES = 256 * 2**20
+"""Memory for cached chunk vectors (float32) before the chunk cache starts over (at least 4,096 chunks)."""
+
+Ids = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
+
+
+SegmentSum = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+"""``segment_sum(table, index, segment, count)``: ``[count, dim]`` sums of ``table[index]`` per segment id."""
+
+
+def numpy_segment_sum(table: np.ndarray, index: np.ndarray, segment: np.ndarray, count: int) -> np.ndarray:
+    """Sums of the rows ``table[index]`` per ``segment`` (ascending ids in ``[0, count)``; empty segments zero).
+
+    NumPy only: the rows are added position by position (the first row of every segment, then the second, ...),
+    each step one gather and one scatter-add over distinct segments, which NumPy runs far faster than
+    ``np.add.reduceat`` along rows.
+    """
+    out = np.zeros((count, table.shape[1]), dtype=table.dtype)
+    if not len(index):
+        return out
+    sizes = np.bincount(segment, minlength=count)
+    position = np.arange(len(index)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    order = np.argsort(position, kind="stable")
+    end = 0
+    for size in np.bincount(position).tolist():
+        step = order[end : end + size]
+        end += size
+        out[segment[step]] += table[index[step]]
+    return out
+
+
+def _counts(segment: np.ndarray, count: int) -> np.ndarray:
+    return np.bincount(segment, minlength=count).astype(np.int64)
+
+
+class AveragingModel:
+    """The tables and rules of an averaging ParaNMT model, for NumPy inference.
+
+    Args:
+        tables: each component's embedding table (``[vocab_size, embedding_dim]`` float32; views of a torch model's
+            weights are fine).
+        components: the resolved components (``ParaNMTConfig.resolved_components()`` / ``resolve_components``):
+            ``unk_token_id``, ``unknown_token_ids``, ``drop_unknown_tokens``.
+        combination: ``"concat"`` or ``"add"``.
+        pooling: ``"mean"`` or ``"max"``.
+        max_seq_length: tokens read per sentence and component (``None``: all).
+        segment_sum: how rows are summed per sentence (:func:`numpy_segment_sum`, or any function of that
+            signature, e.g. one on ``torch.nn.functional.embedding_bag``).
+    """
+
+    def __init__(
+        self,
+        tables: Sequence[np.ndarray],
+        components: Sequence[dict[str, Any]],
+        combination: str = "concat",
+        pooling: str = "mean",
+        max_seq_length: int | None = None,
+        segment_sum: SegmentSum = numpy_segment_sum,
+    ) -> None:
+        if len(tables) != len(components):
+            raise ValueError(f"{len(tables)} tables for {len(components)} components")
+        self.tables = [np.asarray(t) for t in tables]
+        for table, spec in zip(self.tables, components, strict=True):
+            if table.ndim != 2 or table.shape[0] != int(spec["vocab_size"]) or table.dtype != np.float32:
+                raise ValueError(f"a {spec['kind']} table must be float32 [{spec['vocab_size']}, dim], got "
+                                 f"{table.dtype} {list(table.shape)}")
+        self.components = [dict(c) for c in components]
+        self.combination = combination
+        self.pooling = pooling
+        self.max_seq_length = max_seq_length
+        self.segment_sum = segment_sum
+        self.unk = [int(c["unk_token_id"]) for c in components]
+        self.unknown = [np.asarray(sorted({int(c["unk_token_id"]), *map(int, c["unknown_token_ids"])}),
+                                   dtype=np.int64) for c in components]
+        self.drop = [bool(c["drop_unknown_tokens"]) for c in components]
+        self.dims = [t.shape[1] for t in self.tables]
+        self.bounds = np.cumsum([0, *self.dims]).tolist()
+        self.offsets = np.cumsum([0, *(t.shape[0] for t in self.tables)]).tolist()
+        if combination == "add" and len(set(self.dims)) > 1:
+            raise ValueError(f"combination='add' needs components of equal size, got {self.dims}")
+        self.dim = self.dims[0] if combination == "add" else sum(self.dims)
+
+    def finish(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Sentence embeddings from each component's row sums (``[B, sum(dims)]``) and counts (``[B, K]``).
+
+        A component with no token in a sentence gives its unknown token's row (as the model does).
+        """
+        parts = []
+        for k, (a, b) in enumerate(zip(self.bounds[:-1], self.bounds[1:], strict=True)):
+            part, n = sums[:, a:b], counts[:, k]
+            empty = n == 0
+            part = part / np.where(empty, 1, n).astype(np.float32)[:, None]
+            if empty.any():
+                part[empty] = self.tables[k][self.unk[k]]
+            parts.append(part)
+        if self.combination == "add":
+            return np.sum(parts, axis=0, dtype=np.float32) if len(parts) > 1 else parts[0]
+        return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+    def embed_token_ids(self, flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Embeddings of a batch given as flat model ids (every component's, shifted) and per-sentence lengths.
+
+        Raises:
+            ValueError: an id outside every component's range.
+        """
+        flat = np.asarray(flat, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        count = len(lengths)
+        if flat.size and (flat.min() < 0 or flat.max() >= self.offsets[-1]):
+            raise ValueError(f"token ids in [{flat.min()}, {flat.max()}] outside the model's vocabulary "
+                             f"[0, {self.offsets[-1]}): was the input made by this model's tokenizer?")
+        sentence = np.repeat(np.arange(count), lengths)
+        sums = np.zeros((count, self.bounds[-1]), dtype=np.float32)
+        counts = np.zeros((count, len(self.tables)), dtype=np.int64)
+        maxima = []
+        for k, table in enumerate(self.tables):
+            mine = (flat >= self.offsets[k]) & (flat < self.offsets[k + 1])
+            ids, owner = flat[mine] - self.offsets[k], sentence[mine]
+            if self.max_seq_length is not None:
+                sizes = np.bincount(owner, minlength=count)
+                position = np.arange(len(ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+                keep = position < self.max_seq_length
+                ids, owner = ids[keep], owner[keep]
+            if self.drop[k]:
+                keep = ~np.isin(ids, self.unknown[k])
+                ids, owner = ids[keep], owner[keep]
+            counts[:, k] = _counts(owner, count)
+            if self.pooling == "max":
+                part = np.repeat(table[self.unk[k]][None, :], count, axis=0)
+                filled = counts[:, k] > 0
+                if filled.any():
+                    starts = (np.cumsum(counts[:, k]) - counts[:, k])[filled]
+                    part[filled] = np.maximum.reduceat(table[ids], starts, axis=0)
+                maxima.append(part)
+            else:
+                sums[:, self.bounds[k] : self.bounds[k + 1]] = self.segment_sum(table, ids, owner, count)
+        if self.pooling == "max":
+            if self.combination == "add":
+                return np.sum(maxima, axis=0, dtype=np.float32)
+            return np.concatenate(maxima, axis=1) if len(maxima) > 1 else maxima[0]
+        return self.finish(sums, counts)
+
+
+class ChunkAverager:
+    """Embeds texts with an :class:`AveragingModel`, from the chunk cache of its fast token ids.
+
+    Args:
+        model: the tables and rules.
+        ids: exact token ids of a batch (flat, shifted; lengths): the fast path, or the tokenizer's reference path.
+        fast: the batched fast path of the tokenizer (``fast_token_ids``), whose chunk cache this extends with
+            per-chunk sums; ``None``: every text goes through ``ids``.
+        cache_bytes: memory for cached chunk vectors before the chunk cache starts over.
+    """
+
+    def __init__(
+        self, model: AveragingModel, ids: Ids, fast: FastIds | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES
+    ) -> None:
+        self.model = model
+        self.ids = ids
+        self.fast = fast if hasattr(fast, "chunk_plan") else None
+        self.parts: list[_ChunkStore] = list(self.fast.parts) if self.fast is not None else []
+        if self.fast is not None and len(self.parts) != len(model.tables):
+            raise ValueError(f"the tokenizer has {len(self.parts)} components, the model {len(model.tables)}")
+        self.max_entries = max(4096, cache_bytes // (4 * max(1, model.bounds[-1])))
+        for part in self.parts:
+            part.max_entries = min(part.max_entries, self.max_entries)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget the cached chunk vectors (e.g. after the tables changed); the cached token ids stay."""
+        self._generation = -1
+        self._filled = 0
+        self._vectors = np.zeros((0, self.model.bounds[-1]), dtype=np.float32)
+        self._kept = np.zeros((0, len(self.model.tables)), dtype=np.int64)
+
+    def _fill(self) -> None:
+        """Sums and counts of the cache entries that have none yet (all of them after the cache started over)."""
+        lead = self.parts[0]
+        if lead.generation != self._generation:
+            self._generation, self._filled = lead.generation, 1  # entry 0 separates sentences: no ids
+        n, start = lead.entries, self._filled
+        if n <= start:
+            return
+        if n > len(self._vectors):
+            size = min(max(n, 2 * len(self._vectors), 4096), max(n, self.max_entries + 65536))
+            vectors = np.empty((size, self._vectors.shape[1]), dtype=np.float32)
+            kept = np.empty((size, self._kept.shape[1]), dtype=np.int64)
+            used = min(start, len(self._vectors))
+            vectors[:used], kept[:used] = self._vectors[:used], self._kept[:used]
+            self._vectors, self._kept = vectors, kept
+        self._vectors[0], self._kept[0] = 0, 0
+        new = np.arange(start, n)
+        for k, (part, table) in enumerate(zip(self.parts, self.model.tables, strict=True)):
+            lens = part.lens[new]
+            ends = np.cumsum(lens)
+            within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lens, lens)
+            ids = part.store[np.repeat(part.starts[new], lens) + within]
+            owner = np.repeat(np.arange(len(new)), lens)
+            if self.model.drop[k]:
+                keep = ~np.isin(ids, self.model.unknown[k])
+                ids, owner = ids[keep], owner[keep]
+            a, b = self.model.bounds[k], self.model.bounds[k + 1]
+            self._vectors[start:n, a:b] = self.model.segment_sum(table, ids, owner, len(new))
+            self._kept[start:n, k] = _counts(owner, len(new))
+        self._filled = n
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """Sentence embeddings ``[len(texts), dim]`` (float32)."""
+        texts = list(texts)
+        model = self.model
+        if not texts:
+            return np.zeros((0, model.dim), dtype=np.float32)
+        plan = self.fast.chunk_plan(texts) if self.fast is not None and model.pooling == "mean" else None
+        if plan is None:
+            return model.embed_token_ids(*self.ids(texts))
+        ks, redo = plan
+        self._fill()
+        count = len(texts)
+        marks = np.cumsum(ks == 0)
+        is_chunk = ks != 0
+        rows, sentence = ks[is_chunk], marks[is_chunk]
+        sums = model.segment_sum(self._vectors, rows, sentence, count)
+        counts = np.zeros((count, len(self.parts)), dtype=np.int64)
+        for k in range(len(self.parts)):
+            counts[:, k] = np.bincount(sentence, weights=self._kept[rows, k], minlength=count)
+        redo = set(redo)
+        limit = model.max_seq_length
+        pairs = np.flatnonzero(is_chunk[:-1] & is_chunk[1:])  # a trigram across the space between two chunks
+        for k, part in enumerate(self.parts):
+            totals = None
+            if limit is not None:
+                totals = np.bincount(sentence, weights=part.lens[rows], minlength=count).astype(np.int64)
+            if isinstance(part, _TrigramIds):
+                wordless = part.lens[rows] == 0  # a chunk without words (never expected): the id path
+                if wordless.any():
+                    redo.update(sentence[wordless].tolist())
+                space = np.full(len(pairs), 32, dtype=np.int64)
+                ids = part.ids(part.last[ks[pairs]], space, part.first[ks[pairs + 1]])
+                owner = marks[pairs]
+                if totals is not None:
+                    totals += _counts(owner, count)
+                if model.drop[k]:
+                    keep = ~np.isin(ids, model.unknown[k])
+                    ids, owner = ids[keep], owner[keep]
+                a, b = model.bounds[k], model.bounds[k + 1]
+                sums[:, a:b] += model.segment_sum(model.tables[k], ids, owner, count)
+                counts[:, k] += _counts(owner, count)
+            if totals is not None:
+                redo.update(np.flatnonzero(totals > limit).tolist())
+        out = model.finish(sums, counts)
+        if redo:
+            again = sorted(redo)
+            out[again] = model.embed_token_ids(*self.ids([texts[i] for i in again]))
+        return out
+
+
+__all__ = ["AveragingModel", "ChunkAverager", "DEFAULT_CACHE_BYTES"]

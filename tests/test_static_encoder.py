@@ -1,0 +1,182 @@
+"""The torch-free path (``paranmt_hf.model.static.StaticEncoder``): averaging models embed with NumPy + tokenizers,
+equal to ``ParaNMTEncoder`` (≤ 1e-6), with torch and transformers blocked from importing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_featurization import TRICKY, _fuzz, wordpiece_backend
+
+from paranmt_hf import ParaNMTEncoder, StaticEncoder, build_encoder
+
+CORPUS = ["A man is playing a guitar.", "A woman is slicing an onion.", "I don't think it's 3.5 dollars.",
+          "Two dogs run in the park!", "Café owners in São Paulo say ΣΟΦΙΑ is naïve."] * 3
+TEXTS = TRICKY + _fuzz(200, seed=4) + CORPUS
+VARIANTS = {
+    "word": ("word", {}),
+    "sp": ("sp", {"vocab_size": 60}),
+    "subword": ("subword", {"subword_tokenizer": "wordpiece"}),
+    "trigram": ("trigram", {}),
+    "trigram+word": ("trigram+word", {}),
+    "trigram+subword": ("trigram+subword", {"subword_tokenizer": "wordpiece"}),
+    "sp+trigram add": ("sp+trigram", {"vocab_size": 60, "combination": "add"}),
+    "word drop_unknown": ("word", {"drop_unknown_tokens": True}),
+    "trigram+word max_seq_length": ("trigram+word", {"max_seq_length": 5}),
+    "word max pooling": ("word", {"pooling": "max"}),
+}
+
+
+def _build(name: str) -> ParaNMTEncoder:
+    kind, extra = VARIANTS[name]
+    extra = dict(extra)
+    if extra.get("subword_tokenizer") == "wordpiece":
+        extra["subword_tokenizer"] = wordpiece_backend()
+    encoder = build_encoder(kind, CORPUS, embedding_dim=8, seed=3, **extra)
+    import torch
+
+    with torch.no_grad():  # trained-like unknown rows (nonzero), so that the unknown-token rules matter
+        for component in encoder.model.components:
+            component.embedding.weight[component.unk_token_id] = 0.5
+    return encoder
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("static")
+    out = {}
+    for name in VARIANTS:
+        path = root / name.replace(" ", "_").replace("+", "_")
+        encoder = _build(name)
+        encoder.save_pretrained(path)
+        np.save(str(path) + ".npy", encoder.encode(TEXTS))
+        out[name] = path
+    return out
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_static_encoder_equals_the_torch_model(saved, name):
+    static = StaticEncoder.from_pretrained(saved[name])
+    expected = np.load(str(saved[name]) + ".npy")
+    for batch_size in (None, 7):
+        got = static.encode(TEXTS, batch_size=batch_size, show_progress_bar=False)
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        assert np.abs(got - expected).max() <= 1e-6
+    again = static.encode(TEXTS)  # warm chunk caches
+    assert np.abs(again - expected).max() <= 1e-6
+    assert static.embedding_dim == expected.shape[1] and static.get_embedding_dimension() == expected.shape[1]
+
+
+@pytest.mark.parametrize("weight_dtype", ["float16", "int8"])
+def test_smaller_weight_storage_loads_as_in_paranmt_encoder(tmp_path, weight_dtype):
+    encoder = _build("trigram+word")
+    encoder.save_pretrained(tmp_path, weight_dtype=weight_dtype)
+    expected = ParaNMTEncoder.from_pretrained(tmp_path).encode(TEXTS)
+    assert np.abs(StaticEncoder.from_pretrained(tmp_path).encode(TEXTS) - expected).max() <= 1e-6
+
+
+def test_earlier_release_directories_load():
+    root = Path(__file__).parent / "fixtures" / "releases"
+    for path in sorted(p for p in root.iterdir() if p.is_dir() and "lstm" not in p.name):
+        with pytest.warns(FutureWarning) if "161fee2" in path.name else _nothing():
+            torch_model = ParaNMTEncoder.from_pretrained(path)
+        expected = torch_model.encode(TEXTS)
+        with pytest.warns(FutureWarning) if "161fee2" in path.name else _nothing():
+            static = StaticEncoder.from_pretrained(path)
+        assert np.abs(static.encode(TEXTS) - expected).max() <= 1e-6, path.name
+
+
+class _nothing:  # noqa: N801
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_recurrent_models_and_wrong_folders_are_refused(tmp_path):
+    build_encoder("lstm", CORPUS, embedding_dim=8).save_pretrained(tmp_path / "lstm")
+    with pytest.raises(ValueError, match=r"recurrent model \(lstm\).*ParaNMTEncoder.*paranmt-hf\[torch\]"):
+        StaticEncoder.from_pretrained(tmp_path / "lstm")
+    with pytest.raises(FileNotFoundError):
+        StaticEncoder.from_pretrained(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        StaticEncoder.from_pretrained(tmp_path / "empty")
+
+
+BLOCKED = textwrap.dedent(
+    """
+    import importlib.abc, json, sys, time
+
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("torch", "transformers", "sentence_transformers"):
+                raise ModuleNotFoundError("blocked: " + name)
+
+    sys.meta_path.insert(0, Block())
+    started = time.perf_counter()
+    import numpy as np
+    from paranmt_hf import StaticEncoder
+
+    texts, out = json.loads(sys.argv[1]), sys.argv[2]
+    for i, path in enumerate(sys.argv[3:]):
+        np.save(f"{out}/{i}.npy", StaticEncoder.from_pretrained(path).encode(texts, normalize_embeddings=True))
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers", "safetensors"))
+    print("RESULTS " + json.dumps({"loaded": loaded, "seconds": time.perf_counter() - started}))
+    """
+)
+
+
+def test_embeds_with_torch_and_transformers_blocked(saved, tmp_path):
+    names = ["word", "sp", "trigram+subword", "sp+trigram add"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-c", BLOCKED, json.dumps(TEXTS), str(tmp_path),
+                           *[str(saved[n]) for n in names]], capture_output=True, text=True, env=env, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.rsplit("RESULTS ", 1)[1])
+    assert results["loaded"] == []  # neither torch nor transformers (nor safetensors) was imported
+    for i, name in enumerate(names):
+        expected = np.load(str(saved[name]) + ".npy")
+        expected = expected / np.maximum(np.linalg.norm(expected, axis=1, keepdims=True), 1e-12)
+        assert np.abs(np.load(tmp_path / f"{i}.npy") - expected).max() <= 1e-6, name
+
+
+NO_TORCH = textwrap.dedent(
+    """
+    import importlib.abc, sys
+
+    class Block(importlib.abc.MetaPathFinder):  # a core install: torch and transformers absent
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("torch", "transformers", "sentence_transformers"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, Block())
+    try:
+        from paranmt_hf import ParaNMTEncoder  # noqa: F401
+    except ImportError as err:
+        print("IMPORT " + str(err))
+    from paranmt_hf.cli.main import main
+
+    sys.exit(main(["embed", sys.argv[1], "--input", sys.argv[2], "--output", sys.argv[3]]))
+    """
+)
+
+
+def test_a_core_install_names_the_extra(saved, tmp_path):
+    (tmp_path / "in.txt").write_text("a man plays\n")
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, str(saved["word"]), str(tmp_path / "in.txt"),
+                           str(tmp_path / "out.npy")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdin=subprocess.DEVNULL)
+    assert "IMPORT 'torch' is needed for this feature: install it with `pip install" in done.stdout, \
+        done.stdout + done.stderr[-2000:]
+    assert "[torch]" in done.stdout
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("paranmt-hf embed: ") and "[torch]`" in done.stderr
