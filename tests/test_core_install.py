@@ -1,4 +1,6 @@
-"""A core-only install (``pip install paranmt_hf``, no extras) builds, saves and loads models.
+"""An install with only the ``torch`` extra (``pip install "paranmt_hf[torch]"``) builds, saves and loads models.
+
+(The core alone, without torch, embeds with ``StaticEncoder``: ``tests/test_static_encoder.py``.)
 
 The check runs in a fresh interpreter where every distribution of setup.cfg's extras, and everything those pull in
 that the core does not, is hidden by a meta-path blocker: ``import scipy`` raises ``ModuleNotFoundError`` and
@@ -53,10 +55,12 @@ def _closure(names: list[str]) -> set[str]:
 
 
 def optional_modules() -> list[str]:
-    """Top-level modules of the distributions that only setup.cfg's extras bring (not the core's requirements)."""
+    """Top-level modules of the distributions that only setup.cfg's extras bring (not the core's requirements, nor
+    the torch extra's)."""
     cfg = configparser.ConfigParser(interpolation=None)
     cfg.read(ROOT / "setup.cfg")
-    core = _closure(_requirements(cfg["options"]["install_requires"]))
+    core = _closure(_requirements(cfg["options"]["install_requires"])
+                    + _requirements(cfg["options.extras_require"]["torch"]))
     extras = [name for value in cfg["options.extras_require"].values() for name in _requirements(value)]
     optional = _closure(extras) - core
     modules = {module for module, dists in metadata.packages_distributions().items()

@@ -179,4 +179,4 @@ def test_a_core_install_names_the_extra(saved, tmp_path):
         done.stdout + done.stderr[-2000:]
     assert "[torch]" in done.stdout
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("paranmt-hf embed: ") and "[torch]`" in done.stderr
+    assert done.stderr.startswith("paranmt-hf embed: ") and "[torch]" in done.stderr
