@@ -206,5 +206,5 @@ def test_outputs_next_to_the_model_can_be_replaced(tiny, tmp_path):
         assert main(["export", str(model_dir), "--format", "fp16", "--output", str(model_dir / "fp16"),
                      "--overwrite"]) == 0
     names = {p.relative_to(model_dir).as_posix() for p in model_files(model_dir)}
-    assert "model.safetensors" in names and "config.json" in names and "static/model.safetensors" in names
+    assert "model.safetensors" in names and "config.json" in names
     assert not any(n.startswith("fp16/") or n == "e.npy" for n in names)

@@ -121,6 +121,7 @@ def test_tasks_run_separately_merge_into_the_one_task_output(corpus: Path, tmp_p
     assert not (tmp_path / ".split.tsv.gz.paranmt-work").exists()
 
 
+@pytest.mark.data
 def test_renamed_shard_flags_warn_and_still_work(corpus: Path, tmp_path: Path) -> None:
     out, whole = tmp_path / "kept.tsv", tmp_path / "whole.tsv"
     base = ["corpus", "filter", str(corpus), "--quiet", "--no-language-filter"]

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from ..corpus.tokens import TOKENIZERS
+
 EPILOG = """examples (EMNLP 2017 §5.6: a 3-gram KenLM on 40,000 held-out references; a classifier on held-out
 references vs their back-translations):
   paranmt-hf measures list
@@ -56,12 +58,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--column", type=int, default=1, help="1-based TSV column holding the English (default 1)")
     p.add_argument("--output", required=True, help="model folder to write")
     p.add_argument("--order", type=int, default=3, help="n-gram order (E17: 3)")
-    p.add_argument("--tokenizer", default="nltk", choices=["nltk", "whitespace"])
+    p.add_argument("--tokenizer", default="nltk", choices=TOKENIZERS,
+                   help="nltk: the papers' nltk.word_tokenize (default); whitespace: str.split, for tokenised text")
     p.add_argument("--cased", action="store_true", help="keep case (default: lower-case)")
     p.add_argument("--binary", action="store_true", help="also convert to KenLM's binary format")
     p.add_argument("--lmplz", default=None, help="KenLM's lmplz program (default: $KENLM_BIN or PATH)")
     p.add_argument("--memory", default="1G", help="lmplz -S")
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     p.set_defaults(func=_train_lm)
 
     p = sub.add_parser("train-classifier", help="reference-vs-translation classifier (reference_probability)")
@@ -70,8 +73,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--output", required=True, help="classifier folder to write")
     p.add_argument("--validation", type=float, default=0.1, help="held-out references for tuning C (share or count)")
     p.add_argument("--test", type=float, default=0.1, help="held-out references for the report (share or count)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--seed", type=int, default=1, help="seed of the splits and the negatives (default 1)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output folder")
     p.set_defaults(func=_train_classifier)
 
 
