@@ -27,6 +27,9 @@ from ..utils.imports import require
 from .rows import RowMaker
 from .steps import CorpusStep
 
+TASK_RECORD = "rows.json"
+"""The file, in each task's Parquet folder, that lists the task's files and their row counts."""
+
 
 @dataclass
 class ExportedConfig:
@@ -82,6 +85,15 @@ class ParquetShards:
             self.files.append(self.out_dir / "train-00000.parquet")
             self.pq.write_table(self.schema.empty_table(), self.files[-1])
         return self.files
+
+    def close_task(self) -> None:
+        """Close the last file and record the task's files and row counts in ``out_dir/rows.json``.
+
+        :func:`collect_task_files` reads the record.
+        """
+        files = self.close()
+        record = {"files": [f.name for f in files], "rows": self.file_rows}
+        (self.out_dir / TASK_RECORD).write_text(json.dumps(record), encoding="utf-8")
 
 
 def write_parquet_shards(
@@ -139,9 +151,7 @@ class RowsStep(CorpusStep):
                 self.count({k: v - before.get(k, 0) for k, v in rows.counts.items()})
                 self.count({"rows": table.num_rows})
             yield batch
-        files = shards.close()
-        record = {"files": [f.name for f in files], "rows": shards.file_rows}
-        (folder / "rows.json").write_text(json.dumps(record), encoding="utf-8")
+        shards.close_task()
 
 
 def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: int,
@@ -164,33 +174,42 @@ def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: i
     return stages
 
 
+def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir: Path, tasks: int,
+                       target: Path) -> ExportedConfig:
+    """Link (or copy) the Parquet files of ``tasks`` tasks, in task order, to ``target/train-NNNNN.parquet``.
+
+    The tasks wrote them with :meth:`ParquetShards.close_task` in ``parts_dir/<rank>/``; they hold the config
+    ``name`` with ``columns``. With no row at all, ``target`` keeps one file of ``schema`` and no row, so that the
+    config still loads.
+    """
+    pq = require("pyarrow.parquet", "data")
+    done = ExportedConfig(name, columns=list(columns))
+    target.mkdir(parents=True, exist_ok=True)
+    for rank in range(tasks):
+        folder = parts_dir / f"{rank:05d}"
+        record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
+        for file, rows in zip(record["files"], record["rows"], strict=True):
+            dest = target / f"train-{len(done.files):05d}.parquet"
+            try:
+                os.link(folder / file, dest)
+            except OSError:
+                shutil.copyfile(folder / file, dest)
+            done.files.append(dest)
+            done.rows += rows
+    if not done.files:
+        done.files.append(target / "train-00000.parquet")
+        pq.write_table(schema.empty_table(), done.files[-1])
+    return done
+
+
 def collect_exported(spec: Any, out_dir: Path, configs: Sequence[str]) -> list[ExportedConfig]:
     """Link (or copy) each config's task files, in task order, to ``out_dir/data/<config>/train-NNNNN.parquet``.
 
     A config with no row at all keeps one schema-only file, so that it still loads.
     """
-    pq = require("pyarrow.parquet", "data")
-    exported = []
-    for name in configs:
-        done = ExportedConfig(name, columns=CONFIGS[name].column_names)
-        target = out_dir / "data" / name
-        target.mkdir(parents=True, exist_ok=True)
-        for rank in range(spec.tasks):
-            folder = spec.parts_dir(name) / f"{rank:05d}"
-            record = json.loads((folder / "rows.json").read_text(encoding="utf-8"))
-            for file, rows in zip(record["files"], record["rows"], strict=True):
-                dest = target / f"train-{len(done.files):05d}.parquet"
-                try:
-                    os.link(folder / file, dest)
-                except OSError:
-                    shutil.copyfile(folder / file, dest)
-                done.files.append(dest)
-                done.rows += rows
-        if not done.files:
-            done.files.append(target / "train-00000.parquet")
-            pq.write_table(CONFIGS[name].features().arrow_schema.empty_table(), done.files[-1])
-        exported.append(done)
-    return exported
+    return [collect_task_files(name, CONFIGS[name].column_names, CONFIGS[name].features().arrow_schema,
+                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name)
+            for name in configs]
 
 
 def merge_export(spec: Any) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -36,7 +35,7 @@ from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, source_s
 from .batches import PairBatch
 from .columns import Header, header_of, parse_named
 from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
-from .export import ExportedConfig, ParquetShards, write_card, write_export_record
+from .export import ParquetShards, collect_task_files, write_card, write_export_record
 from .filtering import FilterStep, bounds_stages
 from .parts import TsvPartWriter, part_path
 from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
@@ -100,9 +99,7 @@ class NamedParquetWriter(CorpusStep):
                         table[name] = np.asarray(table[name], dtype=np.float32)
                 shards.write(pa.Table.from_pydict(table, schema=schema))
             yield batch
-        files = shards.close()
-        (folder / "rows.json").write_text(json.dumps({"files": [f.name for f in files], "rows": shards.file_rows}),
-                                          encoding="utf-8")
+        shards.close_task()
 
 
 def arrow_schema(columns: Sequence[str]) -> Any:
@@ -117,25 +114,9 @@ def merge_made(spec: JobSpec) -> None:
 
     check_some_valid(spec, "main", spec.output)
     name, columns = spec.options["config"], spec.options["columns"]
-    pq = require("pyarrow.parquet", "data")
     with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
-        done = ExportedConfig(name, columns=list(columns))
-        target = Path(tmp) / "data" / name
-        target.mkdir(parents=True, exist_ok=True)
-        for rank in range(spec.tasks):
-            folder = spec.parts_dir("parquet") / f"{rank:05d}"
-            record = json.loads((folder / "rows.json").read_text(encoding="utf-8"))
-            for file, rows in zip(record["files"], record["rows"], strict=True):
-                dest = target / f"train-{len(done.files):05d}.parquet"
-                try:
-                    os.link(folder / file, dest)
-                except OSError:
-                    shutil.copyfile(folder / file, dest)
-                done.files.append(dest)
-                done.rows += rows
-        if not done.files:
-            done.files.append(target / "train-00000.parquet")
-            pq.write_table(arrow_schema(columns).empty_table(), done.files[-1])
+        done = collect_task_files(name, columns, arrow_schema(columns), spec.parts_dir("parquet"), spec.tasks,
+                                  Path(tmp) / "data" / name)
         card = spec.options["card"]
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)

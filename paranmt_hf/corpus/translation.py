@@ -300,10 +300,64 @@ def encode_sources(tokenizer: Any, sentences: Sequence[str], max_length: int) ->
     return EncodedSources(ids, truncated)
 
 
+class Seq2SeqEngine:
+    """What both engines share.
+
+    The model's name, config, tokenizer and language codes, the source length limit and beam width, and the
+    sentences -> token ids step of :meth:`translate` (an engine implements :meth:`translate_ids`).
+    """
+
+    options: DecodingOptions
+    name: str
+    config: Any
+    tokenizer: Any
+    languages: LanguageCodes
+    max_length: int
+    num_beams: int
+
+    def _load_model_files(self, model: str | os.PathLike[str], options: DecodingOptions | None,
+                          trust_remote_code: bool) -> None:
+        """Set ``options``, ``name``, ``config``, ``tokenizer`` and ``languages``."""
+        self.options = options or DecodingOptions()
+        self.name = resolve_model(model)
+        self.config = load_seq2seq_config(self.name, trust_remote_code)
+        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
+        self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
+                                             self.options.target_lang)
+
+    def _set_limits(self, default_beams: int | None) -> None:
+        """Set ``max_length`` and ``num_beams`` (``options.num_beams``, else the model's ``default_beams``, else 1).
+
+        Raises:
+            InvalidOptionError: ``num_return`` exceeds the beam width (without sampling).
+        """
+        self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
+        self.num_beams = self.options.num_beams or default_beams or 1
+        if not self.options.do_sample and self.options.num_return > self.num_beams:
+            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
+                                     f"({self.num_beams}, the model's default): give num_beams")
+
+    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
+        """The ``num_return`` candidates of each sentence, best first.
+
+        ``seed``: sampling seed for this call (default ``options.seed``); the engine's :meth:`translate_ids` says how
+        sampled candidates are ordered.
+        """
+        sentences = list(sentences)
+        if not sentences:
+            return TranslatedBatch([], [])
+        encoded = encode_sources(self.tokenizer, sentences, self.max_length)
+        return TranslatedBatch(self.translate_ids(encoded.ids, seed), encoded.truncated)
+
+    def translate_ids(self, ids: list[list[int]], seed: int | None) -> list[list[Translation]]:
+        """The candidates of each source given as token ids (at least one source)."""
+        raise NotImplementedError
+
+
 # ---- the transformers engine --------------------------------------------------------------------------------------
 
 
-class TransformersTranslator:
+class TransformersTranslator(Seq2SeqEngine):
     """Translate with ``model.generate`` (any ``AutoModelForSeq2SeqLM``), n-best lists with their costs.
 
     Args:
@@ -322,12 +376,7 @@ class TransformersTranslator:
                  trust_remote_code: bool = False) -> None:
         torch = require("torch", "translate")
         transformers = require("transformers", "translate")
-        self.options = options or DecodingOptions()
-        self.name = resolve_model(model)
-        self.config = load_seq2seq_config(self.name, trust_remote_code)
-        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
-        self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
-                                             self.options.target_lang)
+        self._load_model_files(model, options, trust_remote_code)
         if threads is not None:
             torch.set_num_threads(threads)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -346,11 +395,7 @@ class TransformersTranslator:
         self.pad_id = generation.pad_token_id if generation.pad_token_id is not None else self.config.pad_token_id
         self.forced_bos = self.languages.forced_bos_token_id if self.languages.needed else \
             generation.forced_bos_token_id
-        self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
-        self.num_beams = self.options.num_beams or generation.num_beams or 1
-        if not self.options.do_sample and self.options.num_return > self.num_beams:
-            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
-                                     f"({self.num_beams}, the model's default): give num_beams")
+        self._set_limits(generation.num_beams)
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The keyword arguments passed to ``model.generate`` (besides the inputs)."""
@@ -364,24 +409,20 @@ class TransformersTranslator:
             kwargs["forced_bos_token_id"] = self.languages.forced_bos_token_id
         return kwargs
 
-    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
-        """The ``num_return`` candidates of each sentence, best first (sampled ones in draw order)."""
+    def translate_ids(self, ids: list[list[int]], seed: int | None) -> list[list[Translation]]:
+        """The candidates of each source, best first (sampled ones in draw order), in batches of similar length."""
         torch = require("torch", "translate")
-        sentences = list(sentences)
-        if not sentences:
-            return TranslatedBatch([], [])
-        encoded = encode_sources(self.tokenizer, sentences, self.max_length)
         width = max(self.num_beams, self.options.num_return)
-        out: list[list[Translation]] = [[] for _ in sentences]
+        out: list[list[Translation]] = [[] for _ in ids]
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         with torch.inference_mode(), torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.options.seed if seed is None else seed)
-            for batch in length_sorted_batches([len(x) for x in encoded.ids], self.options.batch_tokens, width):
-                for index, hyps in zip(batch, self._translate_ids([encoded.ids[i] for i in batch]), strict=True):
+            for batch in length_sorted_batches([len(x) for x in ids], self.options.batch_tokens, width):
+                for index, hyps in zip(batch, self._translate_batch([ids[i] for i in batch]), strict=True):
                     out[index] = hyps
-        return TranslatedBatch(out, encoded.truncated)
+        return out
 
-    def _translate_ids(self, ids: list[list[int]]) -> list[list[Translation]]:
+    def _translate_batch(self, ids: list[list[int]]) -> list[list[Translation]]:
         torch = require("torch", "translate")
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.pad_id
         longest = max(map(len, ids))

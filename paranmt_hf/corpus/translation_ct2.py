@@ -20,25 +20,17 @@ import json
 import logging
 import math
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
 from ..utils.paths import cache_dir
-from .errors import InvalidOptionError
 from .translation import (
     DecodingOptions,
-    LanguageCodes,
-    TranslatedBatch,
+    Seq2SeqEngine,
     Translation,
     TranslationModelError,
-    encode_sources,
-    load_seq2seq_config,
-    load_tokenizer,
-    model_max_length,
-    resolve_model,
 )
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".model", ".spm", ".txt")
@@ -117,7 +109,7 @@ def converted_model(model: str, cache: str | os.PathLike[str] | None = None, tru
     return target
 
 
-class CTranslate2Translator:
+class CTranslate2Translator(Seq2SeqEngine):
     """Translate with CTranslate2 (see the module docstring).
 
     Args:
@@ -136,12 +128,7 @@ class CTranslate2Translator:
                  compute_type: str | None = None, device: str | None = None, threads: int | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, trust_remote_code: bool = False) -> None:
         ctranslate2 = require("ctranslate2", "translate")
-        self.options = options or DecodingOptions()
-        self.name = resolve_model(model)
-        self.config = load_seq2seq_config(self.name, trust_remote_code)
-        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
-        self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
-                                             self.options.target_lang)
+        self._load_model_files(model, options, trust_remote_code)
         transformers = require("transformers", "translate")
         try:
             self.generation = transformers.GenerationConfig.from_pretrained(self.name)
@@ -154,11 +141,7 @@ class CTranslate2Translator:
         if threads is not None:
             kwargs["intra_threads"] = threads
         self.translator = ctranslate2.Translator(str(self.path), **kwargs)
-        self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
-        self.num_beams = self.options.num_beams or self.generation.num_beams or 1
-        if not self.options.do_sample and self.options.num_return > self.num_beams:
-            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
-                                     f"({self.num_beams}, the model's default): give num_beams")
+        self._set_limits(self.generation.num_beams)
         eos = self.generation.eos_token_id if self.generation.eos_token_id is not None else self.config.eos_token_id
         eos = eos[0] if isinstance(eos, list) else eos
         self.eos_token = self.tokenizer.convert_ids_to_tokens(int(eos))
@@ -184,14 +167,10 @@ class CTranslate2Translator:
                           sampling_temperature=float(o.temperature or self.generation.temperature or 1.0))
         return kwargs
 
-    def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
-        """The ``num_return`` candidates of each sentence, best first."""
+    def translate_ids(self, ids: list[list[int]], seed: int | None) -> list[list[Translation]]:
+        """The candidates of each source, best first."""
         ctranslate2 = require("ctranslate2", "translate")
-        sentences = list(sentences)
-        if not sentences:
-            return TranslatedBatch([], [])
-        encoded = encode_sources(self.tokenizer, sentences, self.max_length)
-        source = [self.tokenizer.convert_ids_to_tokens(ids) for ids in encoded.ids]
+        source = [self.tokenizer.convert_ids_to_tokens(x) for x in ids]
         if self.options.do_sample:
             ctranslate2.set_random_seed(self.options.seed if seed is None else seed)
         prefix = [self.prefix] * len(source) if self.prefix else None
@@ -224,9 +203,9 @@ class CTranslate2Translator:
             for (_, _, finished, _), result in zip(rows, scored, strict=True):
                 log_probs = list(result.log_probs) if finished else list(result.log_probs)[:-1]  # no end token
                 costs.append((-math.fsum(log_probs) / len(log_probs) if log_probs else math.nan, len(log_probs)))
-        out: list[list[Translation]] = [[] for _ in sentences]
+        out: list[list[Translation]] = [[] for _ in ids]
         for (index, tokens, finished, _), (cost, counted) in zip(rows, costs, strict=True):
-            ids = self.tokenizer.convert_tokens_to_ids(tokens[len(self.prefix):])
-            text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            out[index].append(Translation(text, cost, counted, finished, tuple(ids)))
-        return TranslatedBatch(out, encoded.truncated)
+            candidate = self.tokenizer.convert_tokens_to_ids(tokens[len(self.prefix):])
+            text = self.tokenizer.decode(candidate, skip_special_tokens=True)
+            out[index].append(Translation(text, cost, counted, finished, tuple(candidate)))
+        return out

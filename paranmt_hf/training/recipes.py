@@ -180,6 +180,16 @@ def _acl(name: str, model: str, **fields: Any) -> Recipe:
     return Recipe(name=name, description=f"ParaNMT-50M (ACL 2018) §5.2, {model}; {_ACL_TRAINING}.", **_ACL, **fields)
 
 
+_PRAS = {"kind": "sp", "vocab_size": 50_000, "batch_size": 128, "margin": 0.4, "anneal": 150}
+"""The training settings both "Paraphrastic Representations at Scale" presets share (SP unigram vocabulary of 50K,
+batch 128, margin 0.4, mega-batch annealed every 150 mini-batches)."""
+
+
+def _pras(name: str, description: str, **fields: Any) -> Recipe:
+    """A "Paraphrastic Representations at Scale" preset: :data:`_PRAS` with its own sizes and schedule."""
+    return Recipe(name=name, description=description, **_PRAS, **fields)
+
+
 _BEST_TRIGRAM = Recipe(
     name="best-trigram",
     description="Best papers'-method recipe found on the shared corpora (results/recipes/; `best` until the "
@@ -229,38 +239,15 @@ RECIPES: dict[str, Recipe] = {
             teacher_weight=1.25,
             tokenlearn=True,
         ),
-        Recipe(
-            name="pras-sp",
-            description="Paraphrastic Representations at Scale: SP averaging, 1024-d, 50K unigram vocabulary, "
-            "batch 128, margin 0.4, M 100 with annealing every 150 mini-batches, Adam 1e-3.",
-            kind="sp",
-            embedding_dim=1024,
-            vocab_size=50_000,
-            batch_size=128,
-            margin=0.4,
-            megabatch_size=100,
-            anneal=150,
-            learning_rate=1e-3,
-            epochs=25.0,
-        ),
-        Recipe(
-            name="pras-bitext",
-            description="Cross-lingual SP model (PRAS §5): one shared SentencePiece unigram vocabulary over "
-            "English and the bitext languages, batch 128, margin 0.4, mega-batch annealed every 150 mini-batches; "
-            "negatives of bitext pairs from the other language. Trained on X-English bitext together with English "
-            "paraphrases. M, dropout (STS17 en-en), learning rate, size and length (held-out mining) chosen on dev "
-            "data (results/bitext/).",
-            kind="sp",
-            embedding_dim=512,
-            vocab_size=50_000,
-            vocab_sentences=300_000,
-            batch_size=128,
-            margin=0.4,
-            megabatch_size=10,
-            anneal=150,
-            learning_rate=5e-2,
-            epochs=1.0,
-        ),
+        _pras("pras-sp", "Paraphrastic Representations at Scale: SP averaging, 1024-d, 50K unigram vocabulary, "
+              "batch 128, margin 0.4, M 100 with annealing every 150 mini-batches, Adam 1e-3.",
+              embedding_dim=1024, megabatch_size=100, learning_rate=1e-3, epochs=25.0),
+        _pras("pras-bitext", "Cross-lingual SP model (PRAS §5): one shared SentencePiece unigram vocabulary over "
+              "English and the bitext languages, batch 128, margin 0.4, mega-batch annealed every 150 mini-batches; "
+              "negatives of bitext pairs from the other language. Trained on X-English bitext together with English "
+              "paraphrases. M, dropout (STS17 en-en), learning rate, size and length (held-out mining) chosen on dev "
+              "data (results/bitext/).",
+              embedding_dim=512, vocab_sentences=300_000, megabatch_size=10, learning_rate=5e-2, epochs=1.0),
     )
 }
 """The papers' recipes. Word-vector initialisation uses GloVe 6B 50d (the papers used PARAGRAM-SL999 300d, which is
