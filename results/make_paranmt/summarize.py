@@ -8,7 +8,7 @@ paraphrase score, mean length and trigram overlap, with the filter's bounds) and
     python results/make_paranmt/summarize.py runs/make_paranmt [--log runs/make_paranmt/logs/run.log]
         [--chunks mining=DIR --chunks heldout=DIR]
 
-``--log``: a ``bash -x`` log of ``run.sh`` with ``PS4='+ [$(date +%T)] '`` (the step times are read from it);
+``--log``: logs of ``run.sh`` (the corpus commands' summary lines are kept: lines, seconds, counts);
 ``--chunks``: back-translation work folders' ``chunks`` (kept with ``--keep-work``, or of an interrupted run): the
 per-chunk counts the output does not hold (candidates stopped by --max-new-tokens, truncated sources) and the
 translation rate from the chunks' times.
@@ -21,7 +21,7 @@ import csv
 import json
 import re
 import sys
-from datetime import datetime, timedelta
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -114,31 +114,29 @@ def distributions(header: list[str], rows: list[list[str]]) -> dict[str, dict[st
     return out
 
 
-STEP = re.compile(r"^\++ \[(\d\d:\d\d:\d\d)\] (nice -n 10 .*)$")
 SUMMARY = re.compile(r"^read [\d,]+ lines in .*$")
+OUTPUTS = ("data/splits.json", "mt-model/generator_summary.json", "bt-mining.tsv", "bt-heldout.tsv",
+           "scorer/training_summary.json", "lm/paranmt_lm.json", "classifier/classifier.json", "annotated.tsv",
+           "one-best.tsv", "filtered.tsv", "generator/generator_summary.json", "generator/evaluation.json")
 
 
-def step_times(log: Path) -> list[dict[str, Any]]:
-    """The commands of a ``bash -x`` log of run.sh, each with its start and wall time (to the next command)."""
-    lines = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()
-    marks = []
-    for line in lines:
-        match = re.match(r"^\++ \[(\d\d:\d\d:\d\d)\] ", line)
-        if match:
-            marks.append((match.group(1), line))
-    steps = []
-    for i, (clock, line) in enumerate(marks):
-        match = STEP.match(line)
-        if not match:
-            continue
-        end = marks[i + 1][0] if i + 1 < len(marks) else None
-        seconds = None
-        if end is not None:
-            delta = datetime.strptime(end, "%H:%M:%S") - datetime.strptime(clock, "%H:%M:%S")
-            seconds = (delta if delta >= timedelta(0) else delta + timedelta(days=1)).total_seconds()
-        steps.append({"started": clock, "wall_seconds": seconds, "command": match.group(2)})
-    summaries = [line for line in lines if SUMMARY.match(line)]
-    return [*steps, {"summary_lines": summaries}]
+def output_times(work: Path) -> dict[str, str]:
+    """When each step's output was written (UTC): the steps' wall times are the gaps of a run that did them in turn."""
+    times = {}
+    for name in OUTPUTS:
+        path = work / name
+        if path.exists():
+            times[name] = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    return times
+
+
+def summary_lines(logs: list[Path]) -> list[str]:
+    """The corpus commands' summary lines (lines read, time, counts) in run.sh logs."""
+    out = []
+    for log in logs:
+        text = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n")
+        out += [line for line in text.splitlines() if SUMMARY.match(line)]
+    return out
 
 
 def plot(header: list[str], rows: list[list[str]], pras: dict[str, Any], path: Path) -> None:
@@ -192,7 +190,7 @@ def plot_generator(evaluation: dict[str, Any], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("work", type=Path, help="run.sh's work folder")
-    parser.add_argument("--log", type=Path, action="append", default=[], help="bash -x log(s) of run.sh")
+    parser.add_argument("--log", type=Path, action="append", default=[], help="log(s) of run.sh")
     parser.add_argument("--chunks", action="append", default=[], metavar="POOL=DIR",
                         help="a back-translation work folder's chunks (per pool)")
     parser.add_argument("--output", type=Path, default=HERE / "pipeline.json")
@@ -230,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         "generator": ({"summary": json.loads((w / "generator" / "generator_summary.json").read_text(encoding="utf-8")),
                        "evaluation": json.loads((w / "generator" / "evaluation.json").read_text(encoding="utf-8"))}
                       if (w / "generator" / "evaluation.json").is_file() else None),
-        "steps": [step for log in args.log for step in step_times(log)],
+        "output_times": output_times(w), "summary_lines": summary_lines(args.log),
         "command": " ".join(sys.argv), "provenance": provenance()}
     atomic_write_json(args.output, result, overwrite=True)
     plot(one_header, one_best, one["filter"], args.output.with_suffix(".png"))
