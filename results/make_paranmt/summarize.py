@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "splits": splits, "backtranslation": pools,
         "scorer": {k: v for k, v in json.loads((w / "scorer" / "training_summary.json").read_text(
-            encoding="utf-8")).items() if k in ("steps", "seconds", "train_pairs", "dev")},
+            encoding="utf-8")).items() if k in ("steps", "seconds", "train_pairs", "dev_scores")},
         "language_model": lm,
         "classifier": json.loads((w / "classifier-report.json").read_text(encoding="utf-8")),
         "one_best": {"sentences": len(one_best), "pras": one, "filtered_pairs": filtered},
