@@ -199,8 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     columns = columns_for(mining, args.work, args.language_model, args.classifier)
     done = set()
     if args.runs.is_file():
-        done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in map(json.loads, args.runs.read_text(
-            encoding="utf-8").splitlines())}
+        previous = [json.loads(line) for line in args.runs.read_text(encoding="utf-8").splitlines() if line]
+        references = len(set(mining["group"].tolist()))
+        if any(r["pairs"] != args.pairs or (not r["bounds"] and r["passing_references"] != references)
+               for r in previous):
+            raise SystemExit(f"{args.runs} holds runs of another mining file or --pairs (this one: {references:,} "
+                             f"references, --pairs {args.pairs}): give --runs a new file, or move it away")
+        done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in previous}
     settings = [("None (random)", {}, seed) for seed in sorted({0, 1, 2, *args.seeds})]
     settings += [(name, bounds, seed) for name, grid in grids(args.full_grid, columns if args.quantile_grids else None)
                  .items() for bounds in grid for seed in args.seeds]

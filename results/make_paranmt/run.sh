@@ -7,7 +7,8 @@
 #   MINING_SENTENCES=N, HELDOUT_SENTENCES=N   back-translate only the first N German sentences of a pool (default: all)
 #   SOURCE_SEEDS="0 1 2"                       seeds of the data-source comparison (step 8)
 #   GENERATOR_MINUTES=20                       CPU minutes of the paraphrase generator's training (step 9)
-#   TUNE_ARGS="..."                            extra options of filters_2017/tune.py (e.g. --only, --pairs); SKIP_TUNE=1
+#   TUNE_ARGS="..."                            options of filters_2017/tune.py (default: --quantile-grids --full-grid
+#                                              --seeds 0 1 2; e.g. --pairs 2000, --only length); SKIP_TUNE=1 skips it
 #
 # Every step is a package command or a script of this folder; every step skips what an earlier run completed
 # (delete its output to redo it). One thread, `nice`: the machine is shared.
@@ -81,5 +82,5 @@ done
 [ -n "${SKIP_TUNE:-}" ] && exit 0
 # shellcheck disable=SC2086
 $RUN python "$ROOT/results/filters_2017/tune.py" --mining "$W/annotated.tsv" --work "$ROOT/runs/filters_2017" \
-    ${TUNE_ARGS:-}
+    ${TUNE_ARGS:---quantile-grids --full-grid --seeds 0 1 2}
 $RUN python "$ROOT/results/filters_2017/make_table.py"
