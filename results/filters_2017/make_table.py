@@ -1,6 +1,7 @@
 """Table and plot of the E17 tuning loop (``runs.jsonl`` of tune.py): per filter, the dev-selected setting.
 
-The setting is chosen by dev (STS17 en-en + STS-B validation) alone; the test columns (STS12-16, papers' protocol;
+The setting is chosen by dev (STS17 en-en + STS-B validation) alone, by the mean over its seeds when tune.py ran
+several (``--seeds``); the test columns (STS12-16, papers' protocol;
 STS-B test) are those of the chosen setting, as E17's Tables 6, 7 and 12 report them. Writes ``table.md``,
 ``summary.json`` and ``tune.png`` (dev score of every setting, per filter, beside the random baseline's seeds).
 
@@ -41,6 +42,22 @@ def interval(bounds: dict[str, list[float | None]]) -> str:
                      for lo, hi in bounds.values())
 
 
+def settings(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per setting (its bounds): the mean of its seeds' scores, in the order first seen."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(json.dumps(run["bounds"], sort_keys=True), []).append(run)
+    out = []
+    for mine in groups.values():
+        record = {"bounds": mine[0]["bounds"], "passing_references": mine[0]["passing_references"],
+                  "seeds": [r["seed"] for r in mine]}
+        if all("dev" in r for r in mine):
+            for key in ("dev", "sts12_16", "stsb_test"):
+                record[key] = statistics.mean(r[key] for r in mine)
+        out.append(record)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=Path, default=HERE / "runs.jsonl")
@@ -63,21 +80,25 @@ def main(argv: list[str] | None = None) -> int:
                 row[key + "_sd"] = statistics.stdev(values) if len(values) > 1 else 0.0
             row["setting"] = f"{len(trained)} seeds"
         elif trained:
-            best = max(trained, key=lambda r: r["dev"])
+            best = max(settings(trained), key=lambda r: r["dev"])
             row.update(setting=describe(best["bounds"]), passing_references=best["passing_references"],
-                       dev=best["dev"], sts12_16=best["sts12_16"], stsb_test=best["stsb_test"])
+                       seeds=best["seeds"], dev=best["dev"], sts12_16=best["sts12_16"],
+                       stsb_test=best["stsb_test"])
+        row["settings"] = len(settings(mine))
+        row["feasible"] = len(settings(trained))
         rows.append(row)
     random_row = next((r for r in rows if r["filter"] == "None (random)"), None)
-    lines = ["| filter | settings (feasible) | chosen on dev | dev | STS12-16 | STS-B test | E17 test (GRAN / AVG) |",
-             "|---|---:|---|---:|---:|---:|---:|"]
+    lines = ["| filter | settings (feasible) | chosen on dev | passing references | dev | STS12-16 | STS-B test "
+             "| E17 test (GRAN / AVG) |", "|---|---:|---|---:|---:|---:|---:|---:|"]
     for row in rows:
         if "dev" not in row:
-            lines.append(f"| {row['filter']} | {row['settings']} (0) | too few pairs pass every setting | | | | |")
+            lines.append(f"| {row['filter']} | {row['settings']} (0) | too few pairs pass every setting | | | | | |")
             continue
         cells = [f"{row[k]:.2f}" + (f" ± {row[k + '_sd']:.2f}" if k + "_sd" in row else "")
                  for k in ("dev", "sts12_16", "stsb_test")]
         e17 = row["e17_test_gran_avg"]
-        lines.append(f"| {row['filter']} | {row['settings']} ({row['feasible']}) | {row['setting']} | "
+        passing = f"{row['passing_references']:,}" if "passing_references" in row else "all"
+        lines.append(f"| {row['filter']} | {row['settings']} ({row['feasible']}) | {row['setting']} | {passing} | "
                      + " | ".join(cells) + f" | {e17[0]} / {e17[1]} |")
     table = "\n".join(lines) + "\n"
     atomic_write_text(HERE / "table.md", table)
@@ -100,10 +121,14 @@ def plot(runs: list[dict[str, Any]], filters: list[str], random_row: dict[str, A
     rows = (len(names) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
     for ax, name in zip(axes.flat, names, strict=False):
-        mine = [r for r in runs if r["filter"] == name]
+        mine = settings([r for r in runs if r["filter"] == name])
         xs = list(range(len(mine)))
         ys = [r.get("dev", float("nan")) for r in mine]
-        ax.plot(xs, ys, "o-", color="#3182bd", markersize=4)
+        ax.plot(xs, ys, "o-", color="#3182bd", markersize=4, label="setting (mean of its seeds)")
+        for x, setting in zip(xs, mine, strict=True):
+            seeds = [r["dev"] for r in runs if r["filter"] == name and r["bounds"] == setting["bounds"] and "dev" in r]
+            if len(seeds) > 1:
+                ax.plot([x] * len(seeds), seeds, ".", color="#9ecae1", markersize=3)
         if random_row is not None and "dev" in random_row:
             mean, sd = random_row["dev"], random_row["dev_sd"]
             ax.axhspan(mean - sd, mean + sd, color="#fdae6b", alpha=0.4, label="random ± sd")

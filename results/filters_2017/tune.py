@@ -12,14 +12,15 @@ trigram overlap, BLEU) and each setting of its grid, as E17 §2.2 does:
 4. per filter, keep the setting with the best dev score and report its test scores (STS12-16, papers' protocol;
    STS-B test), which play no part in the choice.
 
-"None (random)" samples without a filter (three seeds, to show the run-to-run spread). The columns are those of
-:data:`paranmt_hf.corpus.measures.MEASURES`, read from the annotated file (``corpus annotate``); the language model
-(KenLM 3-gram, E17) and the reference classifier behind two of them are trained on the held-out pool (its
-references; references vs back-translations), never on the mining pool. Resumable: settings already in
-``runs.jsonl`` are skipped.
+"None (random)" samples without a filter (three seeds or more, to show the run-to-run spread); ``--seeds`` runs
+every setting with several seeds (sample and training), and make_table.py chooses by the mean dev score over them.
+The columns are those of :data:`paranmt_hf.corpus.measures.MEASURES`, read from the annotated file (``corpus
+annotate``); the language model (KenLM 3-gram, E17) and the reference classifier behind two of them are trained on
+the held-out pool (its references; references vs back-translations), never on the mining pool. Resumable: settings
+already in ``runs.jsonl`` are skipped.
 
     python results/filters_2017/tune.py --mining runs/make_paranmt/annotated.tsv --work runs/filters_2017 \\
-        [--pairs 4000] [--full-grid]
+        [--pairs 4000] [--full-grid] [--quantile-grids] [--seeds 0 1 2] [--only length BLEU]
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quantile-grids", action="store_true",
                         help="add the 20th-80th percentiles of translation cost and perplexity to E17's bounds "
                              "(their scale depends on the MT model and the LM)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="seeds of every setting (sample and training; make_table.py averages them); the "
+                             "random baseline runs seeds 0-2 and these")
     parser.add_argument("--only", nargs="*", default=None, help="run only these filters")
     parser.add_argument("--runs", type=Path, default=HERE / "runs.jsonl")
     args = parser.parse_args(argv)
@@ -195,11 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     columns = columns_for(mining, args.work, args.language_model, args.classifier)
     done = set()
     if args.runs.is_file():
-        done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in map(json.loads, args.runs.read_text(
-            encoding="utf-8").splitlines())}
-    settings = [("None (random)", {}, seed) for seed in (0, 1, 2)]
-    settings += [(name, bounds, 0) for name, grid in grids(args.full_grid, columns if args.quantile_grids else None)
-                 .items() for bounds in grid]
+        previous = [json.loads(line) for line in args.runs.read_text(encoding="utf-8").splitlines() if line]
+        references = len(set(mining["group"].tolist()))
+        if any(r["pairs"] != args.pairs or (not r["bounds"] and r["passing_references"] != references)
+               for r in previous):
+            raise SystemExit(f"{args.runs} holds runs of another mining file or --pairs (this one: {references:,} "
+                             f"references, --pairs {args.pairs}): give --runs a new file, or move it away")
+        done = {(r["filter"], json.dumps(r["bounds"]), r["seed"]) for r in previous}
+    settings = [("None (random)", {}, seed) for seed in sorted({0, 1, 2, *args.seeds})]
+    settings += [(name, bounds, seed) for name, grid in grids(args.full_grid, columns if args.quantile_grids else None)
+                 .items() for bounds in grid for seed in args.seeds]
     for name, bounds, seed in settings:
         if args.only is not None and name not in args.only:
             continue

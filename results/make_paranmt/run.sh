@@ -3,6 +3,13 @@
 #
 #   KENLM_BIN=/path/to/kenlm/build/bin bash results/make_paranmt/run.sh [WORK]     # default WORK: runs/make_paranmt
 #
+# Full sizes by default; smaller runs (results/make_paranmt/README.md says which this folder's results used):
+#   MINING_SENTENCES=N, HELDOUT_SENTENCES=N   back-translate only the first N German sentences of a pool (default: all)
+#   SOURCE_SEEDS="0 1 2"                       seeds of the data-source comparison (step 8)
+#   GENERATOR_MINUTES=20                       CPU minutes of the paraphrase generator's training (step 9)
+#   TUNE_ARGS="..."                            options of filters_2017/tune.py (default: --quantile-grids --full-grid
+#                                              --seeds 0 1 2; e.g. --pairs 2000, --only length); SKIP_TUNE=1 skips it
+#
 # Every step is a package command or a script of this folder; every step skips what an earlier run completed
 # (delete its output to redo it). One thread, `nice`: the machine is shared.
 set -euo pipefail
@@ -22,8 +29,14 @@ mkdir -p "$W"
 [ -f "$W/mt-model/generator_summary.json" ] || $RUN python "$HERE/train_mt.py" "$W" --max-cpu-minutes 30 --threads 1
 
 # 3. back-translate the German of both pools (CTranslate2 int8; beam 5, the 5-best kept: EMNLP 2017's n-best lists)
+#    (MINING_SENTENCES / HELDOUT_SENTENCES: the first N lines of a pool, a prefix, so its chunks are the full run's)
 for pool in mining heldout; do
-  [ -f "$W/bt-$pool.tsv" ] || $PHF corpus backtranslate "$W/data/bt-$pool.tsv" --source-column 1 \
+  limit="${pool^^}_SENTENCES"; limit="${!limit:-}"; src="$W/data/bt-$pool.tsv"
+  if [ -n "$limit" ]; then
+    src="$W/data/bt-$pool.first$limit.tsv"; [ -f "$src" ] || head -n "$limit" "$W/data/bt-$pool.tsv" > "$src"
+  fi
+  [ "$pool" = heldout ] && heldout_bitext="$src"
+  [ -f "$W/bt-$pool.tsv" ] || $PHF corpus backtranslate "$src" --source-column 1 \
       --model "$W/mt-model" --engine ctranslate2 --num-beams 5 --num-return 5 --max-new-tokens 128 --with-source \
       --workers 1 --quiet -o "$W/bt-$pool.tsv"
 done
@@ -36,7 +49,8 @@ done
 
 # 5. EMNLP 2017's quality models, on the held-out pool only: a KenLM 3-gram of its references, and the
 #    reference-vs-back-translation classifier
-[ -f "$W/lm/paranmt_lm.json" ] || $PHF measures train-lm "$W/bt-heldout.tsv" --column 1 --order 3 --output "$W/lm"
+#    (the LM reads the English column of the pool's bitext, each reference once: bt-heldout.tsv repeats it per candidate)
+[ -f "$W/lm/paranmt_lm.json" ] || $PHF measures train-lm "$heldout_bitext" --column 2 --order 3 --output "$W/lm"
 [ -f "$W/classifier/classifier.json" ] || $PHF measures train-classifier "$W/bt-heldout.tsv" \
     --output "$W/classifier" > "$W/classifier-report.json"
 
@@ -56,14 +70,17 @@ done
 # 8. EMNLP 2017's data-source question: the same number of pairs from each source, a TRIGRAM model each, 3 seeds
 [ -f "$HERE/sources.json" ] || $RUN python "$HERE/compare_sources.py" --work "$W/sources" \
     --source "back-translated=$W/filtered.tsv" --source "tatoeba-pivots=$W/data/pivot.tsv" \
-    --source "flickr=$W/data/flickr.tsv"
+    --source "flickr=$W/data/flickr.tsv" --seeds ${SOURCE_SEEDS:-0 1 2}
 
 # 9. a paraphrase generator (ParaNMT-50M §6) on the pairs made here and the shared pivot pairs: PRAS Figure 3's
 #    generation thresholds (score 0.7-1.0, trigram overlap <= 0.5), 20 CPU minutes
 [ -f "$W/generator/evaluation.json" ] || $PHF train-generator "$W/one-best.tsv" "$W/data/pivot.tsv" \
-    --score-model "$W/scorer" --eval-model "$W/scorer" --max-cpu-minutes 20 --held-out 500 \
+    --score-model "$W/scorer" --eval-model "$W/scorer" --max-cpu-minutes ${GENERATOR_MINUTES:-20} --held-out 500 \
     --no-progress --output "$W/generator"
 
 # 10. EMNLP 2017's threshold tuning on dev (results/filters_2017)
-$RUN python "$ROOT/results/filters_2017/tune.py" --mining "$W/annotated.tsv" --work "$ROOT/runs/filters_2017"
+[ -n "${SKIP_TUNE:-}" ] && exit 0
+# shellcheck disable=SC2086
+$RUN python "$ROOT/results/filters_2017/tune.py" --mining "$W/annotated.tsv" --work "$ROOT/runs/filters_2017" \
+    ${TUNE_ARGS:---quantile-grids --full-grid --seeds 0 1 2}
 $RUN python "$ROOT/results/filters_2017/make_table.py"
