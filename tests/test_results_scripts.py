@@ -42,6 +42,8 @@ RENDER_ONLY = {
     "teacher/make_table.py": "renders runs.jsonl and init_variants.jsonl (each run names its commit)",
     "speed/loaders.py": "the timed encoders (a module of benchmark.py, which records the provenance)",
     "speed/models.py": "builds the benchmark models into a cache folder (no result)",
+    "make_paranmt/one_best.py": "writes an intermediate pair file into the work folder (no result; summarize.py "
+                                "records the run)",
 }
 """Scripts that record no provenance themselves, and why."""
 
@@ -146,7 +148,7 @@ HELP_RUNNER = textwrap.dedent(
             code = exit.code
         except BaseException as err:
             code = f"{type(err).__name__}: {err}"
-        out[script] = [code, text.getvalue()[-2000:]]
+        out[script] = [code, text.getvalue()[:4000]]  # the head: where "usage:" is
     print("RESULTS " + json.dumps(out))
     """
 )

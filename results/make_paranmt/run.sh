@@ -19,7 +19,7 @@ DATA="${PARANMT_HF_DATA:-$ROOT/../shared/data}"
 HERE="$ROOT/results/make_paranmt"
 export OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 RUN="nice -n 10"
-PHF="$RUN python -m paranmt_hf.cli.main"
+PHF="$RUN paranmt-hf"
 mkdir -p "$W"
 
 # 1. splits: MT train/test, the back-translation pools (mining; held-out for the LM and the classifier), Flickr, pivots

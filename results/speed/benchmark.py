@@ -115,8 +115,9 @@ def targets(results: dict[str, Any], trained: list[str]) -> list[str]:
             if r is None:
                 continue
             ok = r["ratio_best"] >= TARGET
+            median = f"{r['ratio_median']:.2f}×" if r["ratio_median"] is not None else "–"
             out.append(f"{kind} · {loader} ≥ {TARGET}× model2vec float32: {'met' if ok else 'NOT met'} "
-                       f"({r['ratio_best']:.2f}× best round, {r['ratio_median']:.2f}× median round)")
+                       f"({r['ratio_best']:.2f}× best round, {median} median round)")
     auto = results.get("trigram · AutoTokenizer + AutoModel (batch 1024)")
     if auto is not None:
         ok = auto["best_sent_per_s"] >= 20_000
