@@ -40,14 +40,25 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def tree_rss(pid: int) -> int:
+def tree_sample(pid: int, cpu: dict[int, float]) -> int:
+    """RSS of the process tree of ``pid``; records each process's CPU seconds so far in ``cpu`` (pid -> seconds)."""
     import psutil
 
     try:
         proc = psutil.Process(pid)
-        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+        tree = [proc, *proc.children(recursive=True)]
     except psutil.Error:
         return 0
+    rss = 0
+    for p in tree:
+        try:
+            with p.oneshot():
+                rss += p.memory_info().rss
+                times = p.cpu_times()
+                cpu[p.pid] = max(cpu.get(p.pid, 0.0), times.user + times.system)
+        except psutil.Error:
+            pass
+    return rss
 
 
 def run(args: list[str], lines: int) -> dict:
@@ -58,12 +69,13 @@ def run(args: list[str], lines: int) -> dict:
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
+    sampled_cpu: dict[int, float] = {}
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, tree_rss(proc.pid))
+            peak = max(peak, tree_sample(proc.pid, sampled_cpu))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -77,7 +89,10 @@ def run(args: list[str], lines: int) -> dict:
         raise RuntimeError(f"{' '.join(command)} failed:\n{err[-3000:]}")
     summary = [line for line in err.replace("\r", "\n").splitlines() if line.startswith(("read ", "full:",
                                                                                            "filtered:"))]
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    # CPU of the whole tree: the reaped children's times, or the sampled per-process times where the workers were
+    # not reaped into them (datatrove's pool), whichever is larger (samples miss at most the last 0.1 s of each)
+    cpu = max((after.children_user - before.children_user) + (after.children_system - before.children_system),
+              sum(sampled_cpu.values()))
     speed = lines / wall
     return {"command": "paranmt-hf " + " ".join(args), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "lines": lines, "lines_per_s": round(speed), "lines_per_cpu_s": round(lines / cpu) if cpu else None,
