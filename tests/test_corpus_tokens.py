@@ -140,3 +140,103 @@ def test_whitespace_ids_in_one_split_equal_per_text_splits() -> None:
         # equal ids exactly for equal tokens
         same = np.equal.outer(flat, flat)
         assert all(same[i, j] == (words[i] == words[j]) for i in range(len(words)) for j in range(len(words)))
+
+
+# ---- the fast mode (--tokenizer fast) ----------------------------------------------------------------------------
+def test_the_treebank_port_is_nltks_tokenizer() -> None:
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from paranmt_hf.corpus.treebank import fingerprint, treebank_tokenize
+
+    assert fingerprint() == AUDITED_PATTERNS  # the same patterns and substitutions, in the same order
+    texts = _fuzz(2, 1500) + ["Good muffins cost $3.88 (roughly 3,36 euros)\nin New York.  Please buy me\ntwo.",
+                              "'tis cannot gimme wanna d'ye \"hi\" ''so'' -- ok: 3:30, a,b"]
+    words = NLTKWordTokenizer().tokenize
+    assert [treebank_tokenize(t) for t in texts] == [words(t) for t in texts]
+
+
+TRICKY = [
+    "don't you think it's john's car? i'd say we'll see, they're sure, you've won and i'm fine.",
+    "\"i can't,\" she said. \"you won't either.\"",
+    "wait... what?! really?",
+    "mr. smith met dr. jones at 3 p.m. in the u.s. yesterday.",
+    "he left. she stayed. they argued.",
+    "it costs $3.50, or 3,5 euros (roughly).",
+    "``quoted'' and 'single' quotes, the dogs' bones, and rock 'n' roll.",
+    "'tis the season; gimme a break, i wanna go -- now!",
+    "the end.",
+    "\"the whole thing.\"",
+    "a list: one, two: three.",
+    "she said 'hello.' then left.",
+    "[brackets] {braces} <angles> *stars* @home #tag 50% & more",
+    "“curly quotes” and ‘single ones’ — with an em dash.",
+    "i. e. the first one; e.g. the second.",
+    "hello world",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_fast_mode_tokenises_tricky_sentences_as_nltk(text: str) -> None:
+    from paranmt_hf.corpus.tokens import FastTokenizer
+
+    fast = FastTokenizer()
+    assert fast.tokenize_many([text, text.capitalize(), "x"]) == [nltk_word_tokenize_reference(text),
+                                                                   nltk_word_tokenize_reference(text.capitalize()),
+                                                                   ["x"]]
+
+
+def test_fast_mode_counts_tokens_per_text_and_cleans_its_marks() -> None:
+    from paranmt_hf.corpus.tokens import FastTokenizer, token_ids_many
+
+    fast = FastTokenizer(max_entries=50)  # small: the cache empties itself between batches
+    texts = ["a word. c", "", "\x01 \x03x\x04. \"y", "one", "  spaced  out  ", "\x02\"q"]
+    flat, lengths = fast.token_ids_many(texts)
+    assert lengths.tolist() == [len(t) for t in fast.tokenize_many(texts)] and len(flat) == lengths.sum()
+    assert fast.tokenize_many(texts)[:2] == [["a", "word", ".", "c"], []]
+    assert fast.tokenize_many(texts)[2] == nltk_word_tokenize_reference("    x . \"y")
+    for _ in range(3):
+        assert fast.tokenize_many(TRICKY) == [nltk_word_tokenize_reference(t) for t in TRICKY]
+    assert token_ids_many(["a b", "b a"], "fast")[1].tolist() == [2, 2]
+    with pytest.raises(ValueError, match="fast"):
+        token_ids_many(["a"], "nope")
+
+
+def _agreement(texts_a: list[str], texts_b: list[str]) -> tuple[float, float]:
+    """(share of texts tokenised as NLTK does, share of pairs with NLTK's trigram overlap) of the fast mode."""
+    from paranmt_hf.corpus.tokens import tokenize_many
+
+    texts = [t.strip().lower() for t in (*texts_a, *texts_b)]
+    same = np.mean([a == b for a, b in zip(tokenize_many(texts, "fast"), tokenize_many(texts, "nltk"),
+                                           strict=True)])
+    exact, fast = overlaps_many(texts_a, texts_b, "nltk"), overlaps_many(texts_a, texts_b, "fast")
+    return float(same), float(np.mean(np.asarray(exact) == np.asarray(fast)))
+
+
+@pytest.mark.data
+def test_fast_mode_agrees_with_nltk_on_paranmt_text(data_dir: Path) -> None:
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    detok = TreebankWordDetokenizer().detokenize
+    with gzip.open(data_dir / "train" / "paranmt5m-sample-10k.tsv.gz", "rt", encoding="utf-8") as f:
+        pairs = [line.rstrip("\n").split("\t")[:2] for line in f]
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    tokens, overlap = _agreement(a, b)  # the released (tokenised) text
+    assert tokens >= 0.999 and overlap >= 0.995
+    raw_a, raw_b = [detok(t.split()).capitalize() for t in a[:4000]], [detok(t.split()) for t in b[:4000]]
+    tokens, overlap = _agreement(raw_a, raw_b)  # raw sentences, as in para-nmt-50m.txt
+    assert tokens >= 0.995 and overlap >= 0.995
+    # the whitespace mode, for comparison, does not reach it on raw text
+    assert np.mean(np.asarray(overlaps_many(raw_a, raw_b, "nltk")) ==
+                   np.asarray(overlaps_many(raw_a, raw_b, "whitespace"))) < 0.9
+
+
+def test_fast_mode_does_not_import_nltk() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from paranmt_hf.corpus.overlap import overlaps_many; "
+            "print(overlaps_many(['Hello, Mr. Smith. Bye.'], ['hello , mr. smith . bye .'], 'fast'), "
+            "'nltk' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[1.0]", "False"]

@@ -290,3 +290,21 @@ def test_corpus_help_describes_every_option_with_the_papers_settings() -> None:
 
     assert "EMNLP 2017: 50" in flat("backtranslate") and "ACL 2018: 12" in flat("backtranslate")
     assert "PRAS: 0.4" in flat("filter") and "ACL 2018: 30" in flat("filter")
+
+
+def test_filter_cli_fast_tokenizer_keeps_the_exact_rows(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # raw sentences whose overlap needs NLTK's tokens: the fast mode keeps what the exact mode keeps, whitespace not
+    src = tmp_path / "para-nmt-50m.txt"
+    src.write_text("He said: \"I can't go.\" Then he left.\the said: \"i can't go .\" then he left .\t0.9\n"
+                   "Mr. Smith isn't here, is he?\tMr. Smith is not here, is he?\t0.8\n", encoding="utf-8")
+    kept = {}
+    for name in ("nltk", "fast", "whitespace"):
+        out = tmp_path / f"kept-{name}.tsv"
+        assert main(["corpus", "filter", str(src), "-o", str(out), "--no-language-filter", "--quiet",
+                     "--tokenizer", name]) == 0
+        kept[name] = _read_tsv(out)
+    assert kept["fast"] == kept["nltk"] == [["Mr. Smith isn't here, is he?", "Mr. Smith is not here, is he?", "0.8"]]
+    assert kept["whitespace"] != kept["nltk"]
+    with pytest.raises(SystemExit):
+        main(["corpus", "filter", str(src), "-o", str(tmp_path / "x.tsv"), "--tokenizer", "nope"])
+    assert "invalid choice: 'nope' (choose from" in capsys.readouterr().err

@@ -237,9 +237,11 @@ def _bound(text: str) -> tuple[str, float | None, float | None]:
 
 
 def _tokenizer_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tokenizer", default="nltk", choices=["nltk", "whitespace"],
-                        help="overlap tokenizer: nltk = the papers' nltk.word_tokenize of the lower-cased text, "
-                             "exactly (default); whitespace = str.split, exact only for already tokenised text")
+    from ..corpus.tokenizer_names import TOKENIZERS
+
+    parser.add_argument("--tokenizer", default="nltk", choices=list(TOKENIZERS),
+                        help="overlap tokenizer: " + "; ".join(f"{name} = {text}" for name, text in
+                                                               TOKENIZERS.items()).replace("%", "%%"))
 
 
 def _filter_options(args: argparse.Namespace) -> Any:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..corpus.tokens import TOKENIZERS
+from ..corpus.tokenizer_names import TOKENIZERS
 
 EPILOG = """examples (EMNLP 2017 §5.6: a 3-gram KenLM on 40,000 held-out references; a classifier on held-out
 references vs their back-translations):
@@ -58,8 +58,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--column", type=int, default=1, help="1-based TSV column holding the English (default 1)")
     p.add_argument("--output", required=True, help="model folder to write")
     p.add_argument("--order", type=int, default=3, help="n-gram order (E17: 3)")
-    p.add_argument("--tokenizer", default="nltk", choices=TOKENIZERS,
-                   help="nltk: the papers' nltk.word_tokenize (default); whitespace: str.split, for tokenised text")
+    p.add_argument("--tokenizer", default="nltk", choices=list(TOKENIZERS),
+                   help="tokenizer of the training text, as for overlaps (default: nltk)")
     p.add_argument("--cased", action="store_true", help="keep case (default: lower-case)")
     p.add_argument("--binary", action="store_true", help="also convert to KenLM's binary format")
     p.add_argument("--lmplz", default=None, help="KenLM's lmplz program (default: $KENLM_BIN or PATH)")

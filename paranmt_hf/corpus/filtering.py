@@ -104,11 +104,14 @@ def warm_up(row_filter: Any, overlap: bool) -> None:
 
     Models load on first use, so that a column the data gives loads nothing.
     """
-    # the NLTK tokenizer (importing nltk alone takes ~2 CPU s) only when an overlap is computed with it
-    if overlap or getattr(row_filter, "tokenizer", None) == "nltk":
-        from .tokens import shared_tokenizer
+    # the overlap tokenizer (importing nltk alone takes ~2 CPU s) only when an overlap is computed with it; the
+    # overlap column added to kept lines is the papers' (nltk)
+    from .tokens import warm_up_tokenizer
 
-        shared_tokenizer()
+    if overlap:
+        warm_up_tokenizer("nltk")
+    if getattr(row_filter, "tokenizer", None):
+        warm_up_tokenizer(row_filter.tokenizer)
     if getattr(row_filter, "require_english", False):
         row_filter.langid.is_english_many(["warm up"])
 

@@ -91,7 +91,7 @@ def train_language_model(
         texts: English sentences (E17: 40,000 references held out from mining).
         output: the model folder to write.
         order: n-gram order (E17: 3).
-        tokenizer: ``"nltk"`` or ``"whitespace"`` (the same normalisation is applied when scoring).
+        tokenizer: ``"nltk"``, ``"fast"`` or ``"whitespace"`` (the same normalisation is applied when scoring).
         lowercase: lower-case before tokenising.
         lmplz: the ``lmplz`` program (default: ``$KENLM_BIN`` or ``PATH``).
         memory: ``lmplz -S`` (its sorting memory).

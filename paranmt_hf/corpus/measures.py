@@ -38,7 +38,8 @@ class MeasureContext:
     """What some measures need, loaded once on first use (paths, Hub ids, or objects already loaded).
 
     Attributes:
-        tokenizer: overlap / language-model tokenisation, ``"nltk"`` (the papers') or ``"whitespace"``.
+        tokenizer: overlap / language-model tokenisation (:data:`~paranmt_hf.corpus.tokenizer_names.TOKENIZERS`):
+            ``"nltk"`` (the papers'), ``"fast"`` or ``"whitespace"``.
         encoder: the model whose cosine is ``paraphrase_score`` (a paranmt_hf model folder or Hub id, or an object
             with ``encode(texts, batch_size=, normalize_embeddings=, show_progress_bar=)``).
         language_model: a KenLM model for ``lm_perplexity`` (folder from

@@ -40,7 +40,8 @@ def trigram_overlap(reference: str, paraphrase: str, tokenizer: str = "nltk") ->
     Args:
         reference: first side (the English reference in ParaNMT).
         paraphrase: second side (the back-translation).
-        tokenizer: ``"nltk"`` (``nltk.word_tokenize``, as the original code) or ``"whitespace"``.
+        tokenizer: ``"nltk"`` (``nltk.word_tokenize``, as the original code), ``"fast"`` (its close approximation) or
+            ``"whitespace"``.
     """
     tokenize = get_tokenizer(tokenizer)
     return ngram_overlap(tokenize(reference.strip().lower()), tokenize(paraphrase.strip().lower()), 3)

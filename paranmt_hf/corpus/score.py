@@ -41,7 +41,7 @@ def annotate_pairs(
         encoder: a :class:`paranmt_hf.ParaNMTEncoder` (anything with ``encode(texts, batch_size, normalize_embeddings,
             show_progress_bar)``); None keeps the records' own scores.
         overlap: add the papers' trigram overlap when the record has none.
-        tokenizer: overlap tokenizer (``"nltk"`` or ``"whitespace"``).
+        tokenizer: overlap tokenizer (``"nltk"``, ``"fast"`` or ``"whitespace"``).
         chunk_size: records embedded together (memory stays bounded by one chunk).
         batch_size: encoder batch size.
     """
@@ -95,10 +95,10 @@ class AnnotateStep(CorpusStep):
         for name in names:
             for item in get_measure(name).needs:
                 self.context.get(item)
-        if self.context.tokenizer == "nltk" and any("overlap" in n or n == "lm_perplexity" for n in names):
-            from .tokens import shared_tokenizer
+        if any("overlap" in n or n == "lm_perplexity" for n in names):
+            from .tokens import warm_up_tokenizer
 
-            shared_tokenizer()
+            warm_up_tokenizer(self.context.tokenizer)
 
     def process(self, batch: Any) -> Any:
         """The batch with its annotated lines as output (and the new columns in ``batch.columns``)."""

@@ -21,11 +21,17 @@ each memoised (chunks repeat: a bounded cache hits ~98% of chunks on ParaNMT tex
 tokenised together in one call, separated by a marker word. :func:`audited_patterns` pins the NLTK pattern set this
 argument was checked against: with other patterns (a new NLTK release) the cache is bypassed and every sentence goes
 through NLTK itself. ``tests/test_corpus_tokens.py`` checks equality with NLTK on real and adversarial text.
+
+The fast mode (:class:`FastTokenizer`, ``--tokenizer fast``) drops the per-text steps that the exact argument needs
+(Punkt on each text, the chunk plan): each distinct chunk is tokenised once in a fixed context, which is NLTK's answer
+for all but ~0.03% of raw ParaNMT-like sentences (``results/corpus_scale``). The names of the tokenizers live in
+:data:`~paranmt_hf.corpus.tokenizer_names.TOKENIZERS`.
 """
 
 from __future__ import annotations
 
 import array
+import bisect
 import hashlib
 import itertools
 import logging
@@ -37,10 +43,11 @@ from typing import Any
 import numpy as np
 
 from ..utils.imports import require
+from .tokenizer_names import TOKENIZERS
+from .treebank import treebank_tokenize
 
 logger = logging.getLogger("paranmt_hf.corpus")
 
-TOKENIZERS = ("nltk", "whitespace")
 _SENTENCE_END = re.compile(r"[.?!]")
 # characters the end-anchored final-period pattern may cross after the period (besides spaces)
 _CLOSERS = "]})>\"'»”’"
@@ -66,10 +73,15 @@ AUDITED_PATTERNS = "f54f643f231d5250f8bde7248014bd4e7f7f18d5695a31e0145c0a35ed19
 @lru_cache(maxsize=1)
 def _nltk_parts() -> tuple[Callable[[str], list[str]], Callable[[str], list[str]]]:
     nltk_tokenize = require("nltk.tokenize", "data")
-    punkt = require("punkt", "data")
-    sentences = _memoised_punkt(punkt)(punkt.load_model("english")).tokenize
     words = nltk_tokenize.NLTKWordTokenizer().tokenize
-    return sentences, words
+    return _punkt_sentences(), words
+
+
+@lru_cache(maxsize=1)
+def _punkt_sentences() -> Callable[[str], list[str]]:
+    """English Punkt's sentence split (the ``punkt`` package alone: no NLTK import)."""
+    punkt = require("punkt", "data")
+    return _memoised_punkt(punkt)(punkt.load_model("english")).tokenize
 
 
 def _memoised_punkt(punkt: Any, max_entries: int = 1 << 18) -> Any:
@@ -131,7 +143,7 @@ def _split_sentences(text: str) -> list[str]:
 @lru_cache(maxsize=1)
 def _punkt_split() -> tuple[Callable[[str], list[str]], Callable[[str], Any] | None]:
     """Punkt's sentence split and its candidate-boundary search (None if this Punkt does not expose it)."""
-    split = _nltk_parts()[0]
+    split = _punkt_sentences()
     regex = getattr(getattr(getattr(split, "__self__", None), "_boundaries", None), "_regex", None)
     return split, None if regex is None else regex.search
 
@@ -140,6 +152,11 @@ def nltk_word_tokenize_reference(text: str) -> list[str]:
     """Exactly ``nltk.word_tokenize(text)``, one NLTK call per sentence (no cache; the definition)."""
     split_words = _nltk_parts()[1]
     return [token for sentence in _split_sentences(text) for token in split_words(sentence)]
+
+
+def ported_word_tokenize(text: str) -> list[str]:
+    """``nltk.word_tokenize(text)`` through Punkt and the ported Treebank patterns (:mod:`.treebank`), no NLTK."""
+    return [token for sentence in _split_sentences(text) for token in treebank_tokenize(sentence)]
 
 
 class ChunkCachedTokenizer:
@@ -367,10 +384,177 @@ def _split_at_marks(tokens: list[str], parts: int) -> list[list[str]] | None:
     return out if len(out) == parts else None
 
 
+# ---- the fast mode ---------------------------------------------------------------------------------------------
+_TEXT_START = "\x01"  # a chunk of its own before each text of a batch (texts holding these three are cleaned first)
+_OPENER_MARK = "\x02"  # prefixed to a text's first chunk when it starts with a quote
+_TEXT_END = "\x03"  # suffixed to a text's last chunk
+_NEXT_MARK = "\x04"  # joins a chunk ending with a period to the first character of a next chunk that is no word
+_MARKS = str.maketrans(dict.fromkeys(_TEXT_START + _OPENER_MARK + _TEXT_END + _NEXT_MARK, " "))
+_OPENER_START = re.compile(_TEXT_START + " (?=[" + re.escape(_OPENERS) + "])")
+# a period (and closers) ending a chunk, then a chunk that starts with neither a word character nor a mark (and
+# whether a word character follows that sign)
+_PERIOD_BEFORE_SIGN = re.compile(r"\.([" + re.escape(_CLOSERS) + r"]*) (?=([^\w\s\x01-\x04])(\w)?)")
+
+
+def _mark_sign(match: re.Match[str]) -> str:
+    return f".{match[1]}{_NEXT_MARK}{match[2]}{_NEXT_WORD if match[3] else ''} "
+_SENTENCE_CHARS = re.compile(r"[.?!]")
+_NEXT_WORD = "the"  # the word a chunk with '.', '?' or '!' is tokenised before: Punkt decides its break with it
+
+
+class FastTokenizer(ChunkCachedTokenizer):
+    """A fast approximation of ``nltk.word_tokenize``: NLTK's own tokens for each distinct chunk, in a fixed context.
+
+    A batch of texts is split into whitespace chunks in one C call (``str.split`` of the texts joined by marker
+    chunks) and the chunks are numbered in C; only chunks never seen before reach NLTK, batched as in
+    :class:`ChunkCachedTokenizer`. There is no per-text Python step, which is what makes the exact mode slower. The
+    tokens of a chunk are NLTK's tokens of it
+
+    * in the middle of a text (``"x " + chunk + " x"``), for a chunk without ``.``, ``?`` or ``!``;
+    * before the word ``"the"`` (``"x " + chunk + " the"``, Punkt included), for a chunk with one: a period ending a
+      word followed by another word is split off where Punkt ends a sentence there (not after an abbreviation such
+      as ``mr.``, an initial or a number); Punkt's answer for the real next word is assumed to be its answer for
+      ``"the"``, a typical lower-case word;
+    * at the end of the text (``"x " + chunk``), for a text's last chunk (final period, ``([:,])$``, ``'``);
+    * at the start of the text (``chunk + " the"``), for a first chunk starting with a quote.
+
+    What it misses: Punkt answers that depend on the real next word (initials and numbers before some words;
+    a next word that starts with a capital, in text that is not lower-cased), a sentence end that spans two chunks
+    (a period then a space and a closing quote), and texts with leading or trailing whitespace
+    (:func:`paranmt_hf.corpus.overlap.overlaps_many` strips them). ``tests/test_corpus_tokens.py`` and
+    ``results/corpus_scale`` measure the agreement with ``nltk.word_tokenize``.
+    """
+
+    def __init__(self, max_entries: int = 1 << 20, batch_chars: int = 20_000) -> None:
+        # no NLTK import (~2 CPU s a process): NLTK's patterns run from the port in :mod:`.treebank`, Punkt from
+        # the punkt package
+        self.max_entries, self.batch_chars, self.enabled, self.calls = max_entries, batch_chars, True, 0
+        self._reset()
+
+    def _words(self, text: str) -> list[str]:
+        self.calls += 1
+        return treebank_tokenize(text)
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._store({_TEXT_START: [], _TEXT_END: [], _OPENER_MARK: [], _OPENER_MARK + _TEXT_END: []})
+
+    def _chunks(self, texts: Sequence[str]) -> list[str]:
+        """The marked chunks of a batch: a start chunk before each text, marks on first and last chunks."""
+        joined = _TEXT_START + " " + f"{_TEXT_END} {_TEXT_START} ".join(texts) + _TEXT_END
+        if joined.count(_TEXT_START) != len(texts) or joined.count(_TEXT_END) != len(texts) \
+                or _OPENER_MARK in joined or _NEXT_MARK in joined:
+            return self._chunks([t.translate(_MARKS) for t in texts])
+        if any(c in joined for c in _OPENERS):
+            joined = _OPENER_START.sub(_TEXT_START + " " + _OPENER_MARK, joined)
+        joined = _PERIOD_BEFORE_SIGN.sub(_mark_sign, joined)
+        return joined.split()
+
+    def token_ids_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate ``nltk.word_tokenize`` tokens of each text as ids (:attr:`tokens` names them).
+
+        Returns all ids back to back and the number of tokens of each text (ids are stable within one call).
+        """
+        if not texts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if len(self._keys) > self.max_entries or len(self.tokens) > 2 * self.max_entries:
+            self._reset()
+        chunks = self._chunks(texts)
+        missing = dict.fromkeys(chunks).keys() - self._keys.keys()
+        if missing:
+            self._fill_chunks(missing)
+        key_ids = np.fromiter(map(self._keys.__getitem__, chunks), dtype=np.int64, count=len(chunks))
+        starts = np.frombuffer(self._starts, dtype=np.int64)[key_ids]
+        sizes = np.frombuffer(self._counts, dtype=np.int64)[key_ids]
+        flat = np.frombuffer(self._flat, dtype=np.int64)[_ranges(starts, sizes)]
+        before = np.concatenate(([0], np.cumsum(sizes)))[np.flatnonzero(key_ids == self._keys[_TEXT_START])]
+        return flat, np.diff(np.concatenate((before, [len(flat)])))
+
+    def _fill_chunks(self, missing: set[str]) -> None:
+        """Tokenise the marked chunks in ``missing`` (none cached) into the cache, each in its context.
+
+        Middle chunks go to the Treebank patterns many per call (:meth:`ChunkCachedTokenizer._fill`), the other
+        contexts one call each through Punkt and the Treebank patterns (:func:`ported_word_tokenize`).
+        """
+        contexts: dict[str, tuple[str, int, int]] = {}  # key -> (text, context tokens before, after)
+        parts: dict[str, tuple[str, bool]] = {}  # key -> (middle chunk whose tokens it takes, + a final period)
+        dotted: dict[str, str] = {}  # middle chunks holding a '.': where does Punkt end a sentence?
+        x, nxt = _CONTEXT, _NEXT_WORD
+        for key in missing:
+            first, last = key.startswith(_OPENER_MARK), key.endswith(_TEXT_END)
+            chunk = key.strip(_OPENER_MARK + _TEXT_END)
+            if _NEXT_MARK in chunk:  # Punkt's answer depends on the sign that follows: tokenise with it
+                chunk, sign = chunk.split(_NEXT_MARK)
+                after = len(ported_word_tokenize(f"{x} {sign}")) - 1
+                contexts[key] = (f"{chunk} {sign}", 0, after) if first else (f"{x} {chunk} {sign}", 1, after)
+            elif first:
+                contexts[key] = (chunk, 0, 0) if last else (f"{chunk} {nxt}", 0, 1)
+            elif last and (_END_SENSITIVE.search(chunk) or chunk.endswith("'")):
+                match = _PERIOD_TAIL.fullmatch(chunk)
+                if match is not None and not _SENTENCE_CHARS.search(match.group(1)):
+                    parts[key] = (match.group(1), True)  # a word and the final period
+                else:
+                    contexts[key] = (f"{x} {chunk}", 1, 0)
+            elif "." in chunk:
+                dotted[key] = chunk
+            else:  # a '?' or '!' is split off whether Punkt ends a sentence there or not
+                parts[key] = (chunk, False)
+        for (key, chunk), breaks in zip(dotted.items(), _sentence_breaks(list(dotted.values())), strict=True):
+            match = _PERIOD_TAIL.fullmatch(chunk) if breaks == "end" else None
+            if breaks == "none":
+                parts[key] = (chunk, False)
+            elif match is not None and not _SENTENCE_CHARS.search(match.group(1)):
+                parts[key] = (match.group(1), True)
+            else:
+                contexts[key] = (f"{x} {chunk} {nxt}", 1, 1)
+        middles = {chunk for chunk, _ in parts.values()}.difference(self._keys)
+        if middles:
+            self._fill(middles)
+        found: dict[str, list[str]] = {}
+        for key, (text, before, after) in contexts.items():
+            self.calls += 1
+            tokens = ported_word_tokenize(text)
+            found[key] = tokens[before : len(tokens) - after]
+        for key, (chunk, period) in parts.items():
+            if key != chunk:
+                found[key] = [*self._token_list(chunk), "."] if period else self._token_list(chunk)
+        self._store(found)
+
+    def _token_list(self, key: str) -> list[str]:
+        key_id = self._keys[key]
+        start = self._starts[key_id]
+        return [self.tokens[t] for t in self._flat[start : start + self._counts[key_id]]]
+
+def _sentence_breaks(chunks: list[str]) -> list[str]:
+    """Where Punkt ends a sentence in each chunk when it stands between ``x`` and ``the``, all in one Punkt call.
+
+    Returns ``"none"``, ``"end"`` (only right after the chunk) or ``"other"`` for each chunk. In
+    ``"x c1 the x c2 the"`` Punkt decides each boundary from the token before it and the token after it only.
+    """
+    if not chunks:
+        return []
+    starts, pos = [], len(_CONTEXT) + 1
+    for chunk in chunks:
+        starts.append(pos)
+        pos += len(chunk) + len(_NEXT_WORD) + len(_CONTEXT) + 3
+    text = f"{_CONTEXT} " + f" {_NEXT_WORD} {_CONTEXT} ".join(chunks) + f" {_NEXT_WORD}"
+    ends = sorted(end for _, end in _punkt_sentences().__self__.span_tokenize(text))
+    out = []
+    for start, chunk in zip(starts, chunks, strict=True):
+        inside = ends[bisect.bisect_right(ends, start) : bisect.bisect_right(ends, start + len(chunk))]
+        out.append("none" if not inside else "end" if inside == [start + len(chunk)] else "other")
+    return out
+
 @lru_cache(maxsize=1)
 def shared_tokenizer() -> ChunkCachedTokenizer:
     """The process-wide :class:`ChunkCachedTokenizer`."""
     return ChunkCachedTokenizer()
+
+
+@lru_cache(maxsize=1)
+def shared_fast_tokenizer() -> FastTokenizer:
+    """The process-wide :class:`FastTokenizer`."""
+    return FastTokenizer()
 
 
 def nltk_word_tokenize(text: str) -> list[str]:
@@ -378,26 +562,42 @@ def nltk_word_tokenize(text: str) -> list[str]:
     return shared_tokenizer()(text)
 
 
-def get_tokenizer(name: str = "nltk") -> Callable[[str], list[str]]:
-    """The tokenizer used for overlap: ``"nltk"`` (the papers' code) or ``"whitespace"`` (``str.split``).
+def fast_word_tokenize(text: str) -> list[str]:
+    """:class:`FastTokenizer`'s approximation of ``nltk.word_tokenize(text)``."""
+    return shared_fast_tokenizer()(text)
 
-    ``"whitespace"`` is exact for text that is already tokenised (such as the processed 5M release) and is much
-    faster; ``"nltk"`` reproduces the original pipeline on raw ``para-nmt-50m.txt`` lines.
-    """
+
+def _check(name: str) -> None:
+    if name not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+
+
+def warm_up_tokenizer(name: str) -> None:
+    """Load what tokenizer ``name`` needs (NLTK and Punkt: ~2 CPU s), once per process."""
+    _check(name)
     if name == "nltk":
-        return nltk_word_tokenize
-    if name == "whitespace":
-        return str.split
-    raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
+        shared_tokenizer()
+    elif name == "fast":
+        shared_fast_tokenizer()
+
+
+def get_tokenizer(name: str = "nltk") -> Callable[[str], list[str]]:
+    """The tokenizer used for overlap, by name (:data:`~paranmt_hf.corpus.tokenizer_names.TOKENIZERS`).
+
+    ``"nltk"`` reproduces the original pipeline on raw ``para-nmt-50m.txt`` lines; ``"fast"``
+    (:class:`FastTokenizer`) approximates it closely, several times faster; ``"whitespace"`` (``str.split``) is
+    exact for text that is already tokenised (such as the processed 5M release) and the fastest.
+    """
+    _check(name)
+    return {"nltk": nltk_word_tokenize, "fast": fast_word_tokenize, "whitespace": str.split}[name]
 
 
 def tokenize_many(texts: Sequence[str], name: str = "nltk") -> list[list[str]]:
-    """Overlap tokens of many texts at once (``"nltk"`` batches its cache misses into few NLTK calls)."""
-    if name == "nltk":
-        return shared_tokenizer().tokenize_many(texts)
+    """Overlap tokens of many texts at once (``"nltk"`` and ``"fast"`` batch their cache misses into few calls)."""
+    _check(name)
     if name == "whitespace":
         return [t.split() for t in texts]
-    raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
+    return (shared_tokenizer() if name == "nltk" else shared_fast_tokenizer()).tokenize_many(texts)
 
 
 def token_ids_many(texts: Sequence[str], name: str = "nltk") -> tuple[np.ndarray, np.ndarray]:
@@ -405,10 +605,11 @@ def token_ids_many(texts: Sequence[str], name: str = "nltk") -> tuple[np.ndarray
 
     Returns all ids back to back and the number of tokens of each text.
     """
+    _check(name)
     if name == "nltk":
         return shared_tokenizer().token_ids_many(texts)
-    if name != "whitespace":
-        raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
+    if name == "fast":
+        return shared_fast_tokenizer().token_ids_many(texts)
     return whitespace_ids_many(texts)
 
 

@@ -7,12 +7,13 @@ Usage (one command; the lead reruns it on a quiet machine):
 1. Writes (or reuses) a synthetic para-nmt-50m.txt of --lines lines made from real ParaNMT text
    (:func:`paranmt_hf.corpus.synthetic.write_synthetic_paranmt`: detokenised, scored like Table 3, 3% foreign
    sides, 0.1% bad lines) and builds a trigram and a SentencePiece model for `annotate`.
-2. Runs every command with 1 and 2 workers (datatrove tasks; exact NLTK overlap; the whitespace tokenizer as the fast
-   mode where a command tokenises), each as its own `paranmt-hf` process: wall time, input lines/s, CPU seconds,
-   peak RSS of the whole process tree (sampled), extrapolated time for the 51.4M lines of ParaNMT-50M (linear).
+2. Runs every command with 1 and 2 workers (datatrove tasks; exact NLTK overlap; `--tokenizer fast` and
+   `--tokenizer whitespace` rows where a command tokenises), each as its own `paranmt-hf` process: wall time, input
+   lines/s, CPU seconds, peak RSS of the whole process tree (sampled), extrapolated time for the 51.4M lines of
+   ParaNMT-50M (linear).
 3. Checks that 1 and 2 workers give byte-identical outputs, that `filter` keeps exactly the rows of the papers'
    per-line filter (original NLTK call per sentence, fastText per sentence) on the first --reference-lines lines,
-   and measures how often the whitespace mode's overlap equals the exact one on real pairs.
+   and measures how often the fast and whitespace modes give the exact tokens and overlap on real text.
 4. Writes results/corpus_scale/scale.json, README.md (the table) and throughput.png, with the command, git commit,
    environment and load average of every row.
 """
@@ -39,14 +40,25 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def tree_rss(pid: int) -> int:
+def tree_sample(pid: int, cpu: dict[int, float]) -> int:
+    """RSS of the process tree of ``pid``; records each process's CPU seconds so far in ``cpu`` (pid -> seconds)."""
     import psutil
 
     try:
         proc = psutil.Process(pid)
-        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+        tree = [proc, *proc.children(recursive=True)]
     except psutil.Error:
         return 0
+    rss = 0
+    for p in tree:
+        try:
+            with p.oneshot():
+                rss += p.memory_info().rss
+                times = p.cpu_times()
+                cpu[p.pid] = max(cpu.get(p.pid, 0.0), times.user + times.system)
+        except psutil.Error:
+            pass
+    return rss
 
 
 def run(args: list[str], lines: int) -> dict:
@@ -57,12 +69,13 @@ def run(args: list[str], lines: int) -> dict:
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
+    sampled_cpu: dict[int, float] = {}
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, tree_rss(proc.pid))
+            peak = max(peak, tree_sample(proc.pid, sampled_cpu))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -76,7 +89,10 @@ def run(args: list[str], lines: int) -> dict:
         raise RuntimeError(f"{' '.join(command)} failed:\n{err[-3000:]}")
     summary = [line for line in err.replace("\r", "\n").splitlines() if line.startswith(("read ", "full:",
                                                                                            "filtered:"))]
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    # CPU of the whole tree: the reaped children's times, or the sampled per-process times where the workers were
+    # not reaped into them (datatrove's pool), whichever is larger (samples miss at most the last 0.1 s of each)
+    cpu = max((after.children_user - before.children_user) + (after.children_system - before.children_system),
+              sum(sampled_cpu.values()))
     speed = lines / wall
     return {"command": "paranmt-hf " + " ".join(args), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
             "lines": lines, "lines_per_s": round(speed), "lines_per_cpu_s": round(lines / cpu) if cpu else None,
@@ -156,23 +172,43 @@ def _profile_filter(corpus: Path) -> dict:
             "python_loop_ns": python_speed()}
 
 
-def agreement(data_dir: Path, workdir: Path, pairs: int = 20000) -> dict:
-    """How often the whitespace overlap equals the exact NLTK overlap, on real pairs (tokenised and raw)."""
+def _tsv_pairs(path: Path, limit: int) -> list[tuple[str, str]]:
+    import itertools
+
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t")[:2]) for line in itertools.islice(f, limit)]
+
+
+def agreement(data_dir: Path, workdir: Path, pairs: int = 100_000) -> dict:
+    """How often the fast and whitespace modes give exactly NLTK's tokens (per text) and overlap (per pair)."""
     from paranmt_hf.corpus.overlap import overlaps_many
+    from paranmt_hf.corpus.tokens import tokenize_many
     from paranmt_hf.data.records import iter_records
 
-    with gzip.open(data_dir / "train" / "paranmt5m-sample-10k.tsv.gz", "rt", encoding="utf-8") as f:
-        tokenised = [line.rstrip("\n").split("\t")[:2] for line in f][:pairs]
     raw = [(r["text_a"], r["text_b"]) for _, _, r in iter_records([workdir / "para-nmt-50m.txt"], "paranmt")][:pairs]
+    tatoeba = [(en, "") for en, _ in _tsv_pairs(data_dir / "train" / "bitext" / "tatoeba-en-de.tsv.gz", 20_000)]
     out = {}
-    for name, rows in (("real tokenised pairs (ParaNMT-5M sample)", tokenised),
-                       ("raw pairs (the synthetic para-nmt-50m.txt)", raw)):
+    for name, rows in (("raw pairs (the synthetic para-nmt-50m.txt)", raw),
+                       ("real tokenised pairs (ParaNMT-5M sample)",
+                        _tsv_pairs(data_dir / "train" / "paranmt5m-sample-10k.tsv.gz", pairs)),
+                       ("Flickr30k caption pairs", _tsv_pairs(data_dir / "train" / "flickr30k-caption-pairs.tsv.gz",
+                                                              20_000)),
+                       ("Tatoeba English sentences (tokens only)", tatoeba)):
         a, b = [r[0] for r in rows], [r[1] for r in rows]
-        exact, fast = overlaps_many(a, b, "nltk"), overlaps_many(a, b, "whitespace")
-        same = sum(x == y for x, y in zip(exact, fast, strict=True))
-        side = sum((x > 0.7) == (y > 0.7) for x, y in zip(exact, fast, strict=True))
-        out[name] = {"pairs": len(rows), "equal_overlap": same, "share": round(same / len(rows), 4),
-                     "same_side_of_0.7": round(side / len(rows), 4)}
+        texts = [t.strip().lower() for t in (*a, *b) if t]
+        exact_tokens = tokenize_many(texts, "nltk")
+        exact = overlaps_many(a, b, "nltk")
+        out[name] = {"pairs": len(rows), "texts": len(texts)}
+        for mode in ("fast", "whitespace"):
+            same_tokens = sum(x == y for x, y in zip(exact_tokens, tokenize_many(texts, mode), strict=True))
+            row = {"same_tokens_share": round(same_tokens / len(texts), 5)}
+            if any(b):
+                other = overlaps_many(a, b, mode)
+                same = sum(x == y for x, y in zip(exact, other, strict=True))
+                side = sum((x > 0.7) == (y > 0.7) for x, y in zip(exact, other, strict=True))
+                row.update(equal_overlap=same, equal_overlap_share=round(same / len(rows), 5),
+                           same_side_of_0_7=round(side / len(rows), 5))
+            out[name][mode] = row
     return out
 
 
@@ -206,9 +242,9 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['name']} ({r['processes']} worker{'s' if r['processes'] > 1 else ''})" for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.5))
-    ax.barh(labels, [r["lines_per_s"] for r in rows], color=["#4c72b0" if r["processes"] == 1 else "#dd8452"
+    labels = [f"{r['name']} [{r['mode']}] ({r['workers']} worker{'s' if r['workers'] > 1 else ''})" for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.5))
+    ax.barh(labels, [r["lines_per_s"] for r in rows], color=["#4c72b0" if r["workers"] == 1 else "#dd8452"
                                                              for r in rows])
     ax.axvline(60000, color="grey", ls="--", lw=1)
     ax.axvline(50000, color="grey", ls=":", lw=1)
@@ -226,7 +262,8 @@ def main() -> None:
     parser.add_argument("--workdir", default="/tmp/paranmt-corpus-scale")
     parser.add_argument("--data-dir", default=os.environ.get("PARANMT_HF_DATA", str(ROOT.parent / "shared" / "data")))
     parser.add_argument("--reference-lines", type=int, default=20_000)
-    parser.add_argument("--quick", action="store_true", help="only filter and annotate (trigram), 1 and 2 processes")
+    parser.add_argument("--quick", action="store_true", help="only filter (3 modes) and annotate (trigram), 1 and 2 "
+                                                             "workers")
     parser.add_argument("--out", default=str(HERE))
     args = parser.parse_args()
     from paranmt_hf.utils.provenance import provenance
@@ -258,14 +295,19 @@ def main() -> None:
     out = lambda name: str(work / name)  # noqa: E731
     jobs = [  # (name, mode, args, output compared across process counts)
         ("filter (PRAS, language check)", "exact", ["corpus", "filter", c, "-o", out("filter.tsv")], "filter.tsv"),
-        ("filter (PRAS, language check)", "fast", ["corpus", "filter", c, "-o", out("filter-ws.tsv"),
-                                                   "--tokenizer", "whitespace"], "filter-ws.tsv"),
+        ("filter (PRAS, language check)", "fast", ["corpus", "filter", c, "-o", out("filter-fast.tsv"),
+                                                   "--tokenizer", "fast"], "filter-fast.tsv"),
+        ("filter (PRAS, language check)", "whitespace", ["corpus", "filter", c, "-o", out("filter-ws.tsv"),
+                                                         "--tokenizer", "whitespace"], "filter-ws.tsv"),
         ("annotate --model trigram --no-overlap", "-", ["corpus", "annotate", c, "--format", "paranmt", "--model",
                                                         str(models["trigram"]), "--no-overlap", "-o",
                                                         out("ann-tri.tsv")], "ann-tri.tsv"),
         ("annotate --model trigram (+ overlap)", "exact", ["corpus", "annotate", c, "--format", "paranmt", "--model",
                                                            str(models["trigram"]), "-o", out("ann-tri-ovl.tsv")],
          "ann-tri-ovl.tsv"),
+        ("annotate --model trigram (+ overlap)", "fast", ["corpus", "annotate", c, "--format", "paranmt", "--model",
+                                                          str(models["trigram"]), "--tokenizer", "fast", "-o",
+                                                          out("ann-tri-ovl-fast.tsv")], "ann-tri-ovl-fast.tsv"),
         ("annotate --model sp --no-overlap", "-", ["corpus", "annotate", c, "--format", "paranmt", "--model",
                                                    str(models["sp"]), "--no-overlap", "-o", out("ann-sp.tsv")],
          "ann-sp.tsv"),
@@ -275,22 +317,28 @@ def main() -> None:
         ("histogram", "exact", ["corpus", "histogram", c, "--format", "paranmt", "--json", out("hist.json")], None),
     ]
     if args.quick:
-        jobs = jobs[:3]
+        jobs = jobs[:4]
     rows = []
     speed_before = python_speed()
     for name, mode, command, compared in jobs:
         outputs = []
-        for processes in (1, 2):
-            print(f"{name} [{mode}] x{processes} ...", flush=True)
-            row = run([*command, "--workers", str(processes), "--overwrite", "--quiet"], args.lines)
-            row.update(name=name, mode=mode, processes=processes)
+        for workers in (1, 2):
+            print(f"{name} [{mode}] x{workers} ...", flush=True)
+            row = run([*command, "--workers", str(workers), "--overwrite", "--quiet"], args.lines)
+            row.update(name=name, mode=mode, workers=workers)
             rows.append(row)
             print(f"  {row['lines_per_s']:,} lines/s, {row['peak_rss_mb']} MB, load {row['load_after']}", flush=True)
             if compared:
                 outputs.append((work / compared).read_bytes())
         if compared:
-            rows[-1]["identical_to_1_process"] = outputs[0] == outputs[1]
-    checks = {"whitespace_overlap_agreement": agreement(data, work), "filter_profile": profile_filter(corpus)}
+            rows[-1]["identical_to_1_worker"] = outputs[0] == outputs[1]
+    checks = {"agreement_with_exact": agreement(data, work), "filter_profile": profile_filter(corpus)}
+    fast_rows = (work / "filter-fast.tsv", work / "filter.tsv")
+    if all(p.exists() for p in fast_rows):
+        kept_fast, kept_exact = (set(p.read_bytes().splitlines()) for p in fast_rows)
+        checks["filter_fast_vs_exact_kept_rows"] = {"exact": len(kept_exact), "fast": len(kept_fast),
+                                                    "only_exact": len(kept_exact - kept_fast),
+                                                    "only_fast": len(kept_fast - kept_exact)}
     if args.reference_lines:
         reference = reference_rows(corpus, args.reference_lines)
         head = work / "reference-head.txt"
@@ -310,6 +358,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "environment": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                         "python": platform.python_version(),
+                        "niceness": os.nice(0),
                         "python_loop_ns_before_after": [speed_before, python_speed()],
                         "note": "python_loop_ns: ns per iteration of a fixed pure-Python loop (lower = faster or "
                                 "less shared machine); compare rows only within one run"},
@@ -328,30 +377,35 @@ def write_readme(result: dict, path: Path) -> None:
 
     lines = [
         "# Corpus tools at ParaNMT scale (`results/corpus_scale`)", "",
-        f"Generated by `python results/corpus_scale/benchmark.py --lines {result['corpus']['lines']}` on "
+        f"Generated by `{result['command']}` (niceness {result['environment']['niceness']}) on "
         f"{result['date']} (commit `{result['git_commit']}`"
         f"{' + uncommitted changes' if result['provenance']['git_dirty'] else ''}, "
         f"{result['environment']['cores']} cores, shared machine: "
         "see the load averages). Corpus: synthetic `para-nmt-50m.txt` made from real ParaNMT text "
         "(`paranmt_hf.corpus.synthetic`). Raw numbers: `scale.json`; chart: `throughput.png`.", "",
         "Modes: *exact* = the papers' `nltk.word_tokenize` overlap (the default; identical tokens through the chunk "
-        "cache); *fast* = `--tokenizer whitespace` (exact only for already tokenised text); `-` = no tokenisation.",
+        "cache); *fast* = `--tokenizer fast` (NLTK's patterns per distinct chunk in a fixed context, no per-text "
+        "step: agreement with exact under `agreement_with_exact` below); *whitespace* = `--tokenizer whitespace` "
+        "(exact only for already tokenised text); `-` = no tokenisation.",
+        f"Load average (1, 5, 15 min) when the run started: {result['provenance']['load_average_at_start']}; "
+        "each row gives it before and after (2 cores shared with other jobs: rows are comparable only within this "
+        "run).",
         "Peak RSS is the whole process tree (main process + workers). Extrapolation: linear in lines. "
         f"Machine speed (ns per pure-Python loop iteration, before / after): "
         f"{' / '.join(map(str, result['environment']['python_loop_ns_before_after']))}.", "",
         "| command | mode | workers | lines/s | lines/CPU-s | peak RSS (MB) | 51.4M lines (min) |"
-        " load before / after | identical to 1 process |",
+        " load before / after | identical to 1 worker |",
         "|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in result["rows"]:
-        same = r.get("identical_to_1_process")
-        lines.append(f"| `{r['name']}` | {r['mode']} | {r['processes']} | {r['lines_per_s']:,} | "
+        same = r.get("identical_to_1_worker")
+        lines.append(f"| `{r['name']}` | {r['mode']} | {r['workers']} | {r['lines_per_s']:,} | "
                      f"{r['lines_per_cpu_s'] or 0:,} | {r['peak_rss_mb']:,} | {r['extrapolated_51_4M_min']} | "
                      f"{r['load_before']} / {r['load_after']} | {'' if same is None else ('yes' if same else 'NO')} |")
     lines += ["", "Commands (each row adds `--workers N --overwrite --quiet`):", ""]
     seen = set()
     for r in result["rows"]:
-        if r["processes"] == 1 and r["command"] not in seen:
+        if r["workers"] == 1 and r["command"] not in seen:
             seen.add(r["command"])
             lines.append(f"- `{r['command']}`")
     lines += ["", "Checks:", "", "```json", json.dumps(result["checks"], indent=2), "```", ""]
