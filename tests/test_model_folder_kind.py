@@ -18,7 +18,7 @@ CORPUS = ["a man plays the guitar", "a woman slices an onion", "two dogs run in 
 @pytest.fixture(scope="module")
 def paranmt_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("m") / "word"
-    build_encoder("word", corpus=CORPUS, embedding_dim=4, seed=0).save_pretrained(path)
+    build_encoder("word", corpus=CORPUS, embedding_dim=4, seed=0).save_pretrained(path, static=True)  # + static/
     return path
 
 

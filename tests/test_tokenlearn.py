@@ -87,7 +87,8 @@ def test_teacher_embeddings_are_cached_by_data_teacher_and_precision(tiny_teache
         module.teacher_embeddings(SENTENCES, tiny_teacher, "float16", cache_dir=tmp_path)
 
 
-def test_cli_train_with_tokenlearn_combines_a_learned_table(tiny_teacher, tmp_path, monkeypatch):
+@pytest.mark.data  # the run's dev score reads STS17 en-en from the shared data
+def test_cli_train_with_tokenlearn_combines_a_learned_table(tiny_teacher, data_dir, tmp_path, monkeypatch):
     pytest.importorskip("model2vec.distill")
     from paranmt_hf.cli.main import main
 

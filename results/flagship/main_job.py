@@ -22,11 +22,17 @@ TARGETS = {"sts12_16": 75.5, "stsb_test": 81.5}
 
 
 def english_numbers(eval_dir: Path) -> dict[str, float]:
-    """STS12-16 (papers' protocol), STS-B test / validation and STS17 en-en (Pearson x 100) from the eval JSON."""
-    tasks = {p.stem: json.loads(p.read_text()) for p in eval_dir.rglob("*.json") if p.stem != "model_meta"}
+    """STS12-16 (papers' protocol), STS-B test / validation and STS17 en-en (Pearson x 100) from the eval JSON.
+
+    Read with the library's reader (``paranmt_hf.evaluation.results.read_task_json``): the papers' protocol fields
+    are in the files' ``"paranmt_hf"`` part, beside mteb's view.
+    """
+    from paranmt_hf.evaluation.results import read_task_json
+
+    tasks = {r.task_name: r for r in (read_task_json(p) for p in eval_dir.rglob("*.json") if p.stem != "model_meta")}
 
     def entries(task: str, split: str) -> list[dict[str, Any]]:
-        return tasks[task]["scores"][split]
+        return tasks[task].scores[split]
 
     years = []
     for year in ("STS12", "STS13", "STS14", "STS15", "STS16"):

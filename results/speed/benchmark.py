@@ -200,7 +200,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--trained", nargs="*", default=[], metavar="NAME=DIR",
                         help="trained model directories, timed on the user's paths")
-    parser.add_argument("--kinds", nargs="*", default=list(KINDS), help="untrained kinds to time (default: all)")
+    parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS,
+                        help="untrained kinds to time (default: all)")
     parser.add_argument("--user-paths", action="store_true",
                         help="ParaNMTEncoder, SentenceTransformer batch 1024 and StaticEncoder only")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

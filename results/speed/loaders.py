@@ -22,6 +22,19 @@ def clear_token_cache(featurizer_or_fast: Any) -> None:
         fast.clear()
 
 
+def averaging(path: str, kind: str) -> bool:
+    """Whether the model is an averaging one (timed on every sentence): by kind name for the benchmark's own
+    models, else (a trained model given by name) from its ``config.json``'s components."""
+    if kind in AVERAGING:
+        return True
+    import json
+
+    from paranmt_hf.modeling.kinds_paranmt import AVERAGING_KINDS, resolve_components
+
+    config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    return all(c["kind"] in AVERAGING_KINDS for c in resolve_components(config))
+
+
 def paranmt_encoder(path: str, kind: str) -> list[Entry]:
     """``ParaNMTEncoder.encode`` (one process, default batch size), cold and warm token cache."""
     from paranmt_hf import ParaNMTEncoder
@@ -32,8 +45,9 @@ def paranmt_encoder(path: str, kind: str) -> list[Entry]:
         clear_token_cache(enc.featurizer)
         return enc.encode(s, show_progress_bar=False, num_processes=1)
 
-    out = [(f"{kind} · ParaNMTEncoder", kind, "ParaNMTEncoder", cold, kind not in AVERAGING)]
-    if kind in AVERAGING:
+    fast = averaging(path, kind)
+    out = [(f"{kind} · ParaNMTEncoder", kind, "ParaNMTEncoder", cold, not fast)]
+    if fast:
         out.append((f"{kind} · ParaNMTEncoder (warm cache)", kind, "ParaNMTEncoder warm",
                     lambda s: enc.encode(s, show_progress_bar=False, num_processes=1), False))
     return out
@@ -46,13 +60,14 @@ def sentence_transformer(path: str, kind: str) -> list[Entry]:
     st = SentenceTransformer(path, device="cpu")
     assert type(st[0]).__name__ == "ParaNMTInputModule", type(st[0])
     out = []
+    fast = averaging(path, kind)
     for batch in (1024, 32):
         def run(s: list[str], batch: int = batch) -> Any:
             clear_token_cache(st[0].featurizer)
             return st.encode(s, batch_size=batch)
 
         out.append((f"{kind} · SentenceTransformer (batch {batch})", kind, f"SentenceTransformer {batch}", run,
-                    kind not in AVERAGING))
+                    not fast))
     static = Path(path) / "static"
     if (static / "modules.json").is_file():
         stock = SentenceTransformer(str(static), device="cpu")
