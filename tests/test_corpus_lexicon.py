@@ -36,6 +36,8 @@ def test_cross_and_adjusted_pmi() -> None:
                                                                                                             "kong"))
     long_pairs = [{"text_a": " ".join(["w"] * 31), "text_b": "x", "score": 0.9}]
     assert ParaphraseLexicon.from_pairs(long_pairs).pairs == 0
+    unscored = [{"text_a": "a b", "text_b": "a c", "score": s} for s in (None, float("nan"), 0.1, 0.9)]
+    assert ParaphraseLexicon.from_pairs(unscored).pairs == 2  # no score passes the cut; NaN fails it, as 0.1 does
     with pytest.raises(ValueError):
         lex.score("a", "b", "ppdb")
 

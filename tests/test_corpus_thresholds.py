@@ -69,6 +69,34 @@ def test_bad_bounds_are_refused() -> None:
             parse_bound(bad)
 
 
+def test_a_nan_value_fails_every_bound_and_is_counted_under_its_reason() -> None:
+    nan = float("nan")
+    costs = [0.1, nan, 0.2, nan, 0.3]
+    for bound in ((None, 0.5), (0.0, None), (None, None), (0.0, 1.0)):
+        selection = ThresholdFilter({"translation_cost": bound}).select(REFS, HYPS,
+                                                                        columns={"translation_cost": costs})
+        assert selection.keep.tolist() == [True, False, True, False, True], bound
+        assert selection.counts() == {"kept": 3, "cost": 2}
+    # a NaN that a measure computes fails too
+    spy = MeasureSpec("bleu", "spy", "-", "bleu", lambda a, b, c: np.array([nan if "x" in t else 0.5 for t in b]))
+    original = MEASURES["bleu"]
+    MEASURES["bleu"] = spy
+    try:
+        selection = ThresholdFilter({"bleu": (None, 1.0), "translation_length": (None, 100)}).select(REFS, HYPS)
+    finally:
+        MEASURES["bleu"] = original
+    assert selection.keep.tolist() == [True, False, True, False, True] and selection.counts()["bleu"] == 2
+    # one example, as the builder calls it: a NaN paraphrase score fails the PRAS and ACL-2018 score bounds
+    example = {"reference": "a b c d e f", "paraphrase": "u v w x y z", "paraphrase_score": nan,
+               "reference_length": 6, "paraphrase_length": 6}
+    assert not PRASFilter(require_english=False, tokenizer="whitespace")(dict(example))
+    assert not ACL2018Filter(-1.0)(dict(example)) and ACL2018Filter(-1.0)({**example, "paraphrase_score": 0.1})
+    with pytest.raises(ValueError, match="numbers or None"):
+        ThresholdFilter({"bleu": (nan, 1.0)})
+    with pytest.raises(ValueError, match="numbers or None"):
+        ThresholdFilter({"bleu": parse_bound("bleu=0:nan")[1:]})
+
+
 def test_sampling_is_a_hash_of_the_pair_and_seed() -> None:
     refs = [f"w{i} a b" for i in range(400)]
     first = ThresholdFilter({"max_length": (None, 30)}, sample_rate=0.25, seed=3).select(refs, refs)

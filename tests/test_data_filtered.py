@@ -82,6 +82,8 @@ def test_fold_bounds_top_two_tenths() -> None:
     assert fold_bounds(scores, folds=(1,)) == (pytest.approx(0.05), pytest.approx(0.10))
     with pytest.raises(ValueError):
         fold_bounds(scores, folds=(11,))
+    with pytest.raises(ValueError, match="1 of the 20 scores are NaN"):  # not a NaN upper bound that keeps all
+        fold_bounds(np.where(scores == 0.5, np.nan, scores))
 
 
 def test_acl2018_recipe_top_folds_and_30_tokens(tmp_path: Path) -> None:

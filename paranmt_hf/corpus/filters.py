@@ -79,6 +79,10 @@ def _given_columns(scores: Sequence[float | None] | None, overlaps: Sequence[flo
 class ThresholdFilter:
     """Keep a pair when each column lies within its bounds: ``low <= value <= high`` (inclusive; None = open).
 
+    A NaN value lies within no bounds, open ones included: the pair fails that column's test and is counted under its
+    reason (a NaN ``translation_cost`` of a translation with no token counted, a NaN from a custom measure). Bounds
+    are numbers: a NaN bound is refused.
+
     The columns are those of :data:`~paranmt_hf.corpus.measures.MEASURES`. Values the caller gives (``columns``,
     or ``scores`` / ``overlaps`` for ``paraphrase_score`` / ``trigram_overlap``) are used as they are; missing ones
     are computed through the registry with :attr:`context`, cheapest first, and each only for the pairs that passed
@@ -102,6 +106,8 @@ class ThresholdFilter:
             if len(bound) != 2:
                 raise ValueError(f"the bounds of {name} must be (low, high), got {bound!r}")
             low, high = bound
+            if any(side is not None and np.isnan(side) for side in bound):
+                raise ValueError(f"the bounds of {name} must be numbers or None, got {bound!r}")
             if low is not None and high is not None and low > high:
                 raise ValueError(f"the bounds of {name} are empty: {low} > {high}")
         if not 0.0 <= self.sample_rate <= 1.0:
@@ -187,7 +193,7 @@ class ThresholdFilter:
                 continue
             tested = np.array([values[i] for i in rows], dtype=np.float64)
             low, high = self.bounds[name]
-            out = np.isnan(tested)
+            out = np.isnan(tested)  # a NaN lies within no bounds (comparisons with NaN are all false)
             if low is not None:
                 out |= tested < low
             if high is not None:
@@ -327,6 +333,10 @@ def fold_bounds(scores: np.ndarray, folds: Iterable[int] = (9, 10), num_folds: i
 
     Fold ``i`` holds ranks ``[(i-1)/k, i/k)`` of the sorted scores; the bounds are the scores at the first rank of
     the lowest selected fold and the last rank of the highest one.
+
+    Raises:
+        ValueError: no scores, a fold out of range, or a NaN score (NaN has no rank; the corpus readers skip such
+            lines as bad ones).
     """
     folds = sorted(folds)
     if not folds or folds[0] < 1 or folds[-1] > num_folds:
@@ -335,6 +345,9 @@ def fold_bounds(scores: np.ndarray, folds: Iterable[int] = (9, 10), num_folds: i
     ordered.sort()
     if ordered.size == 0:
         raise ValueError("no scores to compute fold bounds from")
+    if np.isnan(ordered[-1]):  # NaN sorts last
+        raise ValueError(f"{int(np.isnan(ordered).sum())} of the {ordered.size} scores are NaN: fold bounds rank "
+                         "real scores only")
     n = ordered.size
     lo_rank = (folds[0] - 1) * n // num_folds
     hi_rank = max(folds[-1] * n // num_folds - 1, lo_rank)

@@ -63,7 +63,7 @@ class ParaphraseLexicon:
         """Count a pair corpus (records with ``text_a``, ``text_b`` and an optional ``score``).
 
         Args:
-            records: the pairs (pairs without a score pass the ``min_score`` test).
+            records: the pairs (pairs without a score pass the ``min_score`` test; a NaN score fails it).
             targets: words to collect paraphrases for (None: every word; memory grows with the corpus).
             min_score: drop pairs scored below this (None: keep all).
             max_tokens: drop pairs with a side longer than this many whitespace tokens (None: keep all).
@@ -74,7 +74,7 @@ class ParaphraseLexicon:
         wanted = None if targets is None else {t.lower() if lowercase else t for t in targets}
         for record in records:
             score = record.get("score")
-            if min_score is not None and score is not None and score < min_score:
+            if min_score is not None and score is not None and not score >= min_score:  # NaN is dropped too
                 continue
             sides = [record["text_a"], record["text_b"]]
             if max_tokens is not None and any(len(s.split()) > max_tokens for s in sides):
