@@ -267,6 +267,36 @@ def test_histogram_counts_float32_cosines_of_one_and_prints_table3(tmp_path: Pat
     assert json.loads(capsys.readouterr().out)["bins"][4]["count"] == 1
 
 
+def test_histogram_of_several_tasks_equals_one_task_and_numpy(tmp_path: Path) -> None:
+    # each task's overlap sums and sums of squares add up: mean and std of 3 tasks = 1 task = numpy's
+    from paranmt_hf.corpus.histogram import TABLE3_EDGES, histogram_files
+    from paranmt_hf.corpus.runner import RunOptions
+
+    rng = np.random.default_rng(0)
+    scores, overlaps = rng.uniform(-0.05, 1.0, 90).round(4), rng.uniform(0.0, 1.0, 90).round(4)
+    src = tmp_path / "pairs.tsv"
+    src.write_text("".join(f"a{i} b c\tx{i} y z\t{s}\t{o}\n" for i, (s, o) in enumerate(zip(scores, overlaps,
+                                                                                                strict=True))))
+    bins = np.searchsorted(TABLE3_EDGES, scores, side="left") - 1
+    results = []
+    for tasks in (1, 3):
+        hist, summary = histogram_files([src], tmp_path / f"{tasks}.json",
+                                        RunOptions(workers=1, tasks=tasks, chunk_bytes=300, progress=False))
+        assert summary.tasks == tasks
+        results.append(hist)
+    for hist in results:
+        assert hist["total"] == 90 and hist["below"] == hist["above"] == 0
+        for i, found in enumerate(hist["bins"]):
+            mine = overlaps[bins == i]
+            assert found["count"] == len(mine) > 5
+            assert found["overlap_mean"] == pytest.approx(mine.mean(), abs=1e-12)
+            assert found["overlap_std"] == pytest.approx(mine.std(), abs=1e-9) and found["overlap_std"] > 0.1
+    for one, three in zip(results[0]["bins"], results[1]["bins"], strict=True):
+        assert one["count"] == three["count"] and one["overlap_std"] == pytest.approx(three["overlap_std"], abs=1e-12)
+    with pytest.raises(ValueError, match="1 of the 2 scores are NaN"):  # in no bin: refused, as a missing score
+        score_histogram([{"text_a": "a", "text_b": "b", "score": s} for s in (0.5, float("nan"))])
+
+
 def test_corpus_help_describes_every_option_with_the_papers_settings() -> None:
     # issue 24 item 11: every option has help, the papers' settings are the examples, no reST markup in --help
     import argparse

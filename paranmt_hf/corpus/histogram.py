@@ -65,6 +65,9 @@ class HistogramCounts:
         if any(s is None for s in scores):
             raise ValueError("the histogram needs a score for every pair (add them with `paranmt-hf corpus annotate`)")
         score = np.asarray(scores, dtype=np.float64)
+        if np.isnan(score).any():  # in no bin, neither below nor above: refused as a missing score is
+            raise ValueError(f"the histogram needs a real score for every pair: {int(np.isnan(score).sum())} of "
+                             f"the {len(score)} scores are NaN")
         self.total += len(score)
         edges = np.asarray(self.edges)
         low, high = score <= edges[0], score > edges[-1] + TOP_TOLERANCE
@@ -84,7 +87,9 @@ class HistogramCounts:
         self.squares += np.bincount(bins, weights=ovl * ovl, minlength=size)
 
     def merge(self, other: HistogramCounts) -> None:
-        """Add another accumulator's counts (same edges)."""
+        """Add another accumulator's counts, overlap sums and sums of squares (same edges)."""
+        if tuple(other.edges) != tuple(self.edges):
+            raise ValueError(f"cannot merge histograms with different edges: {self.edges} vs {other.edges}")
         self.count += other.count
         self.sums += other.sums
         self.squares += other.squares
