@@ -234,3 +234,86 @@ def test_a_folder_set_aside_by_a_killed_swap_is_put_back(tmp_path):
             (tmp / "weights").write_text("new")
     assert (tmp_path / "model" / "weights").read_text() == "old"
     assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
+def test_a_failed_second_rename_of_the_swap_puts_the_old_folder_back(tmp_path, monkeypatch):
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "weights").write_text("old")
+    real = os.replace
+
+    def failing(src, dst):
+        if os.fspath(dst) == os.fspath(out) and ".paranmt-tmp-old-" not in os.fspath(src):  # the new folder moving in
+            raise OSError("disk gone")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="disk gone"):
+        with atomic_output(out, overwrite=True, directory=True) as tmp:
+            (tmp / "weights").write_text("new")
+    monkeypatch.undo()
+    assert (out / "weights").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
+_KILLED_SWAP = """
+import os, signal, sys
+from pathlib import Path
+from paranmt_hf.utils.atomic import atomic_output
+
+out, real = Path(sys.argv[1]), os.replace
+
+def replace(src, dst):
+    if os.fspath(dst) == os.fspath(out):  # killed as the new folder moves in: after the old one is set aside
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst)
+
+os.replace = replace
+with atomic_output(out, overwrite=True, directory=True) as tmp:
+    (tmp / "weights").write_text("new")
+"""
+
+
+def test_a_run_killed_between_the_two_renames_loses_nothing(tmp_path):
+    import shutil
+    import signal
+    import subprocess
+    import sys
+
+    from paranmt_hf.utils.atomic import recover_set_aside
+    from paranmt_hf.utils.paths import check_model_path
+
+    out = tmp_path / "model"
+
+    def killed_swap() -> None:
+        out.mkdir()
+        (out / "weights").write_text("old")
+        run = subprocess.run([sys.executable, "-c", _KILLED_SWAP, str(out)], capture_output=True, text=True)
+        assert run.returncode == -signal.SIGKILL, run.stderr
+        assert not out.exists()  # the swap was under way: the old folder is set aside, not deleted
+        (aside,) = (p for p in tmp_path.iterdir() if p.name.startswith(".paranmt-tmp-old-"))
+        assert (aside / "weights").read_text() == "old"
+
+    killed_swap()
+    check_model_path(out)  # a reader puts it back (a model load starts with this check)
+    assert (out / "weights").read_text() == "old"
+    assert not any(name.startswith(".paranmt-tmp-old-") for name in os.listdir(tmp_path))
+    assert not recover_set_aside(out)  # nothing left to put back
+    shutil.rmtree(out)
+    killed_swap()
+    with atomic_output(out, overwrite=True, directory=True) as tmp:  # so does the next writer
+        (tmp / "weights").write_text("newer")
+    assert (out / "weights").read_text() == "newer" and sorted(os.listdir(tmp_path)) == ["model"]
+
+
+def test_a_reader_leaves_a_set_aside_folder_to_the_writer_that_holds_the_lock(tmp_path, hold_lock):
+    from paranmt_hf.utils.atomic import recover_set_aside
+
+    aside = tmp_path / ".paranmt-tmp-old-0123456789ab-model"
+    aside.mkdir()
+    writer = hold_lock(tmp_path / "model")  # a live writer between its two renames
+    assert not recover_set_aside(tmp_path / "model")
+    assert aside.is_dir() and not (tmp_path / "model").exists()
+    writer.kill()
+    writer.wait()
+    assert recover_set_aside(tmp_path / "model") and (tmp_path / "model").is_dir()

@@ -333,10 +333,11 @@ def replace_path(source: Path, target: Path, overwrite: bool = True) -> None:
     """Move the finished ``source`` onto ``target`` (a file: one atomic rename; a directory: two renames).
 
     A directory cannot be renamed over a non-empty one, so an existing ``target`` directory is first renamed aside
-    and deleted after the new one is in place: a crash in between leaves the old directory under a temporary name
-    (put back by the next writer, :func:`remove_stale_temps`), never a mixture of old and new files. The new output
-    gets the usual permissions (:func:`usual_permissions`); one that replaces another keeps its permission bits and
-    group (:func:`keep_permissions`).
+    and deleted only after the new one is in place: a failed second rename puts it back at once, and a process killed
+    between the two renames leaves it under a temporary name, put back by the next writer
+    (:func:`remove_stale_temps`) or reader (:func:`recover_set_aside`), never deleted and never a mixture of old and
+    new files. The new output gets the usual permissions (:func:`usual_permissions`); one that replaces another keeps
+    its permission bits and group (:func:`keep_permissions`).
 
     Raises:
         OutputExistsError: ``overwrite`` is false and ``target`` appeared meanwhile (nothing is replaced).
@@ -361,11 +362,46 @@ def replace_path(source: Path, target: Path, overwrite: bool = True) -> None:
         return
     if target.is_dir() and not target.is_symlink():
         aside = target.parent / f"{TEMP_PREFIX}old-{uuid.uuid4().hex[:12]}-{target.name}"
-        os.replace(target, aside)
-        os.replace(source, target)
-        _remove(aside)
+        os.replace(target, aside)  # killed from here on: the next writer or reader puts it back
+        try:
+            os.replace(source, target)
+        except BaseException:
+            os.replace(aside, target)
+            raise
+        _remove(aside)  # only once the new folder is in place
     else:
         os.replace(source, target)
+
+
+def _set_aside_copies(target: Path) -> list[Path]:
+    """The copies of folder ``target`` that :func:`replace_path` set aside (``.paranmt-tmp-old-…-<name>``), by name."""
+    if not target.parent.is_dir():
+        return []
+    pattern = _stale_temp_pattern(target.name)
+    return sorted(entry for entry in target.parent.iterdir()
+                  if (match := pattern.match(entry.name)) is not None and match.group(1))
+
+
+def recover_set_aside(output: PathLike) -> bool:
+    """For readers: put back folder ``output`` when a run replacing it died between the two renames of the swap.
+
+    Such a run leaves ``output`` missing and its previous copy set aside next to it (:func:`replace_path`). The copy
+    is renamed back only while holding the output's lock: a writer that is between its two renames right now holds
+    it, and is left to finish. Returns whether ``output`` was put back (False: nothing set aside, a live writer,
+    or no permission to rename).
+    """
+    target = Path(output)
+    if target.exists() or target.is_symlink() or not _set_aside_copies(target):
+        return False
+    try:
+        with output_lock(target):
+            if target.exists() or target.is_symlink() or not (aside := _set_aside_copies(target)):
+                return False
+            os.replace(aside[0], target)
+    except OSError:  # OutputBusyError (a live writer) or a folder this reader may not write
+        return False
+    logger.warning("%s: put back the previous copy, which a killed run had set aside as %s", target, aside[0])
+    return True
 
 
 def link_tree(source: Path, target: Path) -> None:
