@@ -34,7 +34,11 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` whose logged gradient norm also works with sparse embedding gradients.
 
     transformers' Trainer computes the norm with ``clip_grad_norm_`` at every step, which fails on sparse gradients
-    (and costs a pass over every dense embedding table).
+    (and costs a pass over every dense embedding table). There is no public hook for it: this overrides the private
+    ``Trainer._get_grad_norm(model, grad_norm=None)``, which the training loop calls at every optimizer step (with
+    the norm ``max_grad_norm`` clipping returned, else None) and whose result it logs as ``grad_norm``.
+    ``tests/test_loss_trainer.py`` pins the signature and that call: a transformers release that changes them
+    fails that test instead of silently logging nothing or failing on sparse gradients.
     """
 
     def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
