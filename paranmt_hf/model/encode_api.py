@@ -3,14 +3,13 @@
 One place for :class:`~paranmt_hf.model.encoder.ParaNMTEncoder` and the torch-free
 :class:`~paranmt_hf.model.static.StaticEncoder`: the input check (strings of valid Unicode), ``prompt`` /
 ``prompt_name``, ``truncate_dim`` (the first dimensions, before normalising, as sentence-transformers does),
-``normalize_embeddings`` (``normalize`` of earlier releases warns), ``precision`` (``quantize_embeddings`` of
+``normalize_embeddings``, ``precision`` (``quantize_embeddings`` of
 sentence-transformers, reimplemented in NumPy), cosine similarity as a matrix (``similarity``) or row by row
-(``similarity_pairwise``). NumPy only.
+(``similarity_pairwise``; texts are refused: that is ``paired_text_similarity``). NumPy only.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,21 +66,6 @@ PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
 PROMPT_NAMES = ("query", "document")
 """Prompt names of a saved model (``config_sentence_transformers.json``): both empty, as the papers' models have
 none."""
-
-NORMALIZE_RENAMED = ("encode(normalize=...) is now encode(normalize_embeddings=...), the sentence-transformers name; "
-                     "`normalize` stops working in paranmt_hf 0.3")
-
-
-def resolve_normalize(normalize_embeddings: bool, normalize: bool | None, stacklevel: int = 3) -> bool:
-    """``normalize_embeddings``, or the value of the renamed ``normalize`` keyword (with a ``FutureWarning``).
-
-    ``stacklevel``: of the warning, counted from here (3: the caller of the ``encode`` that calls this).
-    """
-    if normalize is None:
-        return bool(normalize_embeddings)
-    warnings.warn(NORMALIZE_RENAMED, FutureWarning, stacklevel=stacklevel)
-    return bool(normalize) or bool(normalize_embeddings)
-
 
 def resolve_prompt(prompt: str | None, prompt_name: str | None) -> str:
     """The text put before every sentence: ``prompt``, else the (empty) prompt called ``prompt_name``.
@@ -181,6 +165,9 @@ def postprocess(
 
 
 def _as_matrix(embeddings: Any) -> np.ndarray:
+    if is_text(embeddings):
+        raise TypeError("similarity() compares embeddings, as sentence-transformers' does: encode the texts first, "
+                        "or use paired_text_similarity(texts_a, texts_b) for the cosine of each pair of texts")
     if hasattr(embeddings, "detach"):  # a torch tensor
         embeddings = embeddings.detach().cpu().numpy()
     out = np.asarray(embeddings, dtype=np.float64)
@@ -223,5 +210,5 @@ def is_text(value: Any) -> bool:
 
 
 __all__ = ["PRECISIONS", "PROMPT_NAMES", "check_encode_options", "check_sentences", "cosine_matrix", "deliver",
-           "is_text", "pairwise_cosine", "postprocess", "prepare_texts", "quantize_embeddings", "resolve_normalize",
+           "is_text", "pairwise_cosine", "postprocess", "prepare_texts", "quantize_embeddings",
            "resolve_prompt"]

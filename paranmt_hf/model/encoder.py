@@ -236,7 +236,6 @@ class ParaNMTEncoder:
         prompt: str | None = None,
         num_processes: int | None = None,
         multiprocessing_threshold: int = DEFAULT_MULTIPROCESSING_THRESHOLD,
-        normalize: bool | None = None,
     ) -> np.ndarray | torch.Tensor | list[torch.Tensor]:
         """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
 
@@ -260,7 +259,6 @@ class ParaNMTEncoder:
             num_processes: worker processes; ``None``: every available core when there are at least
                 ``multiprocessing_threshold`` sentences, else 1. Results are identical to one process.
             multiprocessing_threshold: fewest sentences for which ``num_processes=None`` uses several processes.
-            normalize: the earlier name of ``normalize_embeddings`` (``FutureWarning``; removed in 0.3).
 
         Returns:
             ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string): float32, or int8/uint8 for a
@@ -268,10 +266,9 @@ class ParaNMTEncoder:
         """
         from functools import partial
 
-        from .encode_api import deliver, prepare_texts, resolve_normalize
+        from .encode_api import deliver, prepare_texts
         from .parallel import encode_parallel, resolve_processes
 
-        normalize_embeddings = resolve_normalize(normalize_embeddings, normalize, stacklevel=4)  # inference_mode
         texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         if batch_size is None:
             batch_size = 8192 if self.is_flat else 512
@@ -318,19 +315,12 @@ class ParaNMTEncoder:
         A ``[len(embeddings1), len(embeddings2)]`` tensor: every embedding of ``embeddings1`` with every one of
         ``embeddings2``.
 
-        Embeddings may be NumPy arrays, tensors or lists (one vector counts as one row). Texts (the behaviour of
-        earlier releases: the cosine of each text of ``a`` with the text of ``b`` at the same position) still work
-        for a release, with a ``FutureWarning``: that is :meth:`paired_text_similarity` now.
+        Embeddings may be NumPy arrays, tensors or lists (one vector counts as one row); texts are refused
+        (``TypeError``): the cosine of each text of ``a`` with the text of ``b`` at the same position is
+        :meth:`paired_text_similarity`.
         """
-        from .encode_api import cosine_matrix, is_text
+        from .encode_api import cosine_matrix
 
-        if is_text(embeddings1) or is_text(embeddings2):
-            import warnings
-
-            warnings.warn("similarity(texts_a, texts_b) is now paired_text_similarity(texts_a, texts_b); "
-                          "similarity() takes embeddings and returns their cosine matrix, as sentence-transformers' "
-                          "does (texts stop working in paranmt_hf 0.3)", FutureWarning, stacklevel=2)
-            return self.paired_text_similarity(embeddings1, embeddings2)
         return torch.from_numpy(cosine_matrix(embeddings1, embeddings2))
 
     def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:

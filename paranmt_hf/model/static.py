@@ -31,7 +31,7 @@ from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, renamed_fields, resolve
 from ..modeling.segmentation_paranmt import Segmenters
 from ..modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
 from .averaging import AveragingModel, ChunkAverager
-from .encode_api import cosine_matrix, deliver, pairwise_cosine, prepare_texts, resolve_normalize
+from .encode_api import cosine_matrix, deliver, pairwise_cosine, prepare_texts
 from .storage import INT8_FILE, SCALE_SUFFIX
 
 WEIGHTS_FILE = "model.safetensors"
@@ -175,8 +175,6 @@ class StaticEncoder:
         config = renamed_fields(_read_json(_file(name, "config.json", hub)))
         if config.get("model_type") != "paranmt":
             raise ValueError(f"{name} is not a ParaNMT model (config.json model_type={config.get('model_type')!r})")
-        if config.get("components") is not None:
-            config["components"] = [renamed_fields(c) for c in config["components"]]
         components = resolve_components(config)
         recurrent = [c["kind"] for c in components if not ENCODER_KIND_SPECS[c["kind"]].averaging]
         if recurrent:
@@ -211,7 +209,6 @@ class StaticEncoder:
         truncate_dim: int | None = None,
         prompt_name: str | None = None,
         prompt: str | None = None,
-        normalize: bool | None = None,
     ) -> np.ndarray | list[np.ndarray]:
         """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
 
@@ -228,12 +225,10 @@ class StaticEncoder:
             truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising).
             prompt_name: ``"query"`` or ``"document"``: both empty.
             prompt: text put before every sentence.
-            normalize: the earlier name of ``normalize_embeddings`` (``FutureWarning``; removed in 0.3).
 
         Returns:
             ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string).
         """
-        normalize_embeddings = resolve_normalize(normalize_embeddings, normalize)
         texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         batch_size = 8192 if batch_size is None else int(batch_size)
         if batch_size < 1:
