@@ -6,7 +6,6 @@ This file is Hub remote code: it imports only ``transformers`` (and the standard
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from transformers import PretrainedConfig
@@ -15,7 +14,6 @@ from .kinds_paranmt import (
     COMPONENT_DEFAULTS,
     ENCODER_KIND_SPECS,
     ENCODER_KINDS,
-    RENAMED_KIND,
     renamed_fields,
     resolve_components,
 )
@@ -40,7 +38,8 @@ class ParaNMTConfig(PretrainedConfig):
 
     Args:
         kind (`str`, *optional*, defaults to `"sp"`):
-            Encoder kind of a single-component model (`encoder` in configs of earlier releases, still read):
+            Encoder kind of a single-component model (`encoder` in the config.json of folders saved
+            before commit 161fee2: read as `kind` by `from_dict`):
             `"word"` (word averaging), `"trigram"` (character-trigram
             averaging), `"sp"` (sentencepiece/unigram averaging), `"subword"` (averaging over the pieces of any
             `tokenizers` tokenizer: WordPiece, BPE, Unigram, e.g. a teacher transformer's), `"lstm"` (mean of LSTM
@@ -140,9 +139,8 @@ class ParaNMTConfig(PretrainedConfig):
         **kwargs: Any,
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
-        if "encoder" in kwargs:  # the field's name in earlier releases
-            warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=2)
-            kind = kwargs.pop("encoder")
+        if "encoder" in kwargs:  # the field's name before commit 161fee2: config.json files are read by from_dict
+            raise TypeError("ParaNMTConfig has no field 'encoder': the encoder kind is `kind`")
         self.kind = kind
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
@@ -155,7 +153,7 @@ class ParaNMTConfig(PretrainedConfig):
             # component leaves out (written into it), then describe the whole (kinds joined by "+", all ids) and
             # are not saved (``to_dict``), so config.json holds no second, stale set of them.
             given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
-            self.components = [given | renamed_fields(c) for c in components]
+            self.components = [given | dict(c) for c in components]
             kind = "+".join(str(c["kind"]) for c in self.components)
             vocab_size = sum(int(c["vocab_size"]) for c in self.components)
             embedding_dim = None
@@ -174,6 +172,11 @@ class ParaNMTConfig(PretrainedConfig):
         self._validate_paranmt()
         sizes = self.component_output_sizes()
         self.hidden_size = sum(sizes) if combination == "concat" else sizes[0]
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> ParaNMTConfig:
+        """The config of ``config.json``'s fields, read with today's names (:func:`renamed_fields`)."""
+        return super().from_dict(renamed_fields(config_dict), **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as a dict (what ``config.json`` holds).

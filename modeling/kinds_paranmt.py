@@ -84,21 +84,19 @@ A component that does not set a field takes the top-level value of the config.""
 COMPONENT_FIELDS = tuple(COMPONENT_DEFAULTS)
 
 
-RENAMED_KIND = ("a config saved by an earlier release names the encoder kind 'encoder': read as 'kind' (save the "
-                "model again to update its config.json)")
+def renamed_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config.json``'s fields (a whole config or one component) with today's names: the loader's one rename rule.
 
-
-def renamed_fields(component: Mapping[str, Any]) -> dict[str, Any]:
-    """A component (or a top-level config) with this release's field names: ``encoder`` is now ``kind``.
-
-    Warns (``FutureWarning``) when it renames.
+    Folders saved before commit 161fee2 name a component's kind ``encoder``; it is read as ``kind`` (at the top level
+    and in every component), silently: the folder loads with the embeddings it gave, and saving it again writes
+    ``kind``. Only loaders apply it (``ParaNMTConfig.from_dict``, ``StaticEncoder``): ``ParaNMTConfig(encoder=...)``
+    is refused.
     """
-    out = dict(component)
+    out = dict(config)
     if "encoder" in out and "kind" not in out:
-        import warnings
-
-        warnings.warn(RENAMED_KIND, FutureWarning, stacklevel=3)
         out["kind"] = out.pop("encoder")
+    if out.get("components") is not None:
+        out["components"] = [renamed_fields(c) for c in out["components"]]
     return out
 
 

@@ -81,25 +81,6 @@ def test_smaller_weight_storage_loads_as_in_paranmt_encoder(tmp_path, weight_dty
     assert np.abs(StaticEncoder.from_pretrained(tmp_path).encode(TEXTS) - expected).max() <= 1e-6
 
 
-def test_earlier_release_directories_load():
-    root = Path(__file__).parent / "fixtures" / "releases"
-    for path in sorted(p for p in root.iterdir() if p.is_dir() and "lstm" not in p.name):
-        with pytest.warns(FutureWarning) if "161fee2" in path.name else _nothing():
-            torch_model = ParaNMTEncoder.from_pretrained(path)
-        expected = torch_model.encode(TEXTS)
-        with pytest.warns(FutureWarning) if "161fee2" in path.name else _nothing():
-            static = StaticEncoder.from_pretrained(path)
-        assert np.abs(static.encode(TEXTS) - expected).max() <= 1e-6, path.name
-
-
-class _nothing:  # noqa: N801
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def test_recurrent_models_and_wrong_folders_are_refused(tmp_path):
     build_encoder("lstm", CORPUS, embedding_dim=8).save_pretrained(tmp_path / "lstm")
     with pytest.raises(ValueError, match=r"recurrent model \(lstm\).*ParaNMTEncoder.*paranmt-hf\[torch\]"):
