@@ -76,12 +76,6 @@ def load_paranmt(
     """
     get_config(config)
     require("datasets", "data")
-    if "recipe" in config_kwargs:  # the option's name before 0.2
-        import warnings
-
-        warnings.warn("load_paranmt(recipe=...) is now filter=... (recipe= stops working in paranmt_hf 0.3)",
-                      FutureWarning, stacklevel=2)
-        config_kwargs.setdefault("filter", config_kwargs.pop("recipe"))
     from .paranmt import ParaNMT
 
     files: list[str] = []

@@ -107,11 +107,11 @@ def test_acl2018_filter_requires_bounds() -> None:
         ACL2018Filter()({"paraphrase_score": 0.9, "reference_length": 3, "paraphrase_length": 3})
 
 
-def test_unknown_filter_and_the_options_earlier_name(tmp_path: Path) -> None:
+def test_unknown_filter_and_unknown_option(tmp_path: Path) -> None:
     path = _write(tmp_path / "p.txt", [LOW + ("0.5",)])
     with pytest.raises(ValueError, match="unknown filter 'nope'"):
         list(load_paranmt("filtered", str(path), filter="nope"))
     explicit = list(load_paranmt("filtered", str(path), filter="acl2018", min_score=0.0, max_tokens=40))
     assert len(explicit) == 1
-    with pytest.warns(FutureWarning, match="now filter="):  # the option's earlier name still works, with a warning
-        assert list(load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.0, max_tokens=40)) == explicit
+    with pytest.raises(ValueError, match="recipe"):  # the option's name at an earlier commit: gone
+        list(load_paranmt("filtered", str(path), recipe="acl2018", min_score=0.0, max_tokens=40))

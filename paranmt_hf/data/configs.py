@@ -104,8 +104,8 @@ class ConfigOptions:
         member_pattern: glob of the zip member(s) to read (default per config).
         strict: raise on the first bad line (``file:line``) instead of skipping and counting bad lines.
         tokenizer: tokenizer for trigram overlap, ``"nltk"`` (original) or ``"whitespace"``.
-        filter: ``filtered`` only: the filter's name in :data:`paranmt_hf.corpus.filters.FILTERS` (``"pras"`` or
-            ``"acl2018"``; called ``recipe`` before 0.2).
+        filter: ``filtered`` only: the filter's name in :data:`paranmt_hf.corpus.filters.FILTERS` (``"pras"``,
+            ``"acl2018"`` or ``"thresholds"``).
         sim_low, sim_high, max_overlap, min_mean_tokens, max_mean_tokens, require_english, langid_model: PRAS filter
             (None: the defaults of :class:`~paranmt_hf.corpus.filters.PRASFilter`, their one source).
         folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe (``sample_rate`` and
