@@ -139,7 +139,7 @@ def test_train_never_writes_over_its_training_file(tmp_path):
 
 def test_the_resume_check_sees_a_change_in_the_middle_of_a_large_file(tmp_path):
     """The fingerprint covers the whole file, not only its first and last MiB (issue 25 item 10)."""
-    from paranmt_hf.training.checkpoints import _as_saved, file_fingerprint, record_differences
+    from paranmt_hf.training.checkpoints import file_fingerprint, record_differences
 
     path = tmp_path / "big.tsv"
     lines = [f"sentence number {i}\tparaphrase number {i}\n" for i in range(80_000)]  # ~3 MiB
@@ -155,13 +155,8 @@ def test_the_resume_check_sees_a_change_in_the_middle_of_a_large_file(tmp_path):
 
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and mtime as before
     after = {"sources": [{"files": [file_fingerprint(path)]}]}
-    assert record_differences(before, _as_saved(before, after))
-    # a checkpoint of an earlier release (first/last MiB fingerprint) still resumes on the same file
-    from paranmt_hf.training.checkpoints import _ends_fingerprint
-
-    legacy = {"sources": [{"files": [{"path": str(path.resolve()), "bytes": path.stat().st_size,
-                                      "sha256_ends": _ends_fingerprint(str(path))}]}]}
-    assert record_differences(legacy, _as_saved(legacy, after)) == []
+    assert record_differences(before, after)
+    assert record_differences(after, {"sources": [{"files": [file_fingerprint(path)]}]}) == []
 
 
 def _killed_before_the_final_save(monkeypatch, out):

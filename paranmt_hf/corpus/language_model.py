@@ -176,9 +176,3 @@ class NgramLanguageModel:
         """Per-sentence perplexity (``</s>`` counted; see the module docstring)."""
         perplexity = self.model.perplexity
         return np.fromiter((perplexity(line) for line in self.normalize(texts)), dtype=np.float64, count=len(texts))
-
-    def log10_prob_many(self, texts: Sequence[str]) -> np.ndarray:
-        """Per-sentence ``log10 p(sentence </s> | <s>)``."""
-        score = self.model.score
-        return np.fromiter((score(line, bos=True, eos=True) for line in self.normalize(texts)), dtype=np.float64,
-                           count=len(texts))

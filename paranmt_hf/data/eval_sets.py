@@ -108,11 +108,3 @@ EVAL_SETS: dict[str, EvalSet] = {spec.name: spec for spec in (
 
 PAPER_YEARS = tuple(name for name, spec in EVAL_SETS.items() if spec.paper_year)
 """The SemEval years of the papers' headline STS12-16 average."""
-
-
-def get_eval_set(name: str) -> EvalSet:
-    """The :class:`EvalSet` called ``name`` (a KeyError naming the choices otherwise)."""
-    try:
-        return EVAL_SETS[name]
-    except KeyError:
-        raise KeyError(f"unknown evaluation set {name!r}; known: {list(EVAL_SETS)}") from None

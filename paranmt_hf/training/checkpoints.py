@@ -16,7 +16,6 @@ earlier run unless ``--overwrite``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -42,8 +41,6 @@ RUN_LAYOUT = 1
 FREE_RECIPE_FIELDS = ("name", "description", "epochs", "num_threads")
 """Recipe fields a resumed run may change: labels, the length of the run (like ``--max-steps``), torch threads."""
 
-_FINGERPRINT_BYTES = 1 << 20
-
 
 class ResumeError(ValueError):
     """``--resume`` cannot continue this run (no complete checkpoint, different arguments, or already finished)."""
@@ -61,29 +58,6 @@ def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     if "://" in str(path):
         return {"path": str(path)}
     return {"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": file_sha256(p)}
-
-
-def _ends_fingerprint(path: str) -> str:
-    """SHA-256 of a file's first and last MiB: the fingerprint checkpoints of earlier releases recorded."""
-    size = os.path.getsize(path)
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        digest.update(handle.read(_FINGERPRINT_BYTES))
-        if size > 2 * _FINGERPRINT_BYTES:
-            handle.seek(size - _FINGERPRINT_BYTES)
-            digest.update(handle.read())
-    return digest.hexdigest()
-
-
-def _as_saved(saved: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
-    """``current`` with file fingerprints in the form ``saved`` recorded them (``sha256_ends`` before 0.2)."""
-    current = json.loads(json.dumps(current))
-    for old_source, source in zip(saved.get("sources", []), current.get("sources", []), strict=False):
-        for old, new in zip(old_source.get("files", []), source.get("files", []), strict=False):
-            if "sha256_ends" in old and "sha256" in new and os.path.isfile(new["path"]):
-                new.pop("sha256")
-                new["sha256_ends"] = _ends_fingerprint(new["path"])
-    return current
 
 
 def run_record(recipe: Recipe, sources: Sequence[PairSource | str], seed: int) -> dict[str, Any]:
@@ -190,7 +164,7 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
         raise ResumeError(f"--resume: {damaged[0]} is damaged ({damaged[1]}); move {latest} aside (rename it) to "
                           "resume from the checkpoint before it")
     saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
-    differences = record_differences(saved, _as_saved(saved, record))
+    differences = record_differences(saved, record)
     if differences:
         raise ResumeError(
             f"--resume: {latest} belongs to a run with other arguments; resuming would train this run's model "
