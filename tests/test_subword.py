@@ -209,7 +209,7 @@ def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_tea
     optimizer = teacher_optimizer(recipe, encoder.model)
     assert not table.requires_grad and [g["lr"] for g in optimizer.param_groups] == [0.1]
 
-    recipe = recipe.override(teacher_learning_rate=0.01, keep_norms=True)
+    recipe = recipe.replace(teacher_learning_rate=0.01, keep_norms=True)
     encoder = build_initial_encoder(recipe, CORPUS, seed=0)
     table = encoder.model.components[1].embedding.weight
     optimizer = teacher_optimizer(recipe, encoder.model)

@@ -65,9 +65,13 @@ def test_recipes_match_the_papers():
         1024,
         50_000,
     )
-    assert pras.override(batch_size=8, anneal=None).batch_size == 8
+    changed = pras.replace(batch_size=8, anneal=None)  # None turns an optional field off
+    assert (changed.batch_size, changed.anneal, pras.anneal) == (8, None, 150)
+    assert not hasattr(pras, "override")  # one way to change a recipe: None means the same everywhere
     with pytest.raises(ValueError, match="unknown recipe field"):
-        pras.override(colour="red")
+        pras.replace(colour="red")
+    with pytest.raises(ValueError, match="cannot be turned off"):
+        pras.replace(batch_size=None)
     with pytest.raises(ValueError, match="unknown recipe"):
         get_recipe("nope")
 

@@ -139,10 +139,6 @@ class Recipe:
         """
         return bool(self.teacher) and "subword" in self.kinds
 
-    def override(self, **changes: Any) -> Recipe:
-        """A copy with the given fields changed (``None`` values are ignored: "not given")."""
-        return self.replace(**{k: v for k, v in changes.items() if v is not None})
-
     def replace(self, **changes: Any) -> Recipe:
         """A copy with the given fields changed; ``None`` turns an optional field off (e.g. ``anneal=None``).
 

@@ -68,10 +68,7 @@ def main() -> None:
     from paranmt_hf.training.trainer import train
 
     cfg = json.loads(args.config)
-    import dataclasses
-
-    recipe = get_recipe(cfg.get("recipe", "pras-bitext")).override(**cfg.get("overrides", {}))
-    recipe = dataclasses.replace(recipe, **{k: None for k, v in cfg.get("overrides", {}).items() if v is None})
+    recipe = get_recipe(cfg.get("recipe", "pras-bitext")).replace(**cfg.get("overrides", {}))  # null: turned off
     data = os.path.join(os.environ["PARANMT_HF_DATA"], "train")
     sources = [s.format(split=args.split, data=data) for s in cfg["sources"]]
     from paranmt_hf.utils.provenance import provenance

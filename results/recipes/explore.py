@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     record = provenance(["python", "results/recipes/explore.py", *(sys.argv[1:] if argv is None else argv)])
     cfg = json.loads(args.config)
     files, steps, every, seed = cfg.pop("files"), cfg.pop("steps"), cfg.pop("every", 500), cfg.pop("seed", 0)
-    recipe = Recipe().override(**cfg)
+    recipe = Recipe().replace(**cfg)
     out = Path(args.work) / "explore" / args.name
     started = time.time()
     result = train(recipe, files, out, seed=seed, dev_evaluator=STSSuiteEvaluator(DEV, name="dev"),

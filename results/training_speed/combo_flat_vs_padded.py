@@ -45,8 +45,8 @@ def main() -> None:
     flickr = data_dir(args.data_dir) / "train" / "flickr30k-caption-pairs.tsv.gz"
     rows = load_pairs([f"pairs:{flickr}"], max_pairs=STEPS * BATCH, seed=0)
     pairs = list(zip(rows["anchor"], rows["positive"], strict=True))
-    recipe = Recipe().override(kind="trigram+word", combination="concat", word_vectors="glove-6b-50d",
-                               megabatch_size=1, learning_rate=0.01)
+    recipe = Recipe().replace(kind="trigram+word", combination="concat", word_vectors="glove-6b-50d",
+                              megabatch_size=1, learning_rate=0.01)
     encoder = build_initial_encoder(recipe, [s for p in pairs for s in p], 0)
     set_sparse_embeddings(encoder.model, True)
     best: dict[str, float] = {}
