@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..data.configs import get_config
+from ..data.configs import ConfigOptions, get_config
 from ..utils.imports import require
 
 
@@ -67,7 +67,7 @@ def load_paranmt(
             ``filter="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
 
     Raises:
-        ValueError: (non-streaming) the files hold no valid line; the message names them.
+        ValueError: an unknown option; (non-streaming) the files hold no valid line (the message names them).
 
     Examples:
         >>> ds = load_paranmt("filtered", "para-nmt-50m.zip")                   # doctest: +SKIP
@@ -75,6 +75,10 @@ def load_paranmt(
         {'reference': ..., 'paraphrase': ..., 'paraphrase_score': 0.83, 'trigram_overlap': 0.2, ...}
     """
     get_config(config)
+    known = set(ConfigOptions.__dataclass_fields__)
+    if unknown := sorted(set(config_kwargs) - known):
+        raise ValueError(f"load_paranmt: unknown option(s) {unknown}; the options are ConfigOptions' fields: "
+                         f"{', '.join(sorted(known))}")
     require("datasets", "data")
     from .paranmt import ParaNMT
 
