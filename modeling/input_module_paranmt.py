@@ -191,7 +191,7 @@ class ParaNMTInputModule(_ModuleBase):
             if single:
                 torch.set_num_threads(threads)
         features["sentence_embedding"] = output.pooler_output
-        if output.last_hidden_state is not None and "attention_mask" in features:
+        if self.model.has_token_states and "attention_mask" in features:
             features["token_embeddings"] = output.last_hidden_state
         return features
 

@@ -295,8 +295,12 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     ``attention_mask``, or, for purely averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B]
     (the sentence-transformers ``StaticEmbedding`` layout, no padding). Averaging components never build a
     ``[B, L, D]`` tensor: padded input is read as one embedding bag per row. ``last_hidden_state`` holds the token
-    states of a single recurrent encoder (valid tokens moved to the front of each row); it is ``None`` for averaging
-    encoders and combinations (so ``output[0]`` / ``pipeline("feature-extraction")`` give the sentence embedding).
+    states of a single recurrent encoder (valid tokens moved to the front of each row;
+    :attr:`has_token_states`). An averaging encoder or a combination has no token states: every position of its
+    ``last_hidden_state`` ``[B, L, D]`` holds the sentence embedding (an expanded view of ``pooler_output``: no
+    ``[B, L, D]`` memory; ``[B, 1, D]`` for the flat layout), so the usual AutoModel habits give the sentence
+    embedding too: the attention-mask-weighted mean, ``.mean(1)``, ``[:, 0]``, ``output[0]`` with
+    sentence-transformers' ``Pooling``, ``pipeline("feature-extraction")``.
     ``config.max_seq_length`` (default ``None``: every token) caps the tokens read per sentence and component.
 
     Example:
@@ -331,6 +335,14 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         return all(encoder.is_averaging for encoder in self.components)
 
     @property
+    def has_token_states(self) -> bool:
+        """Whether ``last_hidden_state`` holds token states (a single recurrent encoder, padded input).
+
+        Otherwise every position of it holds the sentence embedding.
+        """
+        return len(self.components) == 1 and not self.components[0].is_averaging
+
+    @property
     def embedding_dim(self) -> int:
         """Size of the sentence embedding (``pooler_output``)."""
         return int(self.config.hidden_size)
@@ -353,10 +365,11 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         if offsets is not None or input_ids.dim() == 1:
             if offsets is None:
                 raise ValueError("flat input_ids [N] need `offsets` [B] (start of each sentence)")
-            pooled = self._forward_flat(input_ids, offsets, component_lengths)
-            last = None
+            pooled, last, positions = self._forward_flat(input_ids, offsets, component_lengths), None, 1
         else:
-            pooled, last = self._forward_padded(input_ids, attention_mask)
+            (pooled, last), positions = self._forward_padded(input_ids, attention_mask), input_ids.shape[1]
+        if last is None or not self.has_token_states:  # no token states: the sentence embedding at every position
+            last = pooled.unsqueeze(1).expand(-1, positions, -1)
         if return_dict is False:
             return (last, pooled)
         return BaseModelOutputWithPooling(last_hidden_state=last, pooler_output=pooled)

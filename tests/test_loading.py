@@ -68,9 +68,23 @@ def test_auto_classes_without_flags(saved, kind):
     model = AutoModel.from_pretrained(d).eval()
     tok = AutoTokenizer.from_pretrained(d)
     assert type(config).__name__ == "ParaNMTConfig" and type(model).__name__ == "ParaNMTModel"
+    batch = tok(SENTENCES, padding=True, return_tensors="pt")
     with torch.no_grad():
-        got = model(**tok(SENTENCES, padding=True, return_tensors="pt")).pooler_output.numpy()
-    np.testing.assert_allclose(got, expected, atol=1e-5)
+        out = model(**batch)
+    np.testing.assert_allclose(out.pooler_output.numpy(), expected, atol=1e-5)
+    states, mask = out.last_hidden_state, batch["attention_mask"]
+    assert states.shape[:2] == mask.shape
+    if kind in ("lstm", "bilstm", "gran"):  # a single recurrent encoder: its token states
+        assert model.has_token_states
+        return
+    # no token states: every position holds the sentence embedding, so the AutoModel habits give it
+    assert not model.has_token_states
+    weights = mask.unsqueeze(-1).expand(states.size()).float()  # the mean_pooling of sentence-transformers' cards
+    masked = ((states * weights).sum(1) / weights.sum(1).clamp(min=1e-9)).numpy()
+    tokens = mask.sum(1).numpy() > 0  # (a sentence without tokens has no masked mean, whatever the model)
+    np.testing.assert_allclose(masked[tokens], expected[tokens], atol=1e-5)
+    for pooled in (states.mean(1), states[:, 0], out[0].max(1).values):
+        np.testing.assert_allclose(pooled.numpy(), expected, atol=1e-5)
 
 
 def _run(script: str, env_extra: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
