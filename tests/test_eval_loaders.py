@@ -118,6 +118,7 @@ def test_pair_file_errors(tmp_path):
 
 def test_task_names_groups_and_missing_data(tmp_path):
     assert [t.name for t in resolve_tasks("sts12-16")] == ["STS12", "STS13", "STS14", "STS15", "STS16"]
+    assert [t.name for t in resolve_tasks("paper")] == ["STS12", "STS13", "STS14", "STS15", "STS16"]
     assert [t.name for t in resolve_tasks(["all"])][-1] == "Tatoeba"
     assert [t.name for t in resolve_tasks(["stsb", "STSBenchmark", "sts17:en-en"])] == ["STSBenchmark", "STS17"]
     with pytest.raises(KeyError, match="unknown task"):

@@ -3,7 +3,8 @@
 The tasks are the evaluation sets of :data:`paranmt_hf.data.eval_sets.EVAL_SETS`, named as mteb names them:
 ``STS12`` ... ``STS16``, ``STSBenchmark``, ``STS17``, ``Tatoeba``. A name may carry a
 subset filter after a colon (``STS17:en-en``, ``Tatoeba:fra,deu``, ``STSBenchmark:validation``). Groups:
-``sts12-16`` (the papers' headline average), ``sts`` (all STS tasks), ``all``. Any directory holding
+``sts12-16`` (the papers' headline average: STS12 ... STS16) and ``paper`` (the same five years, named for the
+papers' tables), ``sts`` (all STS tasks), ``all``. Any directory holding
 ``STS.input.<name>.txt`` + ``STS.gs.<name>.txt`` files is a task too (named after the folder).
 """
 

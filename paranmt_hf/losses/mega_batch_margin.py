@@ -53,6 +53,15 @@ class MegaBatchMarginLoss(nn.Module):
     **Annealing** (PRAS): with ``anneal=k`` the mega-batch starts at 1 mini-batch and grows by one every k
     training mini-batches, up to ``megabatch_size``.
 
+    **Not sentence-transformers' loss of the same name.** ``sentence_transformers.losses.MegaBatchMarginLoss``
+    (also "inspired by" ParaNMT-50M, P18-1042) is a different loss: two absolute margins on the anchor side only,
+    ``relu(positive_margin - cos(a_i, p_i)) + relu(cos(a_i, p_j) - negative_margin)`` (0.8 and 0.3), its hardest
+    negative ``p_j`` taken among the positives of the one large batch the Trainer gives it (its "mega-batch", cut
+    into mini-batches of 50 only to save memory). This one is the papers' loss: one relative margin delta on both
+    sides of the pair (the formula above), negatives of both s and t among the sentences of ``megabatch_size``
+    mini-batches (each mini-batch an optimizer step, as in the papers), ``MAX``/``MIX``/``RAND`` sampling, PRAS's
+    annealing and bitext rules. The two are not interchangeable: hyper-parameters of one do not carry over.
+
     **Distributed training.** With ``gather_across_devices=True`` each step gathers every process's
     mini-batch (token ids, embeddings, hashes) into the pool, so negatives can come from any process. Every
     chosen negative, remote ones included, is re-encoded locally from its token ids, so gradients flow
