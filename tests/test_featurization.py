@@ -9,17 +9,11 @@ import random
 import numpy as np
 import pytest
 import torch
+from _corpus import SENTENCES as ENGLISH
 
 from paranmt_hf import ParaNMTConfig, ParaNMTEncoder, ParaNMTModel, build_encoder
 
-CORPUS = [
-    "A man is playing a guitar.",
-    "A woman is slicing an onion.",
-    "I don't think it's 3.5 dollars.",
-    "Two dogs run in the park!",
-    "The coal-colored shadows spread.",
-    "Café owners in São Paulo say ΣΟΦΙΑ is naïve.",
-] * 3
+CORPUS = [*ENGLISH, "Café owners in São Paulo say ΣΟΦΙΑ is naïve."] * 3
 TRICKY = [
     "",
     "   ",

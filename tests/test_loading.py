@@ -12,16 +12,11 @@ import textwrap
 import numpy as np
 import pytest
 import torch
+from _corpus import SENTENCES as ENGLISH
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 
-CORPUS = [
-    "A man is playing a guitar.",
-    "A woman is slicing an onion.",
-    "I don't think it's 3.5 dollars.",
-    "Two dogs run in the park!",
-    "The coal-colored shadows spread.",
-] * 4
+CORPUS = ENGLISH * 4
 SENTENCES = ["A man plays the guitar.", "Dogs are running!", "", "zzz unseen qqq", "A WOMAN slices onions."]
 KINDS = ["word", "trigram", "sp", "subword", "lstm", "bilstm", "gran", "trigram+word", "trigram+subword", "word+lstm"]
 

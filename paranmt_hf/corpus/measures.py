@@ -81,41 +81,37 @@ class MeasureContext:
         return state
 
 
-def _missing(item: str, measure: str, flag: str) -> ValueError:
-    return ValueError(f"{measure} needs {item}: give it ({flag})")
+def _given_or_loaded(item: str, what: str, measure: str, flag: str,
+                     load: Callable[[MeasureContext, str | os.PathLike[str]], Any]) -> Callable[[MeasureContext], Any]:
+    """The loader of context item ``item``: the object given, or ``load(context, path)`` for a path."""
+
+    def loader(context: MeasureContext) -> Any:
+        given = getattr(context, item)
+        if given is None:
+            raise ValueError(f"{measure} needs {what}: give it ({flag})")
+        if not isinstance(given, (str, os.PathLike)):  # a loaded object (a str has an ``encode`` too)
+            return given
+        return load(context, given)
+
+    return loader
 
 
-def _load_encoder(context: MeasureContext) -> Any:
-    given = context.encoder
-    if given is None:
-        raise _missing("a model (the paraphrase score is its cosine)", "paraphrase_score", "--model / encoder=")
-    if not isinstance(given, (str, os.PathLike)):  # an encoder object (a str has an ``encode`` too)
-        return given
+def _encoder_from(context: MeasureContext, path: str | os.PathLike[str]) -> Any:
     from ..model.encoder import ParaNMTEncoder
 
-    return ParaNMTEncoder.from_pretrained(given, trust_remote_code=context.trust_remote_code)
+    return ParaNMTEncoder.from_pretrained(path, trust_remote_code=context.trust_remote_code)
 
 
-def _load_language_model(context: MeasureContext) -> Any:
-    given = context.language_model
-    if given is None:
-        raise _missing("a KenLM language model", "lm_perplexity", "--language-model / language_model=")
-    if not isinstance(given, (str, os.PathLike)):
-        return given
+def _language_model_from(context: MeasureContext, path: str | os.PathLike[str]) -> Any:
     from .language_model import NgramLanguageModel
 
-    return NgramLanguageModel(given, tokenizer=context.tokenizer)
+    return NgramLanguageModel(path, tokenizer=context.tokenizer)
 
 
-def _load_classifier(context: MeasureContext) -> Any:
-    given = context.classifier
-    if given is None:
-        raise _missing("a reference classifier", "reference_probability", "--classifier / classifier=")
-    if not isinstance(given, (str, os.PathLike)):
-        return given
+def _classifier_from(context: MeasureContext, path: str | os.PathLike[str]) -> Any:
     from .reference_classifier import ReferenceClassifier
 
-    return ReferenceClassifier.load(given)
+    return ReferenceClassifier.load(path)
 
 
 def _load_langid(context: MeasureContext) -> Any:
@@ -125,7 +121,12 @@ def _load_langid(context: MeasureContext) -> Any:
 
 
 _LOADERS: dict[str, Callable[[MeasureContext], Any]] = {
-    "encoder": _load_encoder, "language_model": _load_language_model, "classifier": _load_classifier,
+    "encoder": _given_or_loaded("encoder", "a model (the paraphrase score is its cosine)", "paraphrase_score",
+                                "--model / encoder=", _encoder_from),
+    "language_model": _given_or_loaded("language_model", "a KenLM language model", "lm_perplexity",
+                                       "--language-model / language_model=", _language_model_from),
+    "classifier": _given_or_loaded("classifier", "a reference classifier", "reference_probability",
+                                   "--classifier / classifier=", _classifier_from),
     "langid": _load_langid}
 
 
