@@ -41,7 +41,7 @@ from .distributed import is_main_process, world_size
 from .initial_model import build_initial_encoder
 from .loss import make_loss
 from .optim import LazyAdam, set_sparse_embeddings, uses_lazy_adam
-from .recipes import Recipe, training_extras
+from .recipes import Recipe, Schedule, training_extras
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ def train(
     from transformers import set_seed
 
     set_seed(seed)
-    threads = training_threads(recipe)
+    threads = training_threads(recipe.num_threads, recipe.averaging)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     out = Path(output_dir)
@@ -166,11 +166,11 @@ def train(
         torch.set_num_threads(previous_threads)
 
 
-def training_threads(recipe: Recipe) -> int:
-    """Torch threads for training: the recipe's, else 1 for averaging encoders, else torch's default."""
-    if recipe.num_threads:
-        return recipe.num_threads
-    return 1 if recipe.averaging else torch.get_num_threads()
+def training_threads(num_threads: int | None, averaging: bool) -> int:
+    """Torch threads for training: ``num_threads`` (the recipe's), else 1 for averaging encoders, else the default."""
+    if num_threads:
+        return num_threads
+    return 1 if averaging else torch.get_num_threads()
 
 
 OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "model.safetensors")
@@ -244,7 +244,7 @@ def _saved_steps(out: Path) -> int | None:
 
 
 def _resume_checkpoint(
-    recipe: Recipe, out: Path, record: dict[str, Any], pairs: int, options: RunOptions
+    schedule: Schedule, out: Path, record: dict[str, Any], pairs: int, options: RunOptions
 ) -> tuple[Path, bool]:
     """The checkpoint to resume from (checked against this run) and whether the run only needs its final save.
 
@@ -252,7 +252,7 @@ def _resume_checkpoint(
     left: it only saves the final model. Incomplete newer checkpoints are set aside.
     """
     checkpoint = find_resume_checkpoint(out / CHECKPOINT_DIR, record)
-    target = target_steps(options.max_steps, recipe.epochs, pairs, recipe.batch_size, world_size())
+    target = target_steps(options.max_steps, schedule.epochs, pairs, schedule.batch_size, world_size())
     done = check_unfinished(checkpoint, target, _saved_steps(out))
     if done >= target:
         logger.warning("%s: the run took its %d steps but stopped before saving its model: saving it now",
@@ -262,21 +262,21 @@ def _resume_checkpoint(
     return checkpoint, done >= target
 
 
-def _training_arguments(recipe: Recipe, out: Path, options: RunOptions) -> Any:
+def _training_arguments(schedule: Schedule, out: Path, options: RunOptions) -> Any:
     from sentence_transformers import SentenceTransformerTrainingArguments
 
     evaluating = options.dev_evaluator is not None
     return SentenceTransformerTrainingArguments(
         output_dir=str(out / CHECKPOINT_DIR),
-        per_device_train_batch_size=recipe.batch_size,
-        learning_rate=recipe.learning_rate,
-        num_train_epochs=recipe.epochs,
+        per_device_train_batch_size=schedule.batch_size,
+        learning_rate=schedule.learning_rate,
+        num_train_epochs=schedule.epochs,
         max_steps=options.max_steps,
-        lr_scheduler_type=recipe.lr_scheduler,
+        lr_scheduler_type=schedule.lr_scheduler,
         warmup_steps=0,
         weight_decay=0.0,
         optim="adamw_torch",
-        max_grad_norm=recipe.max_grad_norm,
+        max_grad_norm=schedule.max_grad_norm,
         seed=options.seed,
         data_seed=options.seed,
         use_cpu=True,
@@ -313,30 +313,31 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     from .hf_trainer import ParaNMTTrainer, RunStateCallback
 
     record = run_record(recipe, sources, options.seed)
+    schedule, loss_spec = recipe.schedule, recipe.loss_spec
     earlier = _check_output(out, sources, options)
     pairs = load_pairs(sources, recipe.max_pairs, options.seed)
     _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
-    checkpoint, finished = (_resume_checkpoint(recipe, out, record, len(pairs), options) if options.resume
+    checkpoint, finished = (_resume_checkpoint(schedule, out, record, len(pairs), options) if options.resume
                             else (None, False))
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
     set_sparse_embeddings(encoder.model, lazy)
     model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
-    loss = make_loss(recipe, model, has_bitext(sources), distributed=world_size() > 1)
+    loss = make_loss(loss_spec, model, has_bitext(sources), distributed=world_size() > 1)
     started = time.perf_counter()
     if finished:  # the run took its steps and stopped before its final save: the last checkpoint is the model
         load_loss_state(checkpoint, loss)
         trainer_state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
         steps, log_history = int(trainer_state["global_step"]), trainer_state.get("log_history", [])
     else:
-        optimizers = (LazyAdam(model.parameters(), lr=recipe.learning_rate), None) if lazy else (None, None)
+        optimizers = (LazyAdam(model.parameters(), lr=schedule.learning_rate), None) if lazy else (None, None)
         if recipe.trains_teacher_table:  # own learning rate of the teacher's tables
             from .teacher import teacher_optimizer
 
             optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
         trainer = ParaNMTTrainer(
             model=model,
-            args=_training_arguments(recipe, out, options),
+            args=_training_arguments(schedule, out, options),
             train_dataset=pairs,
             loss=loss,
             evaluator=options.dev_evaluator,

@@ -56,7 +56,7 @@ def main() -> None:
             module.featurizer.flat = layout == "flat"  # same model read through padded features
             model = SentenceTransformer(modules=[module], device="cpu")
             model.train()
-            loss = make_loss(recipe, model, False)
+            loss = make_loss(recipe.loss_spec, model, False)
             optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)
             start = time.perf_counter()
             for step in range(STEPS):
