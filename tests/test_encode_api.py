@@ -70,7 +70,7 @@ def test_similarity_is_a_matrix_as_in_sentence_transformers(saved):
 def test_similarity_takes_embeddings_and_the_old_keyword_is_gone(saved):
     enc, static = ParaNMTEncoder.from_pretrained(saved), StaticEncoder.from_pretrained(saved)
     for model in (enc, static):
-        with pytest.raises(TypeError, match="paired_text_similarity"):  # one clear sentence, not a shim
+        with pytest.raises(TypeError, match=r"encode the texts first"):  # one clear sentence, not a shim
             model.similarity(TEXTS[:3], TEXTS[1:4])
         with pytest.raises(TypeError, match="normalize"):
             model.encode(TEXTS, normalize=True)

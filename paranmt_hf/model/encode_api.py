@@ -5,7 +5,7 @@ One place for :class:`~paranmt_hf.model.encoder.ParaNMTEncoder` and the torch-fr
 ``prompt_name``, ``truncate_dim`` (the first dimensions, before normalising, as sentence-transformers does),
 ``normalize_embeddings``, ``precision`` (``quantize_embeddings`` of
 sentence-transformers, reimplemented in NumPy), cosine similarity as a matrix (``similarity``) or row by row
-(``similarity_pairwise``; texts are refused: that is ``paired_text_similarity``). NumPy only.
+(``similarity_pairwise``); texts are refused (encode them first). NumPy only.
 """
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ def postprocess(
 
 def _as_matrix(embeddings: Any) -> np.ndarray:
     if is_text(embeddings):
-        raise TypeError("similarity() compares embeddings, as sentence-transformers' does: encode the texts first, "
-                        "or use paired_text_similarity(texts_a, texts_b) for the cosine of each pair of texts")
+        raise TypeError("similarity() compares embeddings, as sentence-transformers' does: encode the texts first "
+                        "(similarity_pairwise(encode(texts_a), encode(texts_b)) is the cosine of each pair of texts)")
     if hasattr(embeddings, "detach"):  # a torch tensor
         embeddings = embeddings.detach().cpu().numpy()
     out = np.asarray(embeddings, dtype=np.float64)
