@@ -3,7 +3,6 @@ tests/test_corpus_ray.py."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
@@ -59,26 +58,3 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
     assert meta["configs"][0]["config_name"] == "pairs" and meta["license"] == "unknown"
     assert "- `translation_cost`: negative log-likelihood" in card and "corpus make" in card
     assert "translation_cost" in card and "CzEng" not in card and str(marian) in card
-
-
-@pytest.mark.slow
-def test_ray_executor_on_a_local_ray_gives_the_local_output(tmp_path: Path) -> None:
-    ray = pytest.importorskip("ray")
-    from paranmt_hf.corpus.dedup import dedup_files
-    from paranmt_hf.corpus.runner import RunOptions
-
-    src = tmp_path / "pairs.tsv"
-    rng = random.Random(2)
-    src.write_text("".join(f"s {rng.randint(0, 40)} x\tp {rng.randint(0, 3)} y\t0.5\n" for _ in range(300)))
-    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), "TOKENIZERS_PARALLELISM": "false"}
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             runtime_env={"env_vars": env}, log_to_driver=False)
-    try:
-        summary = dedup_files([src], tmp_path / "ray.tsv", RunOptions(executor="ray", tasks=3, workers=2,
-                                                                       chunk_bytes=1500, progress=False,
-                                                                       cluster={"mem_per_cpu_gb": 0.5}))
-    finally:
-        ray.shutdown()
-    dedup_files([src], tmp_path / "local.tsv", RunOptions(tasks=1, progress=False))
-    assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
-    assert summary.complete and summary.counts["duplicate"] > 0
