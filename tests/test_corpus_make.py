@@ -1,10 +1,8 @@
-"""The whole flow as one datatrove run (`corpus make`), and the corpus stages on the cluster executors: Slurm (the
-submitted scripts, then each array task run from its pickled executor as a node would) and Ray (a local Ray started
-by the test on 127.0.0.1)."""
+"""The whole flow as one datatrove run (`corpus make`); on the cluster executors: tests/test_corpus_slurm.py and
+tests/test_corpus_ray.py."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
@@ -60,79 +58,3 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
     assert meta["configs"][0]["config_name"] == "pairs" and meta["license"] == "unknown"
     assert "- `translation_cost`: negative log-likelihood" in card and "corpus make" in card
     assert "translation_cost" in card and "CzEng" not in card and str(marian) in card
-
-
-def _slurm_recorder(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[str, ...]]]:
-    import datatrove.executor.slurm as slurm
-
-    submitted: list[tuple[str, tuple[str, ...]]] = []
-
-    def launch(contents: str, retriever: object, *args: str) -> str:
-        submitted.append((contents, args))
-        return str(1000 + len(submitted))
-
-    monkeypatch.setattr(slurm, "launch_slurm_job", launch)
-    return submitted
-
-
-def test_slurm_launch_chains_the_stages_and_the_pickled_tasks_run_on_a_node(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import dill
-
-    src = tmp_path / "pairs.tsv"
-    rng = random.Random(1)
-    src.write_text("".join(f"s {rng.randint(0, 40)} x\tp {rng.randint(0, 3)} y\t0.5\n" for _ in range(400)))
-    submitted = _slurm_recorder(monkeypatch)
-    out = tmp_path / "dedup.tsv"
-    assert main(["corpus", "dedup", str(src), "-o", str(out), "--executor", "slurm", "--partition", "gpu", "--time",
-                 "02:00:00", "--tasks", "4", "--workers", "2", "--cpus-per-task", "8", "--gpus-per-task", "1",
-                 "--sbatch-arg", "account=myproject", "--chunk-bytes", "1000", "--quiet"]) == 0
-    assert not out.exists()  # submitted: the jobs write it
-    scripts = [s for s, _ in submitted if "launch_pickled_pipeline" in s]
-    assert len(scripts) == 4  # hash, find, write, merge
-    hash_script, find_script, _, merge_script = scripts
-    for line in ("#SBATCH --partition=gpu", "#SBATCH --cpus-per-task=8", "#SBATCH --array=0-3%2",
-                 "#SBATCH --gpus=1", "#SBATCH --account=myproject"):
-        assert line in hash_script
-    assert "--gpus" not in merge_script and "#SBATCH --array=0-0" in merge_script
-    stage_args = [args for s, args in submitted if "launch_pickled_pipeline" in s]
-    assert not any(a.startswith("--dependency") for a in stage_args[0])
-    assert all(any(a.startswith("--dependency=afterok:") for a in args) for args in stage_args[1:])
-    # each array task, as a node runs it: load the pickled executor, run with SLURM_ARRAY_TASK_ID
-    work = tmp_path / ".dedup.tsv.paranmt-work" / "stages"
-    monkeypatch.setenv("SLURM_NODELIST", "localhost")
-    import datatrove.executor.slurm as slurm
-
-    monkeypatch.setattr(slurm, "expand_slurm_nodelist", lambda nodes: ["localhost"])  # (no scontrol here)
-    for stage, tasks in (("hash", 4), ("find", 4), ("main", 4), ("merge", 1)):
-        for index in range(tasks):
-            monkeypatch.setenv("SLURM_ARRAY_TASK_ID", str(index))
-            with open(work / stage / "logs" / "executor.pik", "rb") as handle:
-                dill.load(handle).run()
-    monkeypatch.delenv("SLURM_ARRAY_TASK_ID")
-    local = tmp_path / "local.tsv"
-    assert main(["corpus", "dedup", str(src), "-o", str(local), "--tasks", "1", "--quiet"]) == 0
-    assert out.read_bytes() == local.read_bytes() and out.stat().st_size > 100
-
-
-@pytest.mark.slow
-def test_ray_executor_on_a_local_ray_gives_the_local_output(tmp_path: Path) -> None:
-    ray = pytest.importorskip("ray")
-    from paranmt_hf.corpus.dedup import dedup_files
-    from paranmt_hf.corpus.runner import RunOptions
-
-    src = tmp_path / "pairs.tsv"
-    rng = random.Random(2)
-    src.write_text("".join(f"s {rng.randint(0, 40)} x\tp {rng.randint(0, 3)} y\t0.5\n" for _ in range(300)))
-    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), "TOKENIZERS_PARALLELISM": "false"}
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             runtime_env={"env_vars": env}, log_to_driver=False)
-    try:
-        summary = dedup_files([src], tmp_path / "ray.tsv", RunOptions(executor="ray", tasks=3, workers=2,
-                                                                       chunk_bytes=1500, progress=False,
-                                                                       cluster={"mem_per_cpu_gb": 0.5}))
-    finally:
-        ray.shutdown()
-    dedup_files([src], tmp_path / "local.tsv", RunOptions(tasks=1, progress=False))
-    assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
-    assert summary.complete and summary.counts["duplicate"] > 0

@@ -103,15 +103,22 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
                        help="keep the work folder (datatrove logs and statistics per task) after the merge")
     group.add_argument("--executor", default="local", choices=["local", "slurm", "ray"],
                        help="local: this machine; slurm: one job array per stage (needs --partition and --time; "
-                            "returns once submitted); ray: the Ray cluster at $RAY_ADDRESS")
+                            "returns once submitted); ray: the Ray cluster at $RAY_ADDRESS, else the one `ray start "
+                            "--head` started on this machine (with its token when it uses token authentication)")
     group.add_argument("--partition", default=None, help="slurm: partition")
     group.add_argument("--time", default=None, help="slurm: time limit per task, e.g. 24:00:00")
     group.add_argument("--cpus-per-task", type=int, default=None, help="slurm / ray: CPUs per task")
     group.add_argument("--gpus-per-task", type=int, default=None, help="slurm / ray: GPUs per task")
     group.add_argument("--mem-per-cpu-gb", type=float, default=None, help="slurm / ray: memory per CPU (GB)")
-    group.add_argument("--venv-path", default=None, help="slurm: virtual environment the jobs activate")
+    group.add_argument("--qos", default=None, help="slurm: quality of service (default: the cluster's)")
+    group.add_argument("--account", default=None, help="slurm: account charged for the jobs")
+    group.add_argument("--venv-path", default=None,
+                       help="slurm: the virtual environment folder the jobs activate (its bin/activate), e.g. "
+                            "/path/to/.venv")
     group.add_argument("--sbatch-arg", action="append", default=None, metavar="KEY=VALUE",
-                       help="slurm: an extra #SBATCH --KEY=VALUE line (repeatable), e.g. account=myproject")
+                       help="slurm: an extra #SBATCH --KEY=VALUE line, written as given (repeatable; KEY alone for "
+                            "a flag), e.g. constraint=a100; GPU keys (gres, gpus...) go to the stages that run a "
+                            "model only")
     if output:
         group.add_argument("--overwrite", action="store_true", help="replace an existing output")
     group.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
@@ -133,11 +140,20 @@ def _run(args: argparse.Namespace) -> Any:
     if tasks is None and local_tasks is None and world > 1:  # under torchrun: this process runs task RANK
         tasks, local_tasks, offset = world, 1, int(os.environ.get("RANK", "0"))
     cluster: dict[str, Any] = {}
-    for name in ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "venv_path"):
+    for name in ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
+                 "venv_path"):
         if getattr(args, name, None) is not None:
             cluster[name] = getattr(args, name)
+    slurm_only = [name for name in ("partition", "time", "qos", "account", "venv_path", "sbatch_arg")
+                  if getattr(args, name, None) is not None]
+    if slurm_only and args.executor != "slurm":
+        from ..corpus.errors import InvalidOptionError
+
+        raise InvalidOptionError(f"--{slurm_only[0].replace('_', '-')} is a Slurm setting: add --executor slurm")
     if getattr(args, "sbatch_arg", None):
-        cluster["sbatch_args"] = dict(item.split("=", 1) for item in args.sbatch_arg)
+        from ..corpus.cluster import parse_sbatch_arg
+
+        cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in args.sbatch_arg)
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
                       chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
                       progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "data",
     "train",
     "train_generator",
+    "train_translator",
     "paraphrase",
     "eval",
     "embed",

@@ -387,64 +387,16 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
     return True
 
 
-def run_ray(spec: JobSpec, stages: Sequence[Stage], run: RunOptions) -> bool:
-    """Run the stages one after the other on the connected Ray cluster."""
-    from ..utils.imports import require
-
-    ray_executor = require("datatrove.executor.ray", "ray")
-    ray = require("ray", "ray")
-    if not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS", "auto"))
-    for stage in stages:
-        folder = spec.stage_dir(stage.name)
-        (folder / "progress").mkdir(parents=True, exist_ok=True)
-        options = {k: v for k, v in run.cluster.items() if k in ("cpus_per_task", "gpus_per_task", "mem_per_cpu_gb",
-                                                                 "time", "ray_remote_kwargs", "tasks_per_job")}
-        tasks = _stage_tasks(stage, spec)
-        executor = ray_executor.RayPipelineExecutor(stage.steps, tasks=tasks, workers=run.workers or tasks,
-                                                    logging_dir=str(folder / "logs"), **options)
-        with ProgressBar(folder / "progress", _label(spec, stage), run.progress and stage.reads_input, stage.unit):
-            executor.run()
-        if executor.get_incomplete_ranks():
-            raise CorpusError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; see "
-                              f"their logs in {folder / 'logs' / 'logs'}")
-    return True
-
-
-SLURM_OPTIONS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "venv_path",
-                 "condaenv", "env_command", "sbatch_args", "job_name", "max_array_size", "srun_args",
-                 "slurm_logs_folder", "mail_user", "mail_type", "tasks_per_job")
-
-
-def slurm_executors(spec: JobSpec, stages: Sequence[Stage], run: RunOptions) -> list[Any]:
-    """One ``SlurmPipelineExecutor`` per stage, each depending on the one before (not launched)."""
-    from ..utils.imports import require
-
-    slurm = require("datatrove.executor.slurm", "data")
-    options = {k: v for k, v in run.cluster.items() if k in SLURM_OPTIONS}
-    missing = [k for k in ("partition", "time") if not options.get(k)]
-    if missing:
-        raise CorpusError(f"the Slurm executor needs {' and '.join('--' + k for k in missing)}")
-    executors: list[Any] = []
-    name = options.pop("job_name", f"paranmt-{spec.command}")
-    for stage in stages:
-        tasks = _stage_tasks(stage, spec)
-        stage_options = dict(options)
-        if tasks == 1 and stage is not stages[0]:  # bookkeeping stages need no GPU
-            stage_options.pop("gpus_per_task", None)
-        executors.append(slurm.SlurmPipelineExecutor(
-            stage.steps, tasks=tasks, workers=run.workers or -1, job_name=f"{name}-{stage.name}",
-            logging_dir=str(spec.stage_dir(stage.name) / "logs"), depends=executors[-1] if executors else None,
-            **stage_options))
-    return executors
-
-
 def run_stages(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int) -> bool:
     """Run the stages with the chosen executor; True when the run is complete (False: submitted or partial)."""
     if run.executor == "local":
         return run_local(spec, stages, run, workers)
+    from .cluster import run_ray, slurm_executors
+
     if run.executor == "ray":
-        return run_ray(spec, stages, run)
+        return run_ray(spec, stages, run, lambda stage: ProgressBar(spec.stage_dir(stage.name) / "progress",
+                                                                    _label(spec, stage),
+                                                                    run.progress and stage.reads_input, stage.unit))
     executors = slurm_executors(spec, stages, run)
     with _quiet_main_logging():
         executors[-1].run()  # launches the dependencies first

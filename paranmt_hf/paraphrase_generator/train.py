@@ -244,6 +244,8 @@ def train_seq2seq(
             data_collator=transformers.DataCollatorForSeq2Seq(tokenizer, model=seq2seq, label_pad_token_id=-100),
             callbacks=callbacks,
         )
+        if not settings.progress:  # without the bar, the trainer prints its logs instead: silent means silent
+            trainer.remove_callback(transformers.PrinterCallback)
         outcome = trainer.train()
         losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
         summary: dict[str, Any] = {
