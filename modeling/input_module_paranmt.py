@@ -125,6 +125,7 @@ class ParaNMTInputModule(_ModuleBase):
         copy_module_files(output_path)
         with open(os.path.join(output_path, CONFIG_FILE_NAME), "w", encoding="utf-8") as f:
             json.dump({}, f)
+        _usual_mode(output_path, WEIGHT_FILES)
 
     def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
         """Write a directory that loads everywhere: :meth:`save` plus a ``modules.json`` naming the shipped class."""
@@ -198,6 +199,34 @@ class ParaNMTInputModule(_ModuleBase):
     def __repr__(self) -> str:
         kinds = "+".join(c["kind"] for c in self.model.config.resolved_components())
         return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
+
+
+WEIGHT_FILES = ("model.safetensors", "model_int8.safetensors")
+"""The files safetensors writes with mode 0600 (it creates them through a private temporary file)."""
+
+
+def _umask() -> int:
+    """The process's umask (from ``/proc`` where possible: setting it to read it is not thread-safe)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
+    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask): readable by
+    those the folder is shared with, as every other file of the model."""
+    mode = 0o666 & ~_umask()
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path) and (os.stat(path).st_mode & 0o777) != mode:
+            os.chmod(path, mode)
 
 
 def copy_module_files(directory: str | os.PathLike[str]) -> None:
