@@ -220,8 +220,10 @@ def _umask() -> int:
 
 
 def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
-    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask): readable by
-    those the folder is shared with, as every other file of the model."""
+    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask).
+
+    They are then readable by those the folder is shared with, as every other file of the model.
+    """
     mode = 0o666 & ~_umask()
     for name in names:
         path = os.path.join(directory, name)

@@ -103,7 +103,9 @@ def make_portable(path: str | os.PathLike[str]) -> bool:
         entries = json.loads(modules_json.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    if not isinstance(entries, list) or not any(e.get("type") == INSTALLED_REF for e in entries if isinstance(e, dict)):
+    if not isinstance(entries, list):
+        return False
+    if not any(isinstance(e, dict) and e.get("type") == INSTALLED_REF for e in entries):
         return False
     for entry in entries:
         if isinstance(entry, dict) and entry.get("type") == INSTALLED_REF:
