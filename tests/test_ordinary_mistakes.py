@@ -55,7 +55,7 @@ def test_good_training_files_pass_the_check(tmp_path: Path) -> None:
     from paranmt_hf.training.data import check_training_file
 
     pairs = tmp_path / "pairs.tsv.gz"
-    pairs.write_bytes(gzip.compress("a man plays .\tsomeone plays .\n".encode() * 3))
+    pairs.write_bytes(gzip.compress(b"a man plays .\tsomeone plays .\n" * 3))
     check_training_file(str(pairs))
     (tmp_path / "header.tsv").write_text("reference\tparaphrase\tparaphrase_score\nx .\ty .\t0.5\n")
     check_training_file(str(tmp_path / "header.tsv"))
