@@ -104,3 +104,18 @@ def test_contributing_guide_and_modeling_docstring_list_every_remote_code_file()
     assert [f for f in files if f"``{f}``" not in docstring] == []
     cards = sorted(p.name for p in (ROOT / "hub_cards").iterdir() if p.suffix != ".py" and p.is_file())
     assert cards and [c for c in cards if f"`{c}`" not in guide] == []
+
+
+def test_the_suite_runs_at_the_transformers_floor():
+    """The oldest transformers that setup.cfg allows is the one the suite runs with (scripts/constraints.txt pins it),
+    so every loader test, the "paranmt_hf not installed" ones included, tests the floor."""
+    import configparser
+    import re
+    from importlib.metadata import version
+
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(ROOT / "setup.cfg")
+    (floor,) = re.findall(r"^transformers>=([\d.]+)$", config["options.extras_require"]["torch"], flags=re.M)
+    (pinned,) = re.findall(r"^transformers==([\d.]+)$", (ROOT / "scripts" / "constraints.txt").read_text(), flags=re.M)
+    assert [int(x) for x in pinned.split(".")][:len(floor.split("."))] == [int(x) for x in floor.split(".")]
+    assert version("transformers") == pinned
