@@ -131,6 +131,21 @@ def _portable_save(save: Callable[..., Any]) -> Callable[..., Any]:
     return portable_save
 
 
+def _with_paranmt_classes(load: Callable[..., Any]) -> classmethod:
+    """``BaseModel._load_with_module_classes`` whose ``module_classes`` also resolve paranmt_hf's refs.
+
+    The trainer reloads a checkpoint with the classes of the model in memory (``paranmt_hf...ParaNMTInputModule``),
+    while the checkpoint's ``modules.json`` names the portable :data:`PORTABLE_REF`.
+    """
+
+    @functools.wraps(load)
+    def load_with_classes(cls: Any, model_name_or_path: str, module_classes: Mapping[str, Any], **kwargs: Any) -> Any:
+        return load(cls, model_name_or_path, _LazyModuleClasses(module_classes, ST_MODULE_CLASSES), **kwargs)
+
+    load_with_classes.paranmt_registered = True  # type: ignore[attr-defined]
+    return classmethod(load_with_classes)
+
+
 def _register_sentence_transformers(module: ModuleType) -> None:
     base = getattr(module, "BaseModel", None)
     if base is None:
@@ -138,6 +153,9 @@ def _register_sentence_transformers(module: ModuleType) -> None:
     save = getattr(base, "save", None)
     if callable(save) and not getattr(save, "paranmt_portable", False):
         base.save = _portable_save(save)  # save_pretrained and push_to_hub call it too
+    loader = base.__dict__.get("_load_with_module_classes")
+    if isinstance(loader, classmethod) and not getattr(loader.__func__, "paranmt_registered", False):
+        base._load_with_module_classes = _with_paranmt_classes(loader.__func__)
     current = getattr(base, "_module_classes", None)
     if current is None or isinstance(current, _LazyModuleClasses):
         return
