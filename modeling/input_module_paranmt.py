@@ -75,9 +75,19 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- loading ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_pretrained(cls, name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> ParaNMTInputModule:
-        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...)."""
-        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs)
+    def from_pretrained(
+        cls, name_or_path: str | os.PathLike[str], model_kwargs: dict[str, Any] | None = None, **hub_kwargs: Any
+    ) -> ParaNMTInputModule:
+        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...).
+
+        ``model_kwargs`` go to the model's ``from_pretrained``, as sentence-transformers' ``Transformer`` passes them
+        to ``AutoModel.from_pretrained``: ``{"torch_dtype": torch.float16}`` (or ``"dtype"``) loads the weights in
+        that dtype.
+        """
+        model_kwargs = dict(model_kwargs or {})
+        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
+            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
+        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs, **model_kwargs)
         return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
 
     @classmethod
@@ -106,7 +116,7 @@ class ParaNMTInputModule(_ModuleBase):
             )
         hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
                           local_files_only=local_files_only)
-        return cls.from_pretrained(model_name_or_path, **hub)
+        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"), **hub)
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:

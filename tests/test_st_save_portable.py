@@ -78,3 +78,17 @@ def test_make_portable_rewrites_only_the_installed_class(tmp_path: Path) -> None
         {"idx": 0, "name": "0", "path": "", "type": PORTABLE_REF}, other]
     assert not make_portable(tmp_path)  # nothing left to change
     assert not make_portable(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(("model_kwargs", "dtype"), [({"torch_dtype": "float16"}, "float16"),
+                                                     ({"dtype": "bfloat16"}, "bfloat16"), ({}, "float32")])
+def test_model_kwargs_dtype_loads_the_weights_in_that_dtype(model_kwargs: dict, dtype: str, tmp_path: Path) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    source = tmp_path / "model"
+    build_encoder("trigram+word", CORPUS, embedding_dim=8, seed=1).save_pretrained(source)
+    full = SentenceTransformer(str(source), device="cpu").encode(SENTENCES)
+    model = SentenceTransformer(str(source), device="cpu", model_kwargs=model_kwargs)  # as for a Transformer module
+    assert next(model.parameters()).dtype == getattr(torch, dtype)
+    np.testing.assert_allclose(model.encode(SENTENCES).astype(np.float32), full, atol=3e-2)
