@@ -1,9 +1,10 @@
-"""The README's ways to reach the corpus with stock `datasets` (issue 24 item 1) work as written: the exported
+"""docs/corpus.md's ways to reach the corpus with stock `datasets` (issue 24 item 1) work as written: the exported
 Hub-style folder through `datasets.load_dataset(folder, config, streaming=True)`, and the raw para-nmt-50m.txt
 through the builder class, `ParaNMT(config_name=..., paths=...).as_streaming_dataset(split="train")`."""
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from paranmt_hf import load_paranmt
 from paranmt_hf.cli.main import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "corpus.md"
 LINES = ("I do not think we should go to the party tonight.\tI don't believe we ought to attend the party this "
          "evening.\t0.81\nHe told me that he would be here at noon.\tHe said he'd be here at twelve o'clock.\t0.77\n"
          "yes .\tyeah .\t0.9\n")
@@ -49,3 +50,5 @@ def test_readme_shows_the_calls_and_they_run(tmp_path: Path, monkeypatch: pytest
     assert full == list(load_paranmt("full", "para-nmt-50m.txt"))
     high = list(eval(calls[2], namespace))  # noqa: S307
     assert [r["paraphrase_score"] for r in high] == pytest.approx([0.81, 0.77], abs=1e-6)
+    namespace.clear()
+    gc.collect()  # datasets#7566: streams still open at interpreter exit can abort it (pyarrow scanner threads)
