@@ -189,9 +189,16 @@ def recorded_calls(script: Path, tmp_path: Path) -> list[list[str]]:
         (bin_dir / name).chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "CALLS": str(calls),
            "PARANMT_HF_DATA": str(data), "WORK": str(tmp_path / "work"), "OUT": str(tmp_path / "out")}
+    before = _checkout_files()
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, f"{_name(script)}: {proc.stderr[-2000:]}"
+    assert _checkout_files() == before, f"{_name(script)} wrote into the checkout: {_checkout_files() - before}"
     return [f.read_bytes().decode().split("\0")[:-1] for f in sorted(calls.iterdir())]
+
+
+def _checkout_files() -> set[Path]:
+    """The files of the checkout's output folders (runs/, outputs/): a script run in a test must write elsewhere."""
+    return {p for folder in ("runs", "outputs") for p in (ROOT / folder).rglob("*") if p.is_file()}
 
 
 def _parse(argv: list[str]) -> str | None:
