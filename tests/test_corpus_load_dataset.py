@@ -38,12 +38,12 @@ def test_readme_shows_the_calls_and_they_run(tmp_path: Path, monkeypatch: pytest
         archive.writestr("para-nmt-50m/para-nmt-50m.txt", LINES)
     assert main(["corpus", "export", "para-nmt-50m.zip", "--config", "full", "--config", "filtered", "-o",
                  "paranmt-hub/", "--quiet", "--no-language-filter"]) == 0
-    from datasets import load_dataset  # noqa: F401 (as the README imports them)
+    from datasets import load_dataset  # noqa: F401 (as docs/corpus.md imports them)
 
     from paranmt_hf.dataset_scripts.paranmt import ParaNMT  # noqa: F401
 
     namespace = {"load_dataset": load_dataset, "ParaNMT": ParaNMT}
-    filtered = list(eval(calls[0], namespace))  # noqa: S307 (the README's own line)
+    filtered = list(eval(calls[0], namespace))  # noqa: S307 (the page's own line)
     assert filtered and set(filtered[0]) == {"reference", "paraphrase", "paraphrase_score", "trigram_overlap",
                                              "reference_length", "paraphrase_length"}
     full = list(eval(calls[1], namespace))  # noqa: S307
