@@ -173,7 +173,8 @@ class StaticEncoder:
 
         name = os.fspath(name_or_path)
         check_model_path(name)
-        check_paranmt_folder(name)  # a model2vec / sentence-transformers folder: how to load it instead
+        if any(os.path.isfile(os.path.join(name, f)) for f in ("config.json", "modules.json")):
+            check_paranmt_folder(name)  # a model2vec / sentence-transformers folder: how to load it instead
         hub = {"revision": revision, "token": token, "cache_dir": cache_dir, "local_files_only": local_files_only}
         config = renamed_fields(_read_json(_file(name, "config.json", hub)))
         if config.get("model_type") != "paranmt":
