@@ -106,5 +106,6 @@ def load_paranmt(
     if splits is None or not any(s.num_examples for s in splits.values()):
         where = ", ".join(files) if files else "the ParaNMT-50M download"
         raise ValueError(f"{where}: no valid pair to load for config {config!r} (the file is empty, or every line "
-                         "is bad or filtered out; see the warning above for the bad lines)")
+                         f"is bad or filtered out; load_paranmt({config!r}, ..., strict=True) names the first bad "
+                         "line)")
     return builder.as_dataset(split=split)

@@ -75,9 +75,19 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- loading ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_pretrained(cls, name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> ParaNMTInputModule:
-        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...)."""
-        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs)
+    def from_pretrained(
+        cls, name_or_path: str | os.PathLike[str], model_kwargs: dict[str, Any] | None = None, **hub_kwargs: Any
+    ) -> ParaNMTInputModule:
+        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...).
+
+        ``model_kwargs`` go to the model's ``from_pretrained``, as sentence-transformers' ``Transformer`` passes them
+        to ``AutoModel.from_pretrained``: ``{"torch_dtype": torch.float16}`` (or ``"dtype"``) loads the weights in
+        that dtype.
+        """
+        model_kwargs = dict(model_kwargs or {})
+        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
+            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
+        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs, **model_kwargs)
         return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
 
     @classmethod
@@ -106,7 +116,7 @@ class ParaNMTInputModule(_ModuleBase):
             )
         hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
                           local_files_only=local_files_only)
-        return cls.from_pretrained(model_name_or_path, **hub)
+        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"), **hub)
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:
@@ -125,6 +135,7 @@ class ParaNMTInputModule(_ModuleBase):
         copy_module_files(output_path)
         with open(os.path.join(output_path, CONFIG_FILE_NAME), "w", encoding="utf-8") as f:
             json.dump({}, f)
+        _usual_mode(output_path, WEIGHT_FILES)
 
     def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
         """Write a directory that loads everywhere: :meth:`save` plus a ``modules.json`` naming the shipped class."""
@@ -198,6 +209,36 @@ class ParaNMTInputModule(_ModuleBase):
     def __repr__(self) -> str:
         kinds = "+".join(c["kind"] for c in self.model.config.resolved_components())
         return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
+
+
+WEIGHT_FILES = ("model.safetensors", "model_int8.safetensors")
+"""The files safetensors writes with mode 0600 (it creates them through a private temporary file)."""
+
+
+def _umask() -> int:
+    """The process's umask (from ``/proc`` where possible: setting it to read it is not thread-safe)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
+    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask).
+
+    They are then readable by those the folder is shared with, as every other file of the model.
+    """
+    mode = 0o666 & ~_umask()
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path) and (os.stat(path).st_mode & 0o777) != mode:
+            os.chmod(path, mode)
 
 
 def copy_module_files(directory: str | os.PathLike[str]) -> None:

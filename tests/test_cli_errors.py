@@ -161,3 +161,16 @@ def test_data_verify_of_a_folder_not_written_by_fetch(tmp_path, capsys):
     assert line == (f"paranmt-hf data verify: {tmp_path} has no CHECKSUMS.sha256: only a folder written by "
                     "`paranmt-hf data fetch` (which records every file's checksum there) can be verified; to get one, "
                     "run `paranmt-hf data fetch --dest DIR`")
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["train", "--trian", "x.tsv", "--output", "m"], "--trian: did you mean --train?"),
+    (["corpus", "filter", "in.tsv", "-o", "out.tsv", "--tokeniser", "fast"], "--tokeniser: did you mean --tokenizer?"),
+    (["eval", "m", "--taks", "STS12"], "--taks: did you mean --tasks?"),
+])
+def test_a_mistyped_flag_gets_the_closest_one(argv, hint, capsys):
+    with pytest.raises(SystemExit) as err:
+        main(argv)
+    text = capsys.readouterr().err
+    assert err.value.code == 2 and "unrecognized arguments: " in text and hint in text, text
+    assert f"usage: paranmt-hf {' '.join(argv[:2 if argv[0] == 'corpus' else 1])}" in text  # the command's usage

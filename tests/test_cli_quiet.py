@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from paranmt_hf.training.trainer import run_folder
+
 BARS = ("Generating train split", "Loading weights", "Writing model shards", "Computing widget examples",
         "Flattening the indices", "it/s]", "%|")
 NOISE = ("mtime may not be reliable", "Traceback")
@@ -44,7 +46,7 @@ def test_no_progress_is_silent_in_build_train_eval_score(pairs, data_dir, tmp_pa
         assert done.returncode == 0, done.stderr
         text = done.stdout + done.stderr
         assert not [bar for bar in BARS + NOISE if bar in text], text
-    assert (trained / "checkpoints").is_dir()
+    assert (run_folder(trained) / "checkpoints").is_dir() and not (trained / "checkpoints").exists()
 
 
 def test_score_says_its_nan_rows_once(tmp_path):

@@ -1,9 +1,10 @@
-"""The README's ways to reach the corpus with stock `datasets` (issue 24 item 1) work as written: the exported
+"""docs/corpus.md's ways to reach the corpus with stock `datasets` (issue 24 item 1) work as written: the exported
 Hub-style folder through `datasets.load_dataset(folder, config, streaming=True)`, and the raw para-nmt-50m.txt
 through the builder class, `ParaNMT(config_name=..., paths=...).as_streaming_dataset(split="train")`."""
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from paranmt_hf import load_paranmt
 from paranmt_hf.cli.main import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "corpus.md"
 LINES = ("I do not think we should go to the party tonight.\tI don't believe we ought to attend the party this "
          "evening.\t0.81\nHe told me that he would be here at noon.\tHe said he'd be here at twelve o'clock.\t0.77\n"
          "yes .\tyeah .\t0.9\n")
@@ -37,15 +38,17 @@ def test_readme_shows_the_calls_and_they_run(tmp_path: Path, monkeypatch: pytest
         archive.writestr("para-nmt-50m/para-nmt-50m.txt", LINES)
     assert main(["corpus", "export", "para-nmt-50m.zip", "--config", "full", "--config", "filtered", "-o",
                  "paranmt-hub/", "--quiet", "--no-language-filter"]) == 0
-    from datasets import load_dataset  # noqa: F401 (as the README imports them)
+    from datasets import load_dataset  # noqa: F401 (as docs/corpus.md imports them)
 
     from paranmt_hf.dataset_scripts.paranmt import ParaNMT  # noqa: F401
 
     namespace = {"load_dataset": load_dataset, "ParaNMT": ParaNMT}
-    filtered = list(eval(calls[0], namespace))  # noqa: S307 (the README's own line)
+    filtered = list(eval(calls[0], namespace))  # noqa: S307 (the page's own line)
     assert filtered and set(filtered[0]) == {"reference", "paraphrase", "paraphrase_score", "trigram_overlap",
                                              "reference_length", "paraphrase_length"}
     full = list(eval(calls[1], namespace))  # noqa: S307
     assert full == list(load_paranmt("full", "para-nmt-50m.txt"))
     high = list(eval(calls[2], namespace))  # noqa: S307
     assert [r["paraphrase_score"] for r in high] == pytest.approx([0.81, 0.77], abs=1e-6)
+    namespace.clear()
+    gc.collect()  # datasets#7566: streams still open at interpreter exit can abort it (pyarrow scanner threads)

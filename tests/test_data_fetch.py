@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -308,17 +307,30 @@ def test_a_failing_source_leaves_the_rest_and_a_copy_given_by_hand_completes_it(
         fetch_data(dest, files={"nope.zip": copy})
 
 
-def test_offline_stops_at_once_with_what_to_do(tmp_path, capsys):
+def test_offline_stops_at_once_with_what_to_do(tmp_path, capsys, monkeypatch):
+    import urllib.request
+
+    import paranmt_hf.fetch.http as fetch_http
+
     with socket.socket() as sock:  # a port nobody listens on: connections are refused
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    start = time.perf_counter()
+    opened, waits = [], []
+    real_urlopen = urllib.request.urlopen
+
+    def counting_urlopen(request, *args, **kwargs):
+        opened.append(getattr(request, "full_url", request))
+        return real_urlopen(request, *args, **kwargs)
+
+    monkeypatch.setattr(fetch_http.urllib.request, "urlopen", counting_urlopen)
+    monkeypatch.setattr(fetch_http.time, "sleep", waits.append)  # at once: no retry waits (not wall time)
     with pytest.raises(UnreachableError):
         fetch_data(tmp_path / "a", mirror=f"http://127.0.0.1:{port}", progress=False)
+    first = len(opened)
     with pytest.raises(SystemExit, match=r"offline.*PARANMT_HF_DATA=DIR"):
         main(["data", "fetch", "--dest", str(tmp_path / "b"), "--mirror", f"http://127.0.0.1:{port}",
               "--no-progress"])
-    assert time.perf_counter() - start < 10
+    assert waits == [] and 1 <= first <= 2 and len(opened) - first == first, opened
     assert not (tmp_path / "a" / "eval").exists()
 
 

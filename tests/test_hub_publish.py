@@ -280,3 +280,32 @@ def test_the_folders_are_readable_by_others(model_dir, tmp_path):
     for folder in (out, exported):
         modes = {p.relative_to(folder).as_posix(): os.stat(p).st_mode & 0o777 for p in [folder, *folder.rglob("*")]}
         assert modes["."] == 0o755 and all(m in (0o644, 0o755) for m in modes.values()), modes
+
+
+def test_eval_results_under_another_name_are_published_under_the_model_id(model_dir, eval_dir, tmp_path, caplog):
+    import logging
+
+    other = tmp_path / "eval"
+    write_results({"STS12": sts_result("STS12", 0.5, 0.6)}, other, f"paranmt-hf/{model_dir.name}", "v1",
+                  {"name": f"paranmt-hf/{model_dir.name}", "revision": "v1"})  # `paranmt-hf eval`'s default name
+    caplog.set_level(logging.INFO, logger="paranmt_hf")
+    out = tmp_path / "hub"
+    publish(model_dir, out, eval_dir=other, model_id="me/renamed")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "named" in r.getMessage()]
+    meta = json.loads((out / "results" / "me__renamed" / "v1" / "model_meta.json").read_text())
+    assert meta["name"] == "me/renamed" and (out / "results" / "me__renamed" / "v1" / "STS12.json").is_file()
+    assert not (out / "results" / f"paranmt-hf__{model_dir.name}").exists()
+
+
+def test_the_card_names_the_weights_licence_and_the_training_data_terms(model_dir, tmp_path):
+    from paranmt_hf.hub import render_model_card
+
+    summary = json.loads((model_dir / "training_summary.json").read_text())
+    summary["sources"] = ["pairs:/data/train/flickr30k-caption-pairs.tsv.gz",
+                          "pairs:/data/train/paranmt5m-sample-10k.tsv.gz@10", "pairs:/mine/pairs.tsv"]
+    card = render_model_card(model_dir, training_summary=summary, license="apache-2.0").content
+    section = card.split("## Licence", 1)[1].split("\n## ", 1)[0]
+    assert "released under `apache-2.0`" in section
+    assert "`flickr30k-caption-pairs.tsv.gz`: Flickr30k / Multi30k: non-commercial research use" in section
+    assert "`paranmt5m-sample-10k.tsv.gz`: Derived from CzEng 1.6: non-commercial" in section
+    assert "`pairs.tsv`: your own data" in section

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from paranmt_hf import ParaNMTEncoder, build_encoder
+from paranmt_hf import ParaNMTEncoder, StaticEncoder, build_encoder
 from paranmt_hf.cli.main import main
 from paranmt_hf.model.folder_kind import NotAParaNMTFolderError
 
@@ -30,10 +30,11 @@ def test_model2vec_folder(paranmt_dir, tmp_path):
     folder = tmp_path / "m2v"
     model2vec.StaticModel(np.ones((tokenizer.get_vocab_size(), 4), dtype=np.float32), tokenizer).save_pretrained(
         str(folder))
-    with pytest.raises(NotAParaNMTFolderError) as err:
-        ParaNMTEncoder.from_pretrained(folder)
-    assert str(err.value).startswith(f"{folder} is a model2vec model, not a ParaNMT one: load it with "
-                                     f"`model2vec.StaticModel.from_pretrained('{folder}')`")
+    for loader in (ParaNMTEncoder, StaticEncoder):  # the torch-free loader gives the same hint
+        with pytest.raises(NotAParaNMTFolderError) as err:
+            loader.from_pretrained(folder)
+        assert str(err.value).startswith(f"{folder} is a model2vec model, not a ParaNMT one: load it with "
+                                         f"`model2vec.StaticModel.from_pretrained('{folder}')`")
 
 
 def test_sentence_transformers_folders(paranmt_dir, tmp_path, capsys):

@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import yaml
 
 from paranmt_hf import build_encoder
 from paranmt_hf.model.onnx import ONNX_README_SENTENCES, export_onnx
@@ -40,6 +41,8 @@ def test_readme_snippet_runs_without_torch(tmp_path, kind, extra, int8):
     onnx_file = export_onnx(encoder, folder, int8=int8)
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert f'InferenceSession("{onnx_file.name}"' in readme and "onnxruntime tokenizers numpy" in readme
+    front = yaml.safe_load(readme.split("---\n")[1])  # the Hub reads the folder's README front matter
+    assert readme.startswith("---\n") and front["library_name"] == "onnx" and "onnx" in front["tags"]
     done = subprocess.run([sys.executable, "-c", RUN, json.dumps(SENTENCES)], cwd=folder, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

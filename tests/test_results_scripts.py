@@ -171,9 +171,12 @@ def test_every_script_answers_help(tmp_path: Path) -> None:
 # ---- shell scripts ------------------------------------------------------------------------------------------------
 
 RECORDER = """#!/bin/sh
-f=$(mktemp "$CALLS/call.XXXXXX")
+n=$(ls "$CALLS" | wc -l)
+f=$(mktemp "$CALLS/$(printf %06d "$n").XXXXXX")
 printf '%s\\0' "$(basename "$0")" "$@" > "$f"
 """
+"""A stand-in program: records its arguments in a file named after how many calls came before (sorting the names
+gives the order of a script's calls; file times tie within the clock's resolution)."""
 
 
 def recorded_calls(script: Path, tmp_path: Path) -> list[list[str]]:
@@ -186,9 +189,16 @@ def recorded_calls(script: Path, tmp_path: Path) -> list[list[str]]:
         (bin_dir / name).chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "CALLS": str(calls),
            "PARANMT_HF_DATA": str(data), "WORK": str(tmp_path / "work"), "OUT": str(tmp_path / "out")}
+    before = _checkout_files()
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, f"{_name(script)}: {proc.stderr[-2000:]}"
-    return [f.read_bytes().decode().split("\0")[:-1] for f in sorted(calls.iterdir(), key=os.path.getmtime)]
+    assert _checkout_files() == before, f"{_name(script)} wrote into the checkout: {_checkout_files() - before}"
+    return [f.read_bytes().decode().split("\0")[:-1] for f in sorted(calls.iterdir())]
+
+
+def _checkout_files() -> set[Path]:
+    """The files of the checkout's output folders (runs/, outputs/): a script run in a test must write elsewhere."""
+    return {p for folder in ("runs", "outputs") for p in (ROOT / folder).rglob("*") if p.is_file()}
 
 
 def _parse(argv: list[str]) -> str | None:

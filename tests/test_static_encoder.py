@@ -83,7 +83,7 @@ def test_smaller_weight_storage_loads_as_in_paranmt_encoder(tmp_path, weight_dty
 
 def test_recurrent_models_and_wrong_folders_are_refused(tmp_path):
     build_encoder("lstm", CORPUS, embedding_dim=8).save_pretrained(tmp_path / "lstm")
-    with pytest.raises(ValueError, match=r"recurrent model \(lstm\).*ParaNMTEncoder.*paranmt-hf\[torch\]"):
+    with pytest.raises(ValueError, match=r"recurrent model \(lstm\).*ParaNMTEncoder \(the \[torch\] extra: `pip "):
         StaticEncoder.from_pretrained(tmp_path / "lstm")
     with pytest.raises(FileNotFoundError):
         StaticEncoder.from_pretrained(tmp_path / "missing")

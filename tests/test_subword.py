@@ -10,6 +10,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 from paranmt_hf.model.tokenization.subword import adapt_tokenizer, train_wordpiece_tokenizer
+from paranmt_hf.training.trainer import run_folder
 
 CORPUS = [
     "A man is playing a guitar.",
@@ -255,7 +256,8 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
             tiny_teacher, "--teacher-pca-dims", "4", "--teacher-lr", "0", "--embedding-dim", "8", "--batch-size", "4",
             "--megabatch-size", "1", "--lr", "0.05", "--max-steps", "4", "--dev", "--no-progress"]
     assert main(args) == 0
-    trained, initial = ParaNMTEncoder.from_pretrained(out), ParaNMTEncoder.from_pretrained(out / "initial-model")
+    trained = ParaNMTEncoder.from_pretrained(out)
+    initial = ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model")
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["recipe"]["teacher"] == tiny_teacher and summary["recipe"]["teacher_learning_rate"] == 0
     tables = [[c.embedding.weight.detach().numpy() for c in e.model.components] for e in (trained, initial)]
@@ -285,7 +287,7 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     assert main(args) == 0
     encoder = ParaNMTEncoder.from_pretrained(out)
     assert [c["kind"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]
-    assert ParaNMTEncoder.from_pretrained(out / "initial-model").config.kind == "trigram"  # trained alone
+    assert ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model").config.kind == "trigram"  # trained alone
     emb = encoder.encode(CORPUS[:4])
     ratio = np.median(np.linalg.norm(emb[:, 8:], axis=1)) / np.median(np.linalg.norm(emb[:, :8], axis=1))
     assert abs(ratio - preset.teacher_weight) < 0.05  # balanced on training sentences (here: the same sentences)

@@ -15,6 +15,7 @@ from paranmt_hf import ParaNMTEncoder
 from paranmt_hf.cli.main import main as cli
 from paranmt_hf.training.data import PairSource, has_bitext, load_pairs
 from paranmt_hf.training.recipes import RECIPES, get_recipe
+from paranmt_hf.training.trainer import run_folder
 
 SUBJECTS = [
     "a man",
@@ -89,21 +90,21 @@ BUILT = {  # what each preset builds: (component kind, embedding width) per comp
 }
 
 
-def test_recipes_build_the_models_the_readme_describes():
+def test_recipes_build_the_models_the_docs_describe():
     from pathlib import Path
 
     from paranmt_hf.training.initial_model import build_initial_encoder
 
     assert set(BUILT) == set(RECIPES)
     readme = {line.split("|")[1].strip(" `"): line for line in
-              (Path(__file__).parents[1] / "README.md").read_text().splitlines() if line.startswith("| `")}
+              (Path(__file__).parents[1] / "docs" / "training.md").read_text().splitlines() if line.startswith("| `")}
     corpus = ["a man plays a guitar .", "two dogs run in the snow ."] * 5
     for name, (components, dim) in BUILT.items():
         encoder = build_initial_encoder(get_recipe(name), corpus, seed=0)
         built = [(c["kind"], c["embedding_dim"]) for c in encoder.config.resolved_components()]
         assert (built, encoder.embedding_dim) == (components, dim), name
         assert encoder.encode(["a man plays"]).shape == (1, dim)
-        assert f"→ {dim}-d" in readme[name], f"README recipe table: {name} builds a {dim}-d model"
+        assert f"→ {dim}-d" in readme[name], f"docs/training.md recipe table: {name} builds a {dim}-d model"
 
 
 def test_pair_sources(tmp_path):
@@ -165,7 +166,7 @@ def test_cli_training_writes_a_loadable_trained_model(tmp_path, data_dir):
     # M - 1 previous mini-batches of 4
     assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 6}
     trained = ParaNMTEncoder.from_pretrained(out).encode(SENTENCES)
-    initial = ParaNMTEncoder.from_pretrained(out / "initial-model").encode(SENTENCES)
+    initial = ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model").encode(SENTENCES)
     assert not np.allclose(trained, initial)  # the weights moved
 
 
@@ -195,7 +196,7 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     assert summary["loss_stats"] == {"pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 4}
     trained = ParaNMTEncoder.from_pretrained(out)
     assert trained.config.sparse_embeddings is False  # saved for fine-tuning with any optimizer
-    initial = ParaNMTEncoder.from_pretrained(out / "initial-model")
+    initial = ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model")
     assert not np.allclose(trained.encode(SENTENCES), initial.encode(SENTENCES))
 
 
@@ -260,12 +261,12 @@ def test_lstm_peepholes_is_a_shared_model_flag(tmp_path):
     built = tmp_path / "built"
     assert cli(["build", "--kind", "lstm", "--embedding-dim", "16", "--lstm-peepholes", "--input",
                 str(tmp_path / "pairs.tsv.gz"), "--output", str(built)]) == 0
-    for path in (out, out / "initial-model", built):
+    for path in (out, run_folder(out) / "initial-model", built):
         encoder = ParaNMTEncoder.from_pretrained(path)
         assert encoder.config.lstm_peepholes is True and isinstance(encoder.model.components[0].rnn, PeepholeLSTM)
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["recipe"]["lstm_peepholes"] is True
-    initial = json.loads((out / "initial-model" / "config.json").read_text())
+    initial = json.loads((run_folder(out) / "initial-model" / "config.json").read_text())
     assert json.loads((built / "config.json").read_text()) == initial  # train starts from the model build writes
 
 
@@ -295,5 +296,5 @@ def test_a_short_real_run_improves_dev_pearson(tmp_path, data_dir):
         results = evaluate(ParaNMTEncoder.from_pretrained(path), ["STSBenchmark:validation"], data_dir=data_dir)
         return 100 * results["STSBenchmark"].scores["validation"][0]["paper_pearson"]
 
-    before, after = dev_pearson(out / "initial-model"), dev_pearson(out)
+    before, after = dev_pearson(run_folder(out) / "initial-model"), dev_pearson(out)
     assert after > before + 2.0, (before, after)  # measured 62.6 -> 66.0

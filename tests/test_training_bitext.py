@@ -17,6 +17,7 @@ from paranmt_hf.data.configs import bitext_sides  # noqa: E402
 from paranmt_hf.evaluation.metrics import bitext_error_rates  # noqa: E402
 from paranmt_hf.training.data import load_pairs, vocab_corpus  # noqa: E402
 from paranmt_hf.training.recipes import get_recipe  # noqa: E402
+from paranmt_hf.training.trainer import run_folder  # noqa: E402
 
 SUBJECTS = [("the man", "el hombre"), ("the woman", "la mujer"), ("the dog", "el perro"), ("the cat", "el gato"),
             ("the boy", "el niño"), ("my teacher", "mi maestro")]
@@ -70,7 +71,7 @@ def test_tiny_bitext_model_trains_saves_and_mines_its_translations(tmp_path):
             "--batch-size", "16", "--megabatch-size", "3", "--anneal", "10", "--lr", "0.05", "--epochs", "12",
             "--dev", "--save-steps", "1000", "--no-progress"]
     assert cli(args) == 0
-    before, after = mining_error(out / "initial-model", pairs), mining_error(out, pairs)
+    before, after = mining_error(run_folder(out) / "initial-model", pairs), mining_error(out, pairs)
     assert before["error"] > 50  # the untrained model cannot mine: the test measures learning
     assert after["error_xx2en"] <= 5 and after["error_en2xx"] <= 5, after
     summary = json.loads((out / "training_summary.json").read_text())

@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 
 from paranmt_hf.cli.main import main as cli
 from paranmt_hf.training.checkpoints import LOSS_STATE_FILE, RUN_FILE
+from paranmt_hf.training.trainer import run_folder
 from tests.test_training import write_pairs
 
 BASE = ["--kind", "word", "--embedding-dim", "8", "--batch-size", "4", "--megabatch-size", "3", "--anneal", "2",
@@ -50,8 +51,8 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
     # the mega-batch state: annealing clock and pool (M - 1 previous mini-batches) continue across the resume
     assert summary(part)["loss_stats"] == summary(full)["loss_stats"] == {
         "pool_pairs": 8, "pool_minibatches": 2, "minibatches_seen": 6}
-    sa = torch.load(full / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
-    sb = torch.load(part / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
+    sa = torch.load(run_folder(full) / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
+    sb = torch.load(run_folder(part) / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
     assert sa["steps"] == sb["steps"] == 6
     for ea, eb in zip(sa["pool"], sb["pool"], strict=True):
         for key in ("ids", "lengths", "hashes"):
@@ -63,7 +64,10 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
 
 def test_checkpoints_record_their_run_and_resume_refuses_another(tmp_path):
     out = run(tmp_path, "r", "--max-steps", "3")
-    record = json.loads((out / "checkpoints/checkpoint-3" / RUN_FILE).read_text())
+    # the model folder holds the model alone; the run's state is next to it
+    assert not {"checkpoints", "initial-model"} & {p.name for p in out.iterdir()}
+    assert run_folder(out) == tmp_path / ".r.paranmt-train" and (run_folder(out) / "initial-model").is_dir()
+    record = json.loads((run_folder(out) / "checkpoints/checkpoint-3" / RUN_FILE).read_text())
     assert record["seed"] == 0 and record["recipe"]["embedding_dim"] == 8
     assert record["sources"][0]["files"][0]["bytes"] > 0
     message = refused(tmp_path, "r", "--max-steps", "6", "--resume", "--embedding-dim", "16")
@@ -73,7 +77,7 @@ def test_checkpoints_record_their_run_and_resume_refuses_another(tmp_path):
     assert "sources[0].files[0]" in message
     assert "seed" in refused(tmp_path, "r", "--max-steps", "6", "--resume", "--seed", "4")
     # the checkpoint and model are untouched by the refused runs
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-3"]
+    assert sorted(p.name for p in (run_folder(out) / "checkpoints").iterdir()) == ["checkpoint-3"]
 
 
 def test_a_recipe_field_added_after_the_checkpoint_counts_as_its_default():
@@ -96,21 +100,21 @@ def test_resume_refuses_a_finished_run_and_a_missing_checkpoint(tmp_path):
     assert "already took 3 of 3 steps" in refused(tmp_path, "r", "--max-steps", "3", "--resume")
     assert (out / "model.safetensors").read_bytes() == before
     assert "no complete checkpoint" in refused(tmp_path, "empty", "--max-steps", "3", "--resume")
-    shutil.rmtree(out / "checkpoints/checkpoint-3")
+    shutil.rmtree(run_folder(out) / "checkpoints/checkpoint-3")
     assert "no complete checkpoint" in refused(tmp_path, "r", "--max-steps", "6", "--resume")
 
 
 def test_resume_sets_an_incomplete_checkpoint_aside(tmp_path):
     out = run(tmp_path, "r", "--max-steps", "3")
     # the process died while writing checkpoint-6: the Trainer's files are there, the run record is not
-    half = out / "checkpoints/checkpoint-6"
-    shutil.copytree(out / "checkpoints/checkpoint-3", half)
+    half = run_folder(out) / "checkpoints/checkpoint-6"
+    shutil.copytree(run_folder(out) / "checkpoints/checkpoint-3", half)
     (half / RUN_FILE).unlink()
     (half / "model.safetensors").write_bytes(b"truncated")
     run(tmp_path, "r", "--max-steps", "6", "--resume")
     assert summary(out)["resumed_from_step"] == 3
-    assert (out / "checkpoints/incomplete-checkpoint-6").is_dir()  # kept for inspection, never resumed from
-    assert (out / "checkpoints/checkpoint-6" / RUN_FILE).is_file()
+    assert (run_folder(out) / "checkpoints/incomplete-checkpoint-6").is_dir()  # kept for inspection, not resumed
+    assert (run_folder(out) / "checkpoints/checkpoint-6" / RUN_FILE).is_file()
 
 
 def test_a_new_run_refuses_an_earlier_runs_folder_unless_overwrite(tmp_path):
@@ -122,7 +126,8 @@ def test_a_new_run_refuses_an_earlier_runs_folder_unless_overwrite(tmp_path):
     assert "pick one" in refused(tmp_path, "r", "--max-steps", "2", "--resume", "--overwrite")
     run(tmp_path, "r", "--max-steps", "2", "--seed", "3", "--overwrite")
     assert summary(out)["seed"] == 3 and summary(out)["steps"] == 2 and summary(out)["resumed_from_step"] == 0
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2"]  # the old run's are gone
+    # the old run's are gone
+    assert sorted(p.name for p in (run_folder(out) / "checkpoints").iterdir()) == ["checkpoint-2"]
     assert (out / "model.safetensors").read_bytes() != before
 
 
@@ -180,7 +185,8 @@ def test_a_run_killed_after_its_last_checkpoint_is_finished_by_resume(tmp_path, 
         _killed_before_the_final_save(patch, out)
         with pytest.raises(KeyboardInterrupt):
             run(tmp_path, "killed", "--max-steps", "6")
-    assert (out / "checkpoints/checkpoint-6" / RUN_FILE).is_file() and not (out / "model.safetensors").exists()
+    assert (run_folder(out) / "checkpoints/checkpoint-6" / RUN_FILE).is_file()
+    assert not (out / "model.safetensors").exists()
     run(tmp_path, "killed", "--max-steps", "6", "--resume")  # was: "already took 6 of 6 steps"
     assert summary(out)["steps"] == 6 and summary(out)["resumed_from_step"] == 6
     a, b = load_file(full / "model.safetensors"), load_file(out / "model.safetensors")
@@ -195,7 +201,7 @@ def test_an_overwrite_run_never_shows_the_old_model_next_to_its_checkpoints(tmp_
         _killed_before_the_final_save(patch, out)
         with pytest.raises(KeyboardInterrupt):
             run(tmp_path, "r", "--max-steps", "2", "--seed", "5", "--overwrite")
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2"]
+    assert sorted(p.name for p in (run_folder(out) / "checkpoints").iterdir()) == ["checkpoint-2"]
     assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
     assert not (out / "training_summary.json").exists()
 
@@ -205,14 +211,14 @@ def test_a_second_run_into_the_same_folder_is_refused_while_the_first_runs(tmp_p
     holder = hold_lock(out)  # another `train --output r` in progress
     message = refused(tmp_path, "r", "--max-steps", "3")
     assert "being written by another process" in message and f"pid {holder.pid}" in message
-    assert not (out / "checkpoints").exists()
+    assert not (run_folder(out) / "checkpoints").exists()
 
 
 def test_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_path):
     out = run(tmp_path, "r", "--max-steps", "3")
     (out / ".paranmt-tmp-0123456789ab-training_summary.json").write_text("{")
-    (out / "checkpoints/checkpoint-3/.paranmt-tmp-0123456789ab-paranmt_run.json").write_text("{")
-    (out / "checkpoints/checkpoint-3/.loss_state.pt.tmp").write_bytes(b"half")
+    (run_folder(out) / "checkpoints/checkpoint-3/.paranmt-tmp-0123456789ab-paranmt_run.json").write_text("{")
+    (run_folder(out) / "checkpoints/checkpoint-3/.loss_state.pt.tmp").write_bytes(b"half")
     run(tmp_path, "r", "--max-steps", "6", "--resume")
     assert not list(out.rglob(".paranmt-tmp-*")) and not list(out.rglob("*.tmp"))
 
@@ -220,7 +226,7 @@ def test_temporary_files_of_a_killed_run_are_removed_by_the_next_run(tmp_path):
 @pytest.mark.parametrize("name", ["trainer_state.json", "optimizer.pt", "model.safetensors", LOSS_STATE_FILE])
 def test_a_damaged_checkpoint_is_named(tmp_path, name):
     out = run(tmp_path, "r", "--max-steps", "3")
-    path = out / "checkpoints/checkpoint-3" / name
+    path = run_folder(out) / "checkpoints/checkpoint-3" / name
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     message = refused(tmp_path, "r", "--max-steps", "6", "--resume")
     assert f"{path} is damaged" in message and "\n" not in message

@@ -427,7 +427,7 @@ def _export(args: argparse.Namespace) -> int:
         given = {k: v for k, v in vars(configs["filtered"]).items() if v is not None and k not in ("strict", "paths")
                  and v != ()}
         description = "`" + json.dumps(given) + "`"
-    card = {"sources": [str(p) for p in args.inputs] or ["the public ParaNMT-50M zip"],
+    card = {"sources": [os.path.basename(str(p)) for p in args.inputs] or ["the public ParaNMT-50M zip"],
             "filter_description": description, "repo_id": args.repo_id, "kind": args.card,
             "pretty_name": args.pretty_name, "license_name": args.license}
     exported, summaries = export_files(inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..model.export import FORMATS
+from .errors import UsageError
 from .model_loading import add_trust_remote_code_flag, check_model_code
 from .progress import add_progress_flag
 
@@ -39,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Export, check against the PyTorch model, report."""
     from ..model.encoder import ParaNMTEncoder
-    from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model
+    from ..model.export import VERIFY_SENTENCES, ExportCheckError, export_model, static_format_problem
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
     from ..utils.imports import require_extras
@@ -47,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format.startswith("onnx"):
         require_extras("onnx", feature="ONNX export")
     check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
+    if args.format == "static":  # from config.json, before the model is loaded
+        problem = static_format_problem(args.model_dir)
+        if problem:
+            raise UsageError(problem)
     check_model_code(args)
     encoder = ParaNMTEncoder.from_pretrained(args.model_dir, trust_remote_code=args.trust_remote_code)
     try:

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+from typing import Any
 
 from .errors import CommandFailed, message_of, user_error
 from .progress import progress_as_asked
@@ -38,9 +39,45 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` with a "did you mean" for a mistyped flag (``--trian`` -> ``--train``), on every Python."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # noqa: D102
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = _subparser(self, parsed)
+            command.error(unrecognized(command, extras))
+        return parsed
+
+
+def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """Argparse's "unrecognized arguments" message, with the closest flag of ``parser`` for each mistyped one."""
+    import difflib
+
+    flags = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    hints = []
+    for extra in extras:
+        flag = extra.split("=", 1)[0]
+        if flag.startswith("--"):
+            close = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{flag}: did you mean {close[0]}?")
+    return f"unrecognized arguments: {' '.join(extras)}" + (f" ({'; '.join(hints)})" if hints else "")
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost sub-command parser that ``args`` went through (``paranmt-hf corpus filter`` -> its parser)."""
+    for dest in ("command", *SUBCOMMAND_DEST.values()):
+        name = getattr(args, dest, None)
+        choices = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if isinstance(name, str) and choices and name in choices:
+            parser = choices[name]
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every available sub-command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="paranmt-hf",
         description="Paraphrastic sentence embeddings (ParaNMT-50M and successors) for the Hugging Face ecosystem.",
     )
@@ -88,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     return int(result or 0)
 
 
-SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source"}
+SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source",
+                   "measures": "measures_command"}
 """Where a command with sub-commands keeps the sub-command's name (for the error line)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -258,7 +259,7 @@ def export_files(
 
     run = run or RunOptions()
     card = dict(card or {})
-    card.setdefault("sources", [os.fspath(p) for p in inputs])
+    card.setdefault("sources", [os.path.basename(os.fspath(p)) for p in inputs])  # public: no path of this machine
     settings = {name: vars(options) for name, options in configs.items()}
     spec, workers = make_spec("export", inputs, output, run, overwrite,
                               {"settings": settings, "configs": list(configs), "card": card,
@@ -348,14 +349,21 @@ COMMON_COLUMNS = {
     "paraphrase_length": "whitespace token count of the second side",
 }
 PARANMT_MEMBERS = ("para-nmt-50m", "para-nmt-5m-processed")
+_PARANMT_NAME = re.compile(r"para-?nmt[-_]?(50m|5m)", re.IGNORECASE)
+"""File names of ParaNMT-50M's own data: its releases (``para-nmt-50m.zip``, ``para-nmt-5m-processed.zip``) and
+samples of them (the shared data's ``paranmt5m-sample-10k.tsv.gz``)."""
+
+
+def paranmt_sources(sources: Iterable[str]) -> bool:
+    """Whether every source is ParaNMT-50M's own data (its releases or a sample of them, by file name)."""
+    sources = list(sources)
+    return bool(sources) and all(_PARANMT_NAME.search(os.path.basename(str(s))) is not None or
+                                 "ParaNMT-50M zip" in str(s) for s in sources)
 
 
 def card_kind(sources: Iterable[str], configs: Iterable[str]) -> str:
     """``"paranmt"`` when the sources are ParaNMT-50M's own files and the configs its own, else ``"own"``."""
-    sources, configs = list(sources), list(configs)
-    paranmt_files = bool(sources) and all(any(m in os.path.basename(str(s)) for m in PARANMT_MEMBERS) or
-                                         "ParaNMT-50M zip" in str(s) for s in sources)
-    return "paranmt" if paranmt_files and set(configs) <= {"full", "filtered", "processed-5m"} else "own"
+    return "paranmt" if paranmt_sources(sources) and set(configs) <= {"full", "filtered", "processed-5m"} else "own"
 
 
 def column_description(name: str, kind: str, descriptions: Mapping[str, str] | None = None) -> str:
@@ -416,7 +424,8 @@ def write_card(
         raise ValueError(f"unknown card kind {kind!r}; choose one of {CARD_KINDS}")
     paranmt = kind == "paranmt"
     pretty_name = pretty_name or ("ParaNMT-50M" if paranmt else "Paraphrase pairs")
-    license_name = license_name or ("other" if paranmt else "unknown")
+    czeng = paranmt or paranmt_sources(sources)  # ParaNMT-50M's data under any config: CzEng 1.6's terms
+    license_name = license_name or ("other" if czeng else "unknown")
     default_config = default_config or exported[0].name
     card_configs = [
         {"config_name": c.name, "data_files": [{"split": "train", "path": f"data/{c.name}/train-*.parquet"}],
@@ -428,7 +437,7 @@ def write_card(
                                    (1e7, "1M<n<10M"), (1e8, "10M<n<100M"), (float("inf"), "n>100M")] if total < limit)
     card_data = hub.DatasetCardData(
         language=["en"], license=license_name,
-        license_name="czeng-1.6-non-commercial" if paranmt and license_name == "other" else None,
+        license_name="czeng-1.6-non-commercial" if czeng and license_name == "other" else None,
         pretty_name=pretty_name, task_categories=["sentence-similarity", "text-generation"],
         tags=["paraphrase", "sentence-embeddings", "back-translation", *(["paranmt"] if paranmt else [])],
         size_categories=[size], configs=card_configs,
@@ -449,7 +458,7 @@ def write_card(
                      for c in exported],
         columns=[{"name": x, "description": column_description(x, kind, descriptions)} for x in columns],
         sources=sources, filter_description=filter_description, version=__version__, built_with=built_with,
-        license_name="CzEng 1.6 licence: non-commercial research and education" if paranmt else license_name,
+        license_name="CzEng 1.6 licence: non-commercial research and education" if czeng else license_name,
     )
     card.save(out_dir / "README.md")
     return out_dir / "README.md"

@@ -191,14 +191,27 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
                     fmt: str = "pairs", strict: bool = False, tokenizer: str = "nltk",
                     edges: Sequence[float] = TABLE3_EDGES, member_pattern: str | None = None,
                     overwrite: bool = False) -> tuple[dict[str, Any], Any]:
-    """The score histogram of ``inputs`` (over every task) as JSON in ``output``; returns it and the summary."""
+    """The score histogram of ``inputs`` (over every task) as JSON in ``output``; returns it and the summary.
+
+    Inputs with a header (``corpus annotate`` / ``backtranslate`` outputs, :mod:`paranmt_hf.corpus.columns`) are
+    read by column name: the score is ``paraphrase_score`` (or ``score``), the overlap ``trigram_overlap`` (or
+    ``overlap``), and the header line is not data.
+    """
+    from .columns import common_header
     from .runner import RunOptions, Stage, execute, make_spec, merge_stage
 
     run = run or RunOptions()
-    settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict}
+    header = common_header(inputs, member_pattern)
+    if header is not None and header.score_index is None:
+        from .errors import CorpusError
+
+        raise CorpusError(f"{', '.join(map(os.fspath, inputs))} has no paraphrase_score column (its columns: "
+                          f"{', '.join(header.columns)}): add one with `paranmt-hf corpus annotate ... --model MODEL`")
+    settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict,
+                "header": None if header is None else header.line}
     spec, workers = make_spec("histogram", inputs, output, run, overwrite,
                               {"settings": settings, "edges": list(edges), "reading_stage": "main"})
-    stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern),
+    stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern, header),
                              HistogramStep(spec.parts_dir(), tokenizer, tuple(edges))]),
               merge_stage(merge_histogram, spec)]
     summary = execute(spec, stages, run, workers)

@@ -6,8 +6,8 @@ toolkit", and filters by an upper bound on "the perplexity of the translations" 
 
 Training runs KenLM's estimator ``lmplz`` (modified Kneser-Ney, ``--discount_fallback`` so that small corpora
 train); scoring uses the ``kenlm`` Python module. The ``kenlm`` wheel only *queries* models: ``lmplz`` is a
-separate program built from the same sources (``cmake`` with Boost; see the README). Give it as ``lmplz=``, put it
-on ``PATH``, or set ``KENLM_BIN`` to its folder.
+separate program built from the same sources (``cmake`` with Boost; see docs/make-your-own-paranmt.md). Give it as
+``lmplz=``, put it on ``PATH``, or set ``KENLM_BIN`` to its folder.
 
 Text is normalised identically for training and scoring: lower-cased, ``nltk.word_tokenize`` tokens (the overlap
 measures' tokenisation) joined by spaces. The perplexity of a sentence is KenLM's
@@ -70,8 +70,8 @@ def find_kenlm_program(name: str = "lmplz", given: str | os.PathLike[str] | None
     raise LanguageModelError(
         f"KenLM's {name} was not found (looked at {', '.join(map(str, candidates)) or 'nothing given'}, KENLM_BIN "
         f"and PATH): the kenlm Python package only queries models; build {name} from KenLM's sources (cmake, Boost; "
-        "see the README's 'Make your own ParaNMT') and pass --lmplz / set KENLM_BIN, or train an ARPA model "
-        "elsewhere and pass it")
+        "see docs/make-your-own-paranmt.md, 'The language model') and pass --lmplz / set KENLM_BIN, or train an ARPA "
+        "model elsewhere and pass it")
 
 
 def train_language_model(

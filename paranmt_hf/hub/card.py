@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .eval_results import EvalSummary, build_eval_results, eval_tables, load_eval_results
-from .model_info import ISO_639_1, encoder_info, language_name, read_training_summary, trained_languages, training_info
+from .model_info import (
+    CONVERSION_REPORT,
+    ISO_639_1,
+    data_licences,
+    encoder_info,
+    language_name,
+    read_training_summary,
+    trained_languages,
+    training_info,
+)
 from .speed import speed_info
 
 if TYPE_CHECKING:
@@ -132,6 +141,7 @@ def card_context(
         "limitations": limitations(info, training, language),
         "sentences": EXAMPLE_SENTENCES,
         "install": install_line(),
+        "data_licences": data_licences(training, (Path(model_dir) / CONVERSION_REPORT).is_file()),
     }
 
 
@@ -207,5 +217,5 @@ def render_model_card(
         datasets=datasets or None,
         eval_results=eval_results or None,
     )
-    card = ModelCard.from_template(card_data, template_path=str(template_path()), **context)
+    card = ModelCard.from_template(card_data, template_path=str(template_path()), weights_license=license, **context)
     return ModelCard(re.sub(r"\n{3,}", "\n\n", card.content))

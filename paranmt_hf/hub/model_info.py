@@ -115,6 +115,32 @@ def trained_languages(training: dict[str, Any] | None) -> list[str]:
     return languages
 
 
+PARANMT_DATA_LICENCE = "ParaNMT-50M: derived from CzEng 1.6, non-commercial research and educational use only"
+"""The terms of the data the papers' released models were trained on (a converted checkpoint's)."""
+
+
+def data_licences(training: dict[str, Any] | None, converted: bool = False) -> list[tuple[str, str]]:
+    """``(training file, its terms)`` for the card's licence section.
+
+    Files the project's data layout knows (``paranmt-hf data sources``) get their source's licence; other files are
+    the user's own, whose terms the card cannot know. A checkpoint converted from the papers' releases
+    (``converted``) was trained on ParaNMT-50M.
+    """
+    from ..fetch.registry import SOURCES
+
+    by_name = {Path(out).name: source.licence for source in SOURCES.values() for out in source.outputs}
+    out: list[tuple[str, str]] = []
+    for source in (training or {}).get("sources", []):
+        for name in source["files"]:
+            base = Path(name).name
+            licence = by_name.get(base, "your own data: its licence is not recorded here; state it before sharing")
+            if (base, licence) not in out:
+                out.append((base, licence))
+    if converted and not out:
+        out.append(("ParaNMT-50M (the papers' training data)", PARANMT_DATA_LICENCE))
+    return out
+
+
 def language_name(code: str) -> str:
     """English name of a language code (the code itself when unknown)."""
     return LANGUAGE_NAMES.get(ISO_639_1.get(code, code), code)

@@ -102,18 +102,29 @@ def _save_model(encoder: Any, source: Path, staging: Path) -> bool:
 
 
 def _write_records(
-    source: Path, staging: Path, evaluation: EvalSummary | None, speed_json: str | os.PathLike[str] | None
+    source: Path, staging: Path, evaluation: EvalSummary | None, speed_json: str | os.PathLike[str] | None,
+    model_id: str,
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """Write the public training summary, the evaluation JSON and the speed JSON; returns (summary, results path)."""
+    """Write the public training summary, the evaluation JSON and the speed JSON; returns (summary, results path).
+
+    The evaluation results are published under ``model_id`` (mteb's layout ``results/<org__name>/<revision>`` and
+    ``model_meta.json``'s ``name``), whatever name ``paranmt-hf eval`` gave them, so that they match the card.
+    """
     summary = read_training_summary(source)
     if summary is not None:
         (staging / SUMMARY_FILE).write_text(json.dumps(public_training_summary(summary), indent=2, default=str))
     results_path = None
     if evaluation is not None:
-        relative = Path("results") / evaluation.folder.parent.name / evaluation.folder.name
+        relative = Path("results") / model_id.replace("/", "__") / evaluation.folder.name
         (staging / relative).mkdir(parents=True)
         for path in evaluation.folder.glob("*.json"):
             shutil.copy2(path, staging / relative / path.name)
+        meta = staging / relative / "model_meta.json"
+        if meta.is_file():
+            value = json.loads(meta.read_text(encoding="utf-8"))
+            if isinstance(value, dict) and value.get("name") != model_id:
+                value["name"] = model_id
+                meta.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
         results_path = relative.as_posix()
     if speed_json is not None:
         shutil.copy2(speed_json, staging / "speed.json")
@@ -171,9 +182,9 @@ def publish(
     if evaluation is not None:
         check_results_model(evaluation, source)
     model_id = model_id or push_repo_id or default_model_id(source)
-    if evaluation is not None and evaluation.model_name != model_id:
-        logger.warning("the evaluation results are named %r, the card %r: mteb matches results to models by name "
-                       "(re-run `paranmt-hf eval --name %s` to align them)", evaluation.model_name, model_id, model_id)
+    if evaluation is not None and evaluation.model_name != model_id:  # eval's default name, or another one
+        logger.info("the evaluation results are named %r: the published copy names them %r (mteb matches results "
+                    "to models by name)", evaluation.model_name, model_id)
     encoder = ParaNMTEncoder.from_pretrained(source)
     inputs = [p for p in (eval_dir, speed_json) if p is not None]
     replace = _check_output(source, output, overwrite, inputs)
@@ -182,7 +193,7 @@ def publish(
     # built next to the target under a temporary name, with the output's lock held; moved into place when checked
     with atomic_output(output, inputs, overwrite=replace, directory=True) as staging:
         require_st = _save_model(encoder, source, staging)
-        summary, results_path = _write_records(source, staging, evaluation, speed_json)
+        summary, results_path = _write_records(source, staging, evaluation, speed_json, model_id)
         card = render_model_card(
             staging, eval_dir=evaluation.folder if evaluation else None, speed_json=speed_json,
             model_id=model_id, encoder=encoder, training_summary=summary, language=language, license=license,

@@ -221,6 +221,46 @@ class ExportResult:
     rows_checked: int | None = None
 
 
+STATIC_NEEDS = ("--format static writes sentence-transformers' StaticEmbedding (the mean of the rows of a "
+                "`tokenizers` tokenizer's tokens), which only a single word, sp or subword averaging model with mean "
+                "pooling matches")
+
+
+def static_format_problem(model_dir: str | os.PathLike[str]) -> str | None:
+    """Why ``--format static`` cannot reproduce the model saved in ``model_dir``, or None.
+
+    Read from its ``config.json`` alone, before the model is loaded; the weights' unknown-token rows are checked once
+    it is loaded, by :func:`~paranmt_hf.model.st_layout.write_static_embedding`.
+    """
+    import json
+
+    from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, renamed_fields, resolve_components
+
+    try:
+        config = renamed_fields(json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8")))
+        if config.get("components") is not None:
+            config["components"] = [renamed_fields(c) for c in config["components"]]
+        components = resolve_components(config)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not readable here: the loader reports it
+    kinds = [c["kind"] for c in components]
+    if len(components) != 1:
+        found = f"a {'+'.join(kinds)} combination"
+    elif not ENCODER_KIND_SPECS[kinds[0]].averaging:
+        found = f"a recurrent {kinds[0]} model"
+    elif ENCODER_KIND_SPECS[kinds[0]].tokens == "trigram":
+        found = "a trigram model (its character trigrams come from paranmt_hf's own tokenizer)"
+    elif config.get("pooling", "mean") != "mean":
+        found = f"a model with {config.get('pooling')} pooling"
+    elif components[0].get("drop_unknown_tokens"):
+        found = "a model that leaves unknown tokens out of the mean"
+    elif config.get("max_seq_length") is not None:
+        found = f"a model that reads at most {config['max_seq_length']} tokens (max_seq_length)"
+    else:
+        return None
+    return (f"{model_dir} is {found}; {STATIC_NEEDS}: export it with --format fp16 (every loader) or onnx instead")
+
+
 def export_model(
     encoder: ParaNMTEncoder,
     output: str | os.PathLike[str],

@@ -222,7 +222,17 @@ def export_onnx(
 ONNX_README_SENTENCES = ["A man plays the guitar.", "Someone is playing a guitar.", "The stock market fell."]
 """The sentences the ONNX folder's README snippet embeds."""
 
-_README = """# {name} (ONNX)
+_README = """---
+library_name: onnx
+pipeline_tag: sentence-similarity
+tags:
+- onnx
+- sentence-embeddings
+- static-embeddings
+- paranmt
+---
+
+# {name} (ONNX)
 
 `{onnx_file}`: {dim}-d sentence embeddings of the {description}, exported by paranmt_hf
 (`paranmt-hf export --format {fmt}`). It runs with onnxruntime, `tokenizers` and NumPy alone: no torch, no

@@ -15,11 +15,15 @@ imports the class on first lookup). Where that attribute does not exist, ``trust
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
+import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -79,10 +83,81 @@ class _LazyModuleClasses(Mapping):
         return len({**self._lazy, **self._base})
 
 
+PORTABLE_REF = "input_module_paranmt.ParaNMTInputModule"
+"""The ``modules.json`` type that loads with or without paranmt_hf (the shipped remote-code file)."""
+INSTALLED_REF = "paranmt_hf.modeling.input_module_paranmt.ParaNMTInputModule"
+"""What ``SentenceTransformer.save`` writes for the installed class: it would need paranmt_hf to load."""
+
+
+def make_portable(path: str | os.PathLike[str]) -> bool:
+    """Rewrite a saved folder's ``modules.json`` to name the shipped input module instead of the installed one.
+
+    ``SentenceTransformer(dir).save(out)`` after ``import paranmt_hf`` names the installed class
+    (:data:`INSTALLED_REF`), which only an environment with paranmt_hf can import; the folder also holds the
+    remote-code file ``input_module_paranmt.py`` (the module's ``save`` copies it), so :data:`PORTABLE_REF` loads
+    everywhere: through paranmt_hf's registration when it is installed, with ``trust_remote_code=True`` without it.
+    Returns whether the file changed.
+    """
+    modules_json = Path(path) / "modules.json"
+    try:
+        entries = json.loads(modules_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(entries, list):
+        return False
+    if not any(isinstance(e, dict) and e.get("type") == INSTALLED_REF for e in entries):
+        return False
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("type") == INSTALLED_REF:
+            entry["type"] = PORTABLE_REF
+    text = json.dumps(entries, indent=2)
+    temporary = modules_json.with_name(f".{modules_json.name}.paranmt-tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.chmod(temporary, modules_json.stat().st_mode & 0o7777)
+    os.replace(temporary, modules_json)
+    return True
+
+
+def _portable_save(save: Callable[..., Any]) -> Callable[..., Any]:
+    """``BaseModel.save`` followed by :func:`make_portable` on the folder it wrote."""
+
+    @functools.wraps(save)
+    def portable_save(self: Any, path: str, *args: Any, **kwargs: Any) -> Any:
+        result = save(self, path, *args, **kwargs)
+        make_portable(path)
+        return result
+
+    portable_save.paranmt_portable = True  # type: ignore[attr-defined]
+    return portable_save
+
+
+def _with_paranmt_classes(load: Callable[..., Any]) -> classmethod:
+    """``BaseModel._load_with_module_classes`` whose ``module_classes`` also resolve paranmt_hf's refs.
+
+    The trainer reloads a checkpoint with the classes of the model in memory (``paranmt_hf...ParaNMTInputModule``),
+    while the checkpoint's ``modules.json`` names the portable :data:`PORTABLE_REF`.
+    """
+
+    @functools.wraps(load)
+    def load_with_classes(cls: Any, model_name_or_path: str, module_classes: Mapping[str, Any], **kwargs: Any) -> Any:
+        return load(cls, model_name_or_path, _LazyModuleClasses(module_classes, ST_MODULE_CLASSES), **kwargs)
+
+    load_with_classes.paranmt_registered = True  # type: ignore[attr-defined]
+    return classmethod(load_with_classes)
+
+
 def _register_sentence_transformers(module: ModuleType) -> None:
     base = getattr(module, "BaseModel", None)
+    if base is None:
+        return
+    save = getattr(base, "save", None)
+    if callable(save) and not getattr(save, "paranmt_portable", False):
+        base.save = _portable_save(save)  # save_pretrained and push_to_hub call it too
+    loader = base.__dict__.get("_load_with_module_classes")
+    if isinstance(loader, classmethod) and not getattr(loader.__func__, "paranmt_registered", False):
+        base._load_with_module_classes = _with_paranmt_classes(loader.__func__)
     current = getattr(base, "_module_classes", None)
-    if base is None or current is None or isinstance(current, _LazyModuleClasses):
+    if current is None or isinstance(current, _LazyModuleClasses):
         return
     base._module_classes = _LazyModuleClasses(current, ST_MODULE_CLASSES)
 

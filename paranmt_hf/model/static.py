@@ -15,7 +15,7 @@ It reads text with the model's own tokenizer files and the same batched, exact t
 (:mod:`paranmt_hf.model.averaging`): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
 ``encode`` takes sentence-transformers' keywords (``normalize_embeddings``, ``precision``, ``truncate_dim``,
 ``prompt``, ``batch_size``, ``show_progress_bar``). Recurrent models (LSTM, BiLSTM, GRAN) need torch:
-``ParaNMTEncoder`` (``pip install "paranmt-hf[torch]"``).
+``ParaNMTEncoder`` (the ``torch`` extra).
 """
 
 from __future__ import annotations
@@ -167,10 +167,14 @@ class StaticEncoder:
             FileNotFoundError: a missing local path, or a directory without the model's files.
             ValueError: a recurrent model (it needs torch: ``ParaNMTEncoder``), or files that do not match.
         """
+        from ..utils.imports import install_command
         from ..utils.paths import check_model_path
+        from .folder_kind import check_paranmt_folder
 
         name = os.fspath(name_or_path)
         check_model_path(name)
+        if any(os.path.isfile(os.path.join(name, f)) for f in ("config.json", "modules.json")):
+            check_paranmt_folder(name)  # a model2vec / sentence-transformers folder: how to load it instead
         hub = {"revision": revision, "token": token, "cache_dir": cache_dir, "local_files_only": local_files_only}
         config = renamed_fields(_read_json(_file(name, "config.json", hub)))
         if config.get("model_type") != "paranmt":
@@ -179,7 +183,8 @@ class StaticEncoder:
         recurrent = [c["kind"] for c in components if not ENCODER_KIND_SPECS[c["kind"]].averaging]
         if recurrent:
             raise ValueError(f"{name} is a recurrent model ({'+'.join(recurrent)}): StaticEncoder embeds averaging "
-                             'models only; load it with ParaNMTEncoder (pip install "paranmt-hf[torch]")')
+                             "models only; load it with ParaNMTEncoder (the [torch] extra: "
+                             f"`{install_command(['torch'])}`)")
         int8 = config.get("paranmt_weight_storage") == "int8"
         tables = _load_tables(_file(name, INT8_FILE if int8 else WEIGHTS_FILE, hub), len(components))
         model = AveragingModel(tables, components, config.get("combination", "concat"), config.get("pooling", "mean"),

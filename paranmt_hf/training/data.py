@@ -59,7 +59,53 @@ class PairSource:
         for path in files:
             if "://" not in path and not os.path.exists(path):
                 raise FileNotFoundError(f"training file {path!r} does not exist")
+            check_training_file(path)
         return cls(config, files, repeat=repeat)
+
+
+PAIRS_FORMAT = "a training file holds one pair per line: two tab-separated sentences (plain text, .gz or .zip)"
+HEAD_BYTES = 1 << 16
+"""How much of a training file :func:`check_training_file` reads."""
+
+
+def check_training_file(path: str) -> None:
+    """Refuse at once, in one sentence, a training file that cannot hold pairs.
+
+    An empty file, a binary file (a NumPy ``.npy`` array, any file with NUL bytes or not UTF-8) and a file whose
+    first lines have no tab (one column) are refused before anything is loaded; a URL, a zip archive (its members
+    are read by the builder) and a file whose first lines look like pairs are left to the builder, which counts the
+    bad lines it meets.
+
+    Raises:
+        InputError: the file is empty, not text, or has one column.
+    """
+    import gzip
+    import zipfile
+
+    from ..data.reader import InputError
+
+    if "://" in path or zipfile.is_zipfile(path):
+        return
+    if os.path.isdir(path):
+        raise InputError(f"training file {path!r} is a folder; {PAIRS_FORMAT}")
+    try:
+        with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as handle:
+            head = handle.read(HEAD_BYTES)
+    except (OSError, EOFError):  # a damaged .gz: the reader names it with its own error
+        return
+    if not head.strip():
+        raise InputError(f"training file {path!r} is empty; {PAIRS_FORMAT}")
+    if head.startswith(b"\x93NUMPY"):
+        raise InputError(f"training file {path!r} is a NumPy array (.npy), not text; {PAIRS_FORMAT}")
+    text = head.decode("utf-8", "replace")
+    if b"\0" in head or text[: len(text) - 4].count("\ufffd") > 0:
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return  # UTF-16: the reader's own error says how to convert it
+        raise InputError(f"training file {path!r} is binary, not UTF-8 text; {PAIRS_FORMAT}")
+    lines = [line for line in text.splitlines()[:-1 if len(head) == HEAD_BYTES else None] if line.strip()]
+    if lines and not any("\t" in line for line in lines):
+        raise InputError(f"training file {path!r} has one column (no tab in its first {len(lines)} line(s)); "
+                         f"{PAIRS_FORMAT}")
 
 
 def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:

@@ -64,6 +64,17 @@ CHECKPOINT_DIR = "checkpoints"
 SUMMARY_FILE = "training_summary.json"
 
 
+def run_folder(output_dir: str | os.PathLike[str]) -> Path:
+    """Where a run into ``output_dir`` keeps what is not the model (checkpoints, the initial model).
+
+    That is ``checkpoints/`` (for ``--resume``) and ``initial-model/`` (the untrained model it started from), in a
+    hidden folder next to the model folder, ``.NAME.paranmt-train`` (as the corpus tools keep their work folder next
+    to their output), so that the model folder holds the model alone; delete it once the run needs no resuming.
+    """
+    out = Path(os.path.abspath(output_dir))
+    return out.parent / f".{out.name}.paranmt-train"
+
+
 @dataclass
 class TrainResult:
     """What a training run produced."""
@@ -114,14 +125,16 @@ def train(
     Args:
         recipe: the hyper-parameters (see :mod:`paranmt_hf.training.recipes`).
         sources: training files (``"CONFIG:PATH,..."`` strings or :class:`PairSource`).
-        output_dir: where the final model goes; ``checkpoints/`` and ``initial-model/`` are kept inside.
+        output_dir: where the final model goes; ``checkpoints/`` and ``initial-model/`` are kept next to it, in
+            :func:`run_folder` (``.NAME.paranmt-train``).
         seed: seed of shuffling, initialisation, dropout and scrambling (runs are deterministic for a seed).
         dev_evaluator: a sentence-transformers evaluator run every ``eval_steps`` (e.g. STS17 en-en).
         eval_steps: evaluation interval (default: ``save_steps``).
         save_steps: checkpoint interval in optimizer steps.
-        resume: continue from the latest complete checkpoint in ``output_dir/checkpoints``. It must have been written
-            with the same recipe, data and seed (only ``epochs``, ``num_threads`` and ``max_steps`` may change), and
-            the run must not have finished; otherwise :class:`~paranmt_hf.training.checkpoints.ResumeError`.
+        resume: continue from the latest complete checkpoint in ``run_folder(output_dir)/checkpoints``. It must
+            have been written with the same recipe, data and seed (only ``epochs``, ``num_threads`` and
+            ``max_steps`` may change), and the run must not have finished; otherwise
+            :class:`~paranmt_hf.training.checkpoints.ResumeError`.
         max_steps: stop after this many steps (``-1``: train ``recipe.epochs`` epochs).
         logging_steps: loss logging interval.
         show_progress: show the trainer's progress bars.
@@ -173,14 +186,16 @@ def training_threads(num_threads: int | None, averaging: bool) -> int:
     return 1 if averaging else torch.get_num_threads()
 
 
-OUTPUT_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR, SUMMARY_FILE, "config.json", "model.safetensors")
+OUTPUT_ARTIFACTS = (SUMMARY_FILE, "config.json", "model.safetensors")
 """What a run writes into its output folder (an earlier run's copies need ``--resume`` or ``--overwrite``)."""
+RUN_ARTIFACTS = (CHECKPOINT_DIR, INIT_DIR)
+"""What a run writes into its :func:`run_folder`."""
 
 
 def _remove_killed_runs_temps(out: Path) -> None:
     """Temporary files that killed runs left in the folder and its checkpoints (this run holds the folder's lock)."""
     removed = remove_temps_in(out)
-    for checkpoint in list_checkpoints(out / CHECKPOINT_DIR):
+    for checkpoint in list_checkpoints(run_folder(out) / CHECKPOINT_DIR):
         removed += remove_temps_in(checkpoint)
         half_written = checkpoint / f".{LOSS_STATE_FILE}.tmp"
         if half_written.exists():
@@ -203,18 +218,21 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
     """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears."""
     if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
         return []
+    state = run_folder(out)
     found = earlier_run(out, OUTPUT_ARTIFACTS)
+    found += [f"{state.name}/{name}" for name in earlier_run(state, RUN_ARTIFACTS)]
     if not found:
         return []
     if not options.overwrite:
         refuse_earlier_run(out, found)
-    cleared = [out / CHECKPOINT_DIR, out / INIT_DIR, out / SUMMARY_FILE, *_model_files(out)]
+    cleared = [state / CHECKPOINT_DIR, state / INIT_DIR, out / SUMMARY_FILE, *_model_files(out)]
     for source in sources:
         for path in (PairSource.parse(source) if isinstance(source, str) else source).files:
             resolved = Path(path).resolve()
-            if any(resolved == c.resolve() or c.resolve() in resolved.parents for c in cleared):
+            hit = next((c for c in cleared if resolved == c.resolve() or c.resolve() in resolved.parents), None)
+            if hit is not None:
                 raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
-                                         f"would delete; move it out of {out} first")
+                                         f"would delete; move it out of {hit.parent} first")
     return cleared
 
 
@@ -229,7 +247,8 @@ def _clear(paths: list[Path]) -> None:
         elif path.exists():
             path.unlink()
     if paths:
-        logger.warning("--overwrite: deleted the earlier run's model and checkpoints in %s", paths[0].parent)
+        logger.warning("--overwrite: deleted the earlier run's model and checkpoints (%s)",
+                       ", ".join(sorted({os.fspath(p.parent) for p in paths})))
 
 
 def _saved_steps(out: Path) -> int | None:
@@ -251,14 +270,14 @@ def _resume_checkpoint(
     A run stopped after its last checkpoint but before its final save resumes from that checkpoint with no step
     left: it only saves the final model. Incomplete newer checkpoints are set aside.
     """
-    checkpoint = find_resume_checkpoint(out / CHECKPOINT_DIR, record)
+    checkpoint = find_resume_checkpoint(run_folder(out) / CHECKPOINT_DIR, record)
     target = target_steps(options.max_steps, schedule.epochs, pairs, schedule.batch_size, world_size())
     done = check_unfinished(checkpoint, target, _saved_steps(out))
     if done >= target:
         logger.warning("%s: the run took its %d steps but stopped before saving its model: saving it now",
                        checkpoint, done)
     if is_main_process():
-        set_aside_incomplete(out / CHECKPOINT_DIR, checkpoint_step(checkpoint))
+        set_aside_incomplete(run_folder(out) / CHECKPOINT_DIR, checkpoint_step(checkpoint))
     return checkpoint, done >= target
 
 
@@ -267,7 +286,7 @@ def _training_arguments(schedule: Schedule, out: Path, options: RunOptions) -> A
 
     evaluating = options.dev_evaluator is not None
     return SentenceTransformerTrainingArguments(
-        output_dir=str(out / CHECKPOINT_DIR),
+        output_dir=str(run_folder(out) / CHECKPOINT_DIR),
         per_device_train_batch_size=schedule.batch_size,
         learning_rate=schedule.learning_rate,
         num_train_epochs=schedule.epochs,
@@ -296,7 +315,7 @@ def _training_arguments(schedule: Schedule, out: Path, options: RunOptions) -> A
 def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions) -> Any:
     from ..model.encoder import ParaNMTEncoder
 
-    init_dir = out / INIT_DIR
+    init_dir = run_folder(out) / INIT_DIR
     if options.resume and (init_dir / "config.json").is_file():
         return ParaNMTEncoder.from_pretrained(init_dir)
     encoder = build_initial_encoder(recipe, vocab_corpus(pairs, recipe.vocab_sentences), options.seed)
@@ -382,6 +401,8 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             **({"teacher": teacher_stats} if teacher_stats else {}),
         }
         atomic_write_json(out / SUMMARY_FILE, summary, default=str)
+        logger.info("model saved in %s; the run's checkpoints and initial model are in %s (for --resume; delete "
+                    "that folder when the run needs no resuming)", out, run_folder(out))
     return result
 
 

@@ -54,28 +54,74 @@ class MissingExtraError(ImportError):
 def install_command(extras: list[str] | tuple[str, ...]) -> str:
     """The pip command that adds ``extras`` to this installation (paranmt-hf is not on PyPI).
 
-    From the source checkout this code runs from: ``pip install -e "CHECKOUT[extras]"``; from an installation made
-    from a git URL (pip's ``direct_url.json``) or where :func:`~paranmt_hf.utils.provenance.source_url` knows the
-    repository: ``pip install "paranmt-hf[extras] @ git+URL"``; else ``pip install "paranmt-hf[extras]"``.
+    From the source checkout this code runs from: ``pip install -e "CHECKOUT[extras]"``; otherwise from what pip
+    recorded of the installation (``direct_url.json``): a local folder (``pip install /path/to/paranmt_hf``) gives
+    ``pip install "FOLDER[extras]"``, a git URL ``pip install "paranmt-hf[extras] @ git+URL"``, a wheel or archive
+    ``pip install "paranmt-hf[extras] @ URL"``; where :func:`~paranmt_hf.utils.provenance.source_url` knows the
+    repository, the git URL. Where nothing says where the package came from, the extras' own requirements
+    (``pip install "datasets>=4.0" ...``), never ``pip install "paranmt-hf[...]"``, which is not on PyPI.
     """
     import json
     from importlib.metadata import PackageNotFoundError, distribution
     from pathlib import Path
 
-    spec = ",".join(extras)
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "setup.cfg").is_file() and (checkout / "paranmt_hf").is_dir():
-        return f'pip install -e "{checkout}[{spec}]"'
+        return f'pip install -e "{checkout}[{",".join(extras)}]"'
     try:
-        direct = json.loads(distribution("paranmt-hf").read_text("direct_url.json") or "{}")
+        dist = distribution("paranmt-hf")
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        requires = list(dist.requires or [])
     except (PackageNotFoundError, ValueError):
-        direct = {}
-    if direct.get("vcs_info", {}).get("vcs") == "git":
-        return f'pip install "paranmt-hf[{spec}] @ git+{direct["url"]}"'
+        direct, requires = {}, []
     from .provenance import source_url
 
-    url = source_url()
-    return f'pip install "paranmt-hf[{spec}] @ git+{url}"' if url else f'pip install "paranmt-hf[{spec}]"'
+    return command_for_source(extras, direct, requires, source_url())
+
+
+def command_for_source(
+    extras: list[str] | tuple[str, ...], direct: dict, requires: list[str], url: str | None = None
+) -> str:
+    """The pip command adding ``extras`` to an installation that pip recorded as ``direct``.
+
+    ``direct`` is its ``direct_url.json`` (PEP 610), ``requires`` its metadata's ``Requires-Dist`` lines, ``url`` the
+    project's git URL where known. See :func:`install_command`.
+    """
+    import os
+    from urllib.parse import unquote, urlparse
+
+    spec = ",".join(extras)
+    where = direct.get("url", "")
+    if "vcs_info" in direct and direct["vcs_info"].get("vcs") == "git":
+        return f'pip install "paranmt-hf[{spec}] @ git+{where}"'
+    folder = unquote(urlparse(where).path) if where.startswith("file://") else ""
+    if "dir_info" in direct and where.startswith("file://") and os.path.isdir(folder):
+        editable = "-e " if direct["dir_info"].get("editable") else ""
+        return f'pip install {editable}"{folder}[{spec}]"'
+    if "archive_info" in direct and where:
+        return f'pip install "paranmt-hf[{spec}] @ {where}"'
+    if url:
+        return f'pip install "paranmt-hf[{spec}] @ git+{url}"'
+    packages = _extra_requirements(extras, requires)
+    if packages:
+        return "pip install " + " ".join(f'"{p}"' for p in packages)
+    return f"pip install {' '.join(sorted({p for e in extras for p in EXTRA_MODULES.get(e, {})}))}"
+
+
+def _extra_requirements(extras: list[str] | tuple[str, ...], requires: list[str]) -> list[str]:
+    """The requirements (``name>=version``) that ``Requires-Dist`` lines give the extras, without their markers."""
+    import re
+
+    wanted = set(extras)
+    out: list[str] = []
+    for line in requires:
+        requirement, _, marker = line.partition(";")
+        found = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if found and found.group(1) in wanted:
+            requirement = requirement.strip().replace(" ", "")
+            if requirement not in out:
+                out.append(requirement)
+    return out
 
 
 def require(module: str, extra: str) -> ModuleType:

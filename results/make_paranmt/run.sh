@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make a small ParaNMT from the shared German-English bitext, end to end, offline (results/make_paranmt/README.md).
 #
-#   KENLM_BIN=/path/to/kenlm/build/bin bash results/make_paranmt/run.sh [WORK]     # default WORK: runs/make_paranmt
+#   KENLM_BIN=/path/to/kenlm/build/bin bash results/make_paranmt/run.sh [WORK]     # default: $WORK, else runs/make_paranmt
 #
 # Full sizes by default; smaller runs (results/make_paranmt/README.md says which this folder's results used):
 #   MINING_SENTENCES=N, HELDOUT_SENTENCES=N   back-translate only the first N German sentences of a pool (default: all)
@@ -14,7 +14,7 @@
 # (delete its output to redo it). One thread, `nice`: the machine is shared.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-W="${1:-$ROOT/runs/make_paranmt}"
+W="${1:-${WORK:-$ROOT/runs/make_paranmt}}"
 DATA="${PARANMT_HF_DATA:-$ROOT/../shared/data}"
 HERE="$ROOT/results/make_paranmt"
 export OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     from paranmt_hf.evaluation import evaluate, paper_average
     from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
     from paranmt_hf.training.recipes import Recipe
-    from paranmt_hf.training.trainer import train
+    from paranmt_hf.training.trainer import run_folder, train
     from paranmt_hf.utils.provenance import provenance
 
     args = parse_args(argv)
@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     log = training_log(out, result.seconds, result.steps)
     sts = paper_average(evaluate(ParaNMTEncoder.from_pretrained(out), YEARS))
     run = {"name": args.name, "cfg": cfg, "files": files, "seed": seed, "log": log, "sts": sts,
-           "unk_zero": unknown_row_zero(out / "initial-model"), "unk_zero_source": "measured by explore.py",
+           "unk_zero": unknown_row_zero(run_folder(out) / "initial-model"),
+           "unk_zero_source": "measured by explore.py",
            "wall_seconds": round(seconds, 1), "provenance": record}
     with open(HERE / "explore.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(run) + "\n")

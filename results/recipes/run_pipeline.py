@@ -70,7 +70,9 @@ def run_logged(cmd: list[str], log: Path) -> float:
 
 def trainer_history(model_dir: Path) -> list[dict[str, Any]]:
     """The trainer's log history (losses, dev evaluations, with their step) from the last checkpoint's state."""
-    states = sorted(model_dir.glob("checkpoints/checkpoint-*/trainer_state.json"),
+    from paranmt_hf.training.trainer import run_folder
+
+    states = sorted(run_folder(model_dir).glob("checkpoints/checkpoint-*/trainer_state.json"),
                     key=lambda p: int(p.parent.name.rsplit("-", 1)[1]))
     return json.loads(states[-1].read_text(encoding="utf-8"))["log_history"] if states else []
 
@@ -119,6 +121,7 @@ def scores(eval_dir: Path) -> tuple[dict[str, float], dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
+    from paranmt_hf.training.trainer import run_folder
     from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.provenance import provenance
 
@@ -153,7 +156,7 @@ def main(argv: list[str]) -> int:
         trainer_seconds=round(summary["seconds"], 1),
         wall_seconds={"train": round(train_seconds, 1), "eval": round(eval_seconds, 1)},
         load_average_after=[round(x, 2) for x in os.getloadavg()],
-        unk_zero=unknown_row_zero(model / "initial-model"),
+        unk_zero=unknown_row_zero(run_folder(model) / "initial-model"),
         dev_curve=dev_curve(model),
         dev=dev,
         test=test,
