@@ -95,6 +95,10 @@ if [ "$BITEXT" = 1 ]; then
     --json "$OUT/side_by_side.json" | tee "$OUT/side_by_side.txt"
   stage "side by side"
 fi
-python results/flagship/main_job.py --out "$OUT" --wall "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {print a - b}')" --stages "$STAGES" \
-  --json "$OUT/main_job.json" --command "OUT=$OUT bash scripts/main.sh" > /dev/null
+times > "$STAGES.cpu"  # CPU seconds of every finished child (user + sys), the trainings and the install included
+cpu=$(awk 'NR == 2 {gsub(/s/, ""); split($1, u, "m"); split($2, s, "m"); print u[1] * 60 + u[2] + s[1] * 60 + s[2]}' \
+  "$STAGES.cpu")
+rm -f "$STAGES.cpu"
+python results/flagship/main_job.py --out "$OUT" --wall "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {print a - b}')" \
+  --cpu "$cpu" --stages "$STAGES" --json "$OUT/main_job.json" --command "OUT=$OUT bash scripts/main.sh" > /dev/null
 echo "== timings (install included) in $OUT/main_job.json"
