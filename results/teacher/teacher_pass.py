@@ -67,6 +67,8 @@ def main() -> None:
     parser.add_argument("--speed-sentences", type=int, default=800)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cosine-sentences", default="4000", help="a number, or all")
+    parser.add_argument("--bfloat16-cosine-sentences", type=int, default=500,
+                        help="the old bfloat16 path's agreement on the first N of the cosine sample only")
     parser.add_argument("--no-int8", action="store_true")
     parser.add_argument("--output", default=str(HERE / "teacher_pass.json"))
     args = parser.parse_args()
@@ -121,9 +123,9 @@ def main() -> None:
     for name in paths:
         if name == "torch float32":
             continue
-        if name == old and len(cosine_sample) > 2000:  # bfloat16 autocast is slow on CPUs without bf16 units
-            sample = cosine_sample[:2000]
-            got, ref = encoders[name](sample, show_progress=True), reference[:2000]
+        if name == old and len(cosine_sample) > args.bfloat16_cosine_sentences:  # slow without bf16 units
+            sample = cosine_sample[: args.bfloat16_cosine_sentences]
+            got, ref = encoders[name](sample, show_progress=True), reference[: len(sample)]
         else:
             got, ref = encoders[name](cosine_sample, show_progress=True), reference
         cos = cosines(got, ref)
