@@ -62,6 +62,19 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
+def table(record: dict) -> str:
+    """The speed and agreement table of a record (Markdown)."""
+    lines = ["| path | sentences/s (median of rounds) | × torch bfloat16 (old default) | × torch float32 | "
+             "cosine to torch float32: min / mean (sentences) | below 0.999 |", "|---|---:|---:|---:|---|---:|"]
+    for name, speed in record["speed"].items():
+        agree = record["cosine_to_torch_float32"].get(name)
+        cosine = (f"{agree['min']:.6f} / {agree['mean']:.7f} ({agree['sentences']:,})" if agree else "(reference)")
+        lines.append(f"| {name} | {speed['sentences_per_second_median']:.1f} | "
+                     f"{speed['speedup_over_torch_bfloat16']:.2f} | {speed['speedup_over_torch_float32']:.2f} | "
+                     f"{cosine} | {agree['below_0.999'] if agree else '–'} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed-sentences", type=int, default=800)
@@ -71,7 +84,13 @@ def main() -> None:
                         help="the old bfloat16 path's agreement on the first N of the cosine sample only")
     parser.add_argument("--no-int8", action="store_true")
     parser.add_argument("--output", default=str(HERE / "teacher_pass.json"))
+    parser.add_argument("--table", action="store_true", help="print the table of --output and exit")
     args = parser.parse_args()
+    if args.table:
+        import json
+
+        print(table(json.loads(Path(args.output).read_text())), end="")
+        return
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -135,7 +154,7 @@ def main() -> None:
                            "below_0.999": int((cos < 0.999).sum())}
         print(name, agreement[name], flush=True)
     command = "python results/teacher/teacher_pass.py " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("output", "no_int8")) + (
+        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k not in ("output", "no_int8", "table")) + (
         " --no-int8" if args.no_int8 else "")
     record = {
         "command": command,
