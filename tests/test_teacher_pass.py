@@ -115,7 +115,7 @@ def test_teacher_sentence_limit():
 
     best = get_recipe("best")
     assert teacher_sentence_limit(best)[0] is None  # a full run: every sentence
-    assert teacher_sentence_limit(best, max_steps=20) == (QUICK_TEACHER_SENTENCES, "quick run (max steps given)")
+    assert teacher_sentence_limit(best, max_steps=20) == (QUICK_TEACHER_SENTENCES, "a quick run (max_steps given)")
     assert teacher_sentence_limit(best, max_steps=20, teacher_sentences="all")[0] is None
     assert teacher_sentence_limit(best, max_steps=20, teacher_sentences=300)[0] == 300
     assert teacher_sentence_limit(best, teacher_sentences=300)[0] == 300

@@ -47,7 +47,7 @@ def teacher_sentence_limit(recipe: Recipe, max_steps: int = -1, teacher_sentence
     recipe_limit = recipe.tokenlearn_sentences
     quick = teacher_sentences is None and max_steps > 0
     if quick and (recipe_limit is None or recipe_limit > QUICK_TEACHER_SENTENCES):
-        return QUICK_TEACHER_SENTENCES, "quick run (max steps given)"
+        return QUICK_TEACHER_SENTENCES, "a quick run (max_steps given)"
     return recipe_limit, "the recipe's tokenlearn_sentences" if recipe_limit is not None else "all"
 
 
@@ -82,8 +82,8 @@ class TeacherPassPlan:
         """One paragraph for the user: how many sentences, how long, how to change it."""
         count = f"{self.sentences:,} of {self.unique:,} unique training sentences"
         if self.sentences < self.unique:
-            count += f" (a seeded sample: {self.reason}"
-            count += "; --teacher-sentences all embeds every one)" if self.reason.startswith("quick") else ")"
+            count += f" (a seeded sample, {self.reason}"
+            count += "; --teacher-sentences all embeds every one)" if "quick run" in self.reason else ")"
         if self.cached:
             return f"teacher pass: {count}, already in the cache: read in a second"
         estimate = (f"about {_duration(self.seconds)} at {self.rate:,.0f} sentences/s (timed on "
