@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .teacher_onnx import teacher_fingerprint
+
 logger = logging.getLogger(__name__)
 
 PRECISIONS = ("float32", "int8", "bfloat16")
@@ -40,20 +42,6 @@ buckets, one thread per core), ``torch`` (``SentenceTransformer.encode``) or ``a
 and ``int8`` when installed, torch for ``bfloat16``)."""
 CHUNK = 8192
 """Sentences per ``encode`` call of the torch engine (the progress bar's step)."""
-
-
-def teacher_fingerprint(path: str) -> str:
-    """What identifies a teacher: its resolved directory's weight files (name, size, first MiB) or its Hub id."""
-    if not os.path.isdir(path):
-        return path
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(path)):
-        full = os.path.join(path, name)
-        if name.endswith((".safetensors", ".bin", ".json")) and os.path.isfile(full):
-            digest.update(f"{name}:{os.path.getsize(full)}:".encode())
-            with open(full, "rb") as f:
-                digest.update(f.read(1 << 20))
-    return digest.hexdigest()
 
 
 def cache_key(sentences: Sequence[str], teacher_id: str, precision: str, batch_size: int,

