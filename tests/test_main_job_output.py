@@ -29,3 +29,22 @@ def test_no_internal_jargon_in_what_the_job_prints(tmp_path, capsys, monkeypatch
     assert side_by_side.main(["english=a", "bitext=b", "--targets", "bitext"]) == 0
     out = capsys.readouterr().out
     assert "Cross-lingual targets" in out and not re.search(r"\bissue\b", out, re.I)
+
+
+def test_every_stage_of_the_job_records_its_time_and_load(tmp_path):
+    """main.sh times each stage (JSON lines: stage, seconds, load) and hands them to results/flagship/main_job.py."""
+    import json
+    import subprocess
+
+    function = re.search(r"^stage\(\) \{.*?^\}", MAIN, re.M | re.S)
+    assert function, "main.sh has no stage() function"
+    stages = tmp_path / "stages.jsonl"
+    script = (f'STAGES="{stages}"\nstage_start=$(date +%s.%N)\n{function.group(0)}\n'
+              'stage install\nstage "train best (teacher pass included)"\n')
+    subprocess.run(["bash", "-c", script], check=True)
+    lines = [json.loads(line) for line in stages.read_text().splitlines()]
+    assert [line["stage"] for line in lines] == ["install", "train best (teacher pass included)"]
+    assert all(line["seconds"] >= 0 and line["load_1min"] >= 0 for line in lines)
+    called = [name for name in re.findall(r"^\s*stage \"?([^\"\n]+)\"?$", MAIN, re.M)]
+    assert {"install", "pivot", "publish"} <= set(called) and any(c.startswith("train") for c in called)
+    assert '--stages "$STAGES"' in MAIN and '--json "$OUT/main_job.json"' in MAIN

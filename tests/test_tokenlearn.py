@@ -72,15 +72,16 @@ def test_teacher_embeddings_are_cached_by_data_teacher_and_precision(tiny_teache
         return original(*args, **kwargs)
 
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", counting)
-    first = module.teacher_embeddings(SENTENCES, tiny_teacher, "float32", cache_dir=tmp_path, show_progress=False)
-    again = module.teacher_embeddings(SENTENCES, tiny_teacher, "float32", cache_dir=tmp_path, show_progress=False)
+    torch = {"engine": "torch", "cache_dir": tmp_path, "show_progress": False}  # the ONNX engine: test_teacher_pass
+    first = module.teacher_embeddings(SENTENCES, tiny_teacher, "float32", **torch)
+    again = module.teacher_embeddings(SENTENCES, tiny_teacher, "float32", **torch)
     assert len(loads) == 1  # the second call read the cache: no teacher loaded, no pass
     np.testing.assert_allclose(again, first, atol=2e-3)  # float16 storage
     direct = original(tiny_teacher, device="cpu").encode(SENTENCES)
     np.testing.assert_allclose(first, direct, atol=1e-5)
     entries = sorted(p.name for p in tmp_path.iterdir())
     assert len(entries) == 2 and json.loads((tmp_path / entries[0]).read_text())["sentences"] == len(SENTENCES)
-    module.teacher_embeddings(SENTENCES[:-1], tiny_teacher, "float32", cache_dir=tmp_path, show_progress=False)
+    module.teacher_embeddings(SENTENCES[:-1], tiny_teacher, "float32", **torch)
     module.teacher_embeddings(SENTENCES, tiny_teacher, "bfloat16", cache_dir=tmp_path, show_progress=False)
     assert len(loads) == 3 and len(list(tmp_path.glob("*.npy"))) == 3  # other data, other precision: new entries
     with pytest.raises(ValueError, match="precision"):

@@ -95,8 +95,9 @@ TRAINING_FLAGS: dict[str, Flag] = {
                               range=NON_NEGATIVE),
     "tokenlearn-lr": Flag("tokenlearn_learning_rate", float, "learning rate of the cosine regression",
                           range=POSITIVE),
-    "teacher-precision": Flag("teacher_precision", str, "the teacher's CPU precision for --tokenlearn",
-                              ("bfloat16", "float32")),
+    "teacher-precision": Flag("teacher_precision", str, "the teacher's CPU precision for --tokenlearn (float32: "
+                              "ONNX Runtime when installed, int8: ONNX Runtime quantised, bfloat16: torch autocast)",
+                              ("float32", "int8", "bfloat16")),
 }
 """Flags of the training run (``train`` only)."""
 

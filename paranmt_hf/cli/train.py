@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import textwrap
 
+from ..training.teacher_pass import ALL, QUICK_TEACHER_SENTENCES
 from .errors import UsageError
 from .progress import add_progress_flag
 from .recipe_flags import (
@@ -45,6 +47,19 @@ def dev_tasks(values: list[str]) -> list[str]:
     return []
 
 
+def teacher_sentences(value: str) -> int | str:
+    """``--teacher-sentences``: a positive number or ``all``."""
+    if value.lower() == ALL:
+        return ALL
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number or '{ALL}', got {value!r}")
+    return number
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
     p = subparsers.add_parser(
@@ -72,6 +87,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save-steps", type=checked_number(int, POSITIVE), default=500, help="checkpoint every N steps")
     p.add_argument("--max-steps", type=checked_number(int, POSITIVE, allowed=(-1,)), default=-1,
                    help="stop after N steps (-1, the default: train --epochs epochs)")
+    p.add_argument("--teacher-sentences", type=teacher_sentences, default=None, metavar="N|all",
+                   help="the teacher pass of a --tokenlearn recipe (best) embeds at most N unique training sentences "
+                   "(a seeded sample), or all of them (default: all, but a sample of "
+                   f"{QUICK_TEACHER_SENTENCES:,} for a quick run, i.e. with --max-steps); before training, the "
+                   "command says how many and about how long")
     p.add_argument("--resume", action="store_true", help="continue the run in OUTPUT from its latest complete "
                    "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
     p.add_argument("--overwrite", action="store_true",
@@ -123,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         show_progress=not args.no_progress,
         overwrite=args.overwrite,
+        teacher_sentences=args.teacher_sentences,
+        notify=lambda message: print(message, file=sys.stderr, flush=True),
     )
     print(
         json.dumps(

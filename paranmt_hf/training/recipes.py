@@ -84,8 +84,9 @@ class Recipe:
         tokenlearn_sentences: at most this many unique training sentences (a seeded sample; ``None``: all).
         tokenlearn_epochs: epochs of the cosine regression (``0``: the least-squares map only).
         tokenlearn_learning_rate: its sparse Adam learning rate.
-        teacher_precision: how the teacher embeds the sentences on CPU: ``"bfloat16"`` (autocast) or
-            ``"float32"``.
+        teacher_precision: how the teacher embeds the sentences on CPU: ``"float32"`` (ONNX Runtime when installed,
+            else PyTorch), ``"int8"`` (ONNX Runtime, quantised weights) or ``"bfloat16"`` (PyTorch autocast); see
+            :mod:`paranmt_hf.training.teacher_embeddings`.
         extra: further ``ParaNMTConfig`` fields.
     """
 
@@ -130,7 +131,7 @@ class Recipe:
     tokenlearn_sentences: int | None = None
     tokenlearn_epochs: float = 6.0
     tokenlearn_learning_rate: float = 3e-3
-    teacher_precision: str = "bfloat16"
+    teacher_precision: str = "float32"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -252,10 +253,10 @@ RECIPES: dict[str, Recipe] = {
             description="Best recipe on dev (results/flagship/): the `best-trigram` model (character trigrams, 300-d, "
             "Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
             "WordPiece table learned from sentence-transformers/all-MiniLM-L6-v2: model2vec's distillation (PCA 256, "
-            "Zipf/SIF weights), then fitted to the teacher's sentence embeddings (bfloat16 pass, cached) of every "
-            "unique training sentence (tokenlearn: least-squares map to 384-d, 6 epochs of cosine regression, "
-            "sparse Adam 3e-3), weighted so that its part of the embedding has 1.25 times the median norm of the "
-            "trigram part (teacher_weight, chosen on dev).",
+            "Zipf/SIF weights), then fitted to the teacher's sentence embeddings (float32 pass in ONNX Runtime, "
+            "cached) of every unique training sentence (tokenlearn: least-squares map to 384-d, 6 epochs of cosine "
+            "regression, sparse Adam 3e-3), weighted so that its part of the embedding has 1.25 times the median "
+            "norm of the trigram part (teacher_weight, chosen on dev).",
             teacher="sentence-transformers/all-MiniLM-L6-v2",
             teacher_pca_dims=256,
             teacher_weight=1.25,

@@ -73,24 +73,18 @@ def learn_table(
 
     The unique texts (at most ``tokenlearn_sentences``, a seeded sample) are embedded by the teacher on every core
     (cached: :mod:`paranmt_hf.training.teacher_embeddings`), then :func:`paranmt_hf.training.tokenlearn.fit_table`.
-    ``stats`` gets ``tokenlearn_sentences``, ``teacher_pass`` (``cached``, ``seconds``, ``path``) and
-    ``tokenlearn_seconds``.
+    ``stats`` gets ``tokenlearn_sentences``, ``teacher_pass`` (``cached``, ``seconds``, ``path``, ``engine``, ...)
+    and ``tokenlearn_seconds``.
     """
-    import os
     import time
 
     from .teacher_embeddings import teacher_embeddings
     from .tokenlearn import fit_table, unique_sentences
 
     sentences = unique_sentences(texts, recipe.tokenlearn_sentences, seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     teacher_pass: dict[str, Any] = {}
-    try:
-        targets = teacher_embeddings(sentences, recipe.teacher, recipe.teacher_precision, show_progress=show_progress,
-                                     info=teacher_pass)
-    finally:
-        torch.set_num_threads(threads)
+    targets = teacher_embeddings(sentences, recipe.teacher, recipe.teacher_precision, show_progress=show_progress,
+                                 info=teacher_pass)
     started = time.perf_counter()
     learned = fit_table(table, sentences, targets, epochs=recipe.tokenlearn_epochs,
                         learning_rate=recipe.tokenlearn_learning_rate, seed=seed, show_progress=show_progress)

