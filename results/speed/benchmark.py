@@ -168,7 +168,12 @@ def markdown(report: dict[str, Any]) -> str:
         "stacking rows): compare `model2vec · SentenceTransformer` with the model2vec rows.",
         "- The reference is model2vec's table stored as float32 (the dtype of its published potion models), which "
         "encodes faster than the float16 table its `distill` stores by default (timed in the next row).",
-        "- `StaticEncoder` rows: the torch-free path (NumPy + tokenizers, `paranmt_hf.model.static`), cold caches.",
+        "- `StaticEncoder` rows: the torch-free path (NumPy + tokenizers, `paranmt_hf.model.static`), cold caches "
+        "(token ids and chunk vectors recomputed; the chunk-vector buffer's memory is kept, as in any process that "
+        "encodes more than once).",
+        "- The `sp` and `trigram+subword` models are built untrained at the shapes of the issue's `pras-sp` (1024-d "
+        "SentencePiece, 32,384 pieces) and `best` (300-d trigrams + 384-d all-MiniLM-L6-v2 WordPiece) models: the "
+        "speed does not depend on the weights.",
         "- Absolute numbers move with the load of this shared machine; ratios within the run are the comparable "
         "quantity.", "",
     ]
