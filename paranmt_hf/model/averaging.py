@@ -45,7 +45,8 @@ def numpy_segment_sum(table: np.ndarray, index: np.ndarray, segment: np.ndarray,
     small reused buffer (``np.take``, no allocation; :data:`SCRATCH_BYTES`, so they are still in cache when read) and
     summed over the length axis of its ``[segments, length, dim]`` view, one NumPy call each. Every row is read from
     the table once and no ``[rows, dim]`` array is built (``np.add.at`` and ``np.add.reduceat`` along rows are
-    an order of magnitude slower). The rows of a segment are added in their order, in the table's dtype.
+    an order of magnitude slower); a segment longer than a block (a long document) is summed a block at a time, so
+    memory stays bounded. Sums are in the table's dtype.
     """
     index = np.asarray(index)
     return segment_sum_lengths(table, index, np.bincount(segment, minlength=count) if len(index) else
@@ -72,7 +73,7 @@ def segment_sum_lengths(
     sorted_lengths = lengths[order]
     edges = [0, *(np.flatnonzero(sorted_lengths[1:] != sorted_lengths[:-1]) + 1).tolist(), count]
     rows_per_block = max(1, SCRATCH_BYTES // (dim * table.itemsize))
-    scratch = np.empty((max(rows_per_block, int(sorted_lengths[-1])), dim), dtype=table.dtype)
+    scratch = np.empty((rows_per_block, dim), dtype=table.dtype)
     sums = np.empty((rows_per_block, dim), dtype=table.dtype)
     take, total = np.take, np.add.reduce
     for a, b in zip(edges[:-1], edges[1:], strict=False):
@@ -81,6 +82,17 @@ def segment_sum_lengths(
         if size == 0:
             if not add:
                 out[group] = 0
+            continue
+        if size > rows_per_block:  # long segments (documents): one at a time, a block of rows after the other
+            for segment in group.tolist():
+                acc = np.zeros(dim, dtype=table.dtype)
+                for c in range(starts[segment], starts[segment] + size, rows_per_block):
+                    rows = index[c : min(c + rows_per_block, starts[segment] + size)]
+                    acc += total(take(table, rows, axis=0, out=scratch[: len(rows)]), axis=0, out=sums[0])
+                if add:
+                    out[segment] += acc
+                else:
+                    out[segment] = acc
             continue
         # the rows of every segment of this length, segment after segment
         rows = index[(starts[group][:, None] + np.arange(size)).ravel()] if size > 1 else index[starts[group]]
