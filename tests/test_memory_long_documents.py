@@ -36,13 +36,16 @@ MEASURE = textwrap.dedent(
         st = SentenceTransformer(path, device="cpu")
         tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
         st.encode(["warm up"])
+        static = paranmt_hf.StaticEncoder.from_pretrained(path)
+        static.encode(["warm up"])
         tok(["warm up"], padding=True, return_tensors="pt")
 
         def auto():
             with torch.inference_mode():
                 return model(**tok(docs, padding=True, return_tensors="pt")).pooler_output.numpy()
 
-        for loader, run in (("st", lambda: st.encode(docs, batch_size=8)), ("auto", auto)):
+        for loader, run in (("st", lambda: st.encode(docs, batch_size=8)), ("auto", auto),
+                            ("static", lambda: static.encode(docs, batch_size=8))):
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")  # reset the peak resident set size (VmHWM) to the current one
             before = status("VmRSS")
@@ -65,7 +68,7 @@ def test_eight_100kb_documents_add_at_most_200mb(tmp_path):
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.rsplit("RESULT ", 1)[1])
-    assert len(results) == 4
-    for name, result in results.items():  # SentenceTransformer(dir).encode and AutoTokenizer + AutoModel
+    assert len(results) == 6
+    for name, result in results.items():  # SentenceTransformer(dir).encode, AutoTokenizer + AutoModel, StaticEncoder
         assert result["rows"] == 8, name
         assert result["added_mb"] <= 200, (name, result)

@@ -15,6 +15,7 @@ import pytest
 from test_featurization import TRICKY, _fuzz, wordpiece_backend
 
 from paranmt_hf import ParaNMTEncoder, StaticEncoder, build_encoder
+from paranmt_hf.model import averaging
 
 CORPUS = ["A man is playing a guitar.", "A woman is slicing an onion.", "I don't think it's 3.5 dollars.",
           "Two dogs run in the park!", "Café owners in São Paulo say ΣΟΦΙΑ is naïve."] * 3
@@ -71,6 +72,45 @@ def test_static_encoder_equals_the_torch_model(saved, name):
     again = static.encode(TEXTS)  # warm chunk caches
     assert np.abs(again - expected).max() <= 1e-6
     assert static.embedding_dim == expected.shape[1] and static.get_embedding_dimension() == expected.shape[1]
+
+
+@pytest.mark.parametrize("name", ["trigram+subword", "sp+trigram add", "trigram+word max_seq_length",
+                                  "word drop_unknown", "sp"])
+def test_block_by_block_sums_equal_the_torch_model(saved, name, monkeypatch):
+    """A scratch buffer of a few rows: every segment sum runs over many blocks (and segments longer than a block)."""
+    monkeypatch.setattr(averaging, "SCRATCH_BYTES", 3 * 8 * 4)
+    static = StaticEncoder.from_pretrained(saved[name])
+    expected = np.load(str(saved[name]) + ".npy")
+    long = " ".join(CORPUS)  # one sentence of ~100 chunks and ~500 trigrams
+    reference = ParaNMTEncoder.from_pretrained(saved[name]).encode([long, ""])
+    for batch_size in (None, 5):
+        got = static.encode(TEXTS + [long, ""], batch_size=batch_size, show_progress_bar=False)
+        assert np.abs(got[: len(TEXTS)] - expected).max() <= 1e-6
+        assert np.abs(got[len(TEXTS) :] - reference).max() <= 1e-6
+    static.averager.clear()  # cached vectors forgotten, their buffer reused: nothing stale is read
+    assert np.abs(static.encode(TEXTS[::-1]) - expected[::-1]).max() <= 1e-6
+
+
+@pytest.mark.parametrize("scratch", [averaging.SCRATCH_BYTES, 5 * 16 * 4, 16 * 4])
+def test_segment_sums_equal_plain_sums(scratch, monkeypatch):
+    monkeypatch.setattr(averaging, "SCRATCH_BYTES", scratch)
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((50, 16)).astype(np.float32)
+    lengths = np.array([0, 3, 1, 0, 7, 3, 12, 1, 0, 3, 2], dtype=np.int64)
+    index = rng.integers(0, 50, int(lengths.sum()))
+    bounds = np.cumsum(lengths) - lengths
+    expected = np.stack([table[index[a : a + n]].astype(np.float64).sum(0)
+                         for a, n in zip(bounds, lengths, strict=True)])
+    got = averaging.segment_sum_lengths(table, index, lengths)
+    assert got.dtype == np.float32 and np.abs(got - expected).max() <= 1e-5
+    segment = np.repeat(np.arange(len(lengths)), lengths)
+    assert np.array_equal(averaging.numpy_segment_sum(table, index, segment, len(lengths)), got)
+    wide = np.full((len(lengths), 20), 7.0, dtype=np.float32)  # into a column view; add=True adds to it
+    averaging.segment_sum_lengths(table, index, lengths, out=wide[:, 2:18])
+    assert np.abs(wide[:, 2:18] - expected).max() <= 1e-5 and (wide[:, :2] == 7).all() and (wide[:, 18:] == 7).all()
+    averaging.segment_sum_lengths(table, index, lengths, out=wide[:, 2:18], add=True)
+    assert np.abs(wide[:, 2:18] - 2 * expected).max() <= 2e-5
+    assert averaging.segment_sum_lengths(table, index[:0], np.zeros(0, dtype=np.int64)).shape == (0, 16)
 
 
 @pytest.mark.parametrize("weight_dtype", ["float16", "int8"])

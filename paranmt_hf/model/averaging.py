@@ -10,9 +10,11 @@ about 23 vectors instead of 90 rows. The result equals ``ParaNMTModel``'s forwar
 the additions): the unknown-token rules, ``max_seq_length``, ``concat``/``add`` combinations and empty texts follow the
 model (sentences it cannot reproduce from chunks take :func:`embed_token_ids`).
 
-The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it: NumPy's per-row sums are slow
-(``np.add.reduceat`` along rows especially), so reading one cached vector per chunk instead of one row per token is
-what makes that path as fast as model2vec. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens
+The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it. Rows are summed per segment by
+:func:`segment_sum_lengths`: segments of equal length together, gathered a cache-sized block at a time into a reused
+buffer and reduced over the length axis (``np.add.at`` and ``np.add.reduceat`` along rows, or one gather-and-add
+per token position, are several times slower); sums go straight into the caller's output, which holds the means
+after an in-place division. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens
 measured as fast as filling and reading the chunk vectors, so the torch loaders read token rows.) NumPy only, and
 ``modeling/token_ids_paranmt.py``'s chunk caches.
 """
@@ -32,28 +34,79 @@ DEFAULT_CACHE_BYTES = 256 * 2**20
 Ids = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 
 
-SegmentSum = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
-"""``segment_sum(table, index, segment, count)``: ``[count, dim]`` sums of ``table[index]`` per segment id."""
+SCRATCH_BYTES = 256 * 2**10
+"""Size of the gathered rows summed at a time by :func:`numpy_segment_sum` (they stay in the core's L2 cache)."""
 
 
 def numpy_segment_sum(table: np.ndarray, index: np.ndarray, segment: np.ndarray, count: int) -> np.ndarray:
     """Sums of the rows ``table[index]`` per ``segment`` (ascending ids in ``[0, count)``; empty segments zero).
 
-    NumPy only: the rows are added position by position (the first row of every segment, then the second, ...),
-    each step one gather and one scatter-add over distinct segments, which NumPy runs far faster than
-    ``np.add.reduceat`` along rows.
+    NumPy only: segments of equal length are summed together, a block at a time: the block's rows are gathered into a
+    small reused buffer (``np.take``, no allocation; :data:`SCRATCH_BYTES`, so they are still in cache when read) and
+    summed over the length axis of its ``[segments, length, dim]`` view, one NumPy call each. Every row is read from
+    the table once and no ``[rows, dim]`` array is built (``np.add.at`` and ``np.add.reduceat`` along rows are
+    an order of magnitude slower); a segment longer than a block (a long document) is summed a block at a time, so
+    memory stays bounded. Sums are in the table's dtype.
     """
-    out = np.zeros((count, table.shape[1]), dtype=table.dtype)
-    if not len(index):
+    index = np.asarray(index)
+    return segment_sum_lengths(table, index, np.bincount(segment, minlength=count) if len(index) else
+                               np.zeros(count, dtype=np.int64))
+
+
+def segment_sum_lengths(
+    table: np.ndarray, index: np.ndarray, lengths: np.ndarray, out: np.ndarray | None = None, add: bool = False
+) -> np.ndarray:
+    """Sums of ``table[index]`` over consecutive segments of ``lengths`` rows (``[len(lengths), dim]``).
+
+    As :func:`numpy_segment_sum` (which calls this), with the segments given by their lengths. ``out``: where to
+    write the sums (a ``[len(lengths), dim]`` array or view of the table's dtype; every row is written), or, with
+    ``add``, to which to add them (rows of empty segments unchanged).
+    """
+    count, dim = len(lengths), table.shape[1]
+    if out is None:
+        out = np.zeros((count, dim), dtype=table.dtype) if add else np.empty((count, dim), dtype=table.dtype)
+    if not count:
         return out
-    sizes = np.bincount(segment, minlength=count)
-    position = np.arange(len(index)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    order = np.argsort(position, kind="stable")
-    end = 0
-    for size in np.bincount(position).tolist():
-        step = order[end : end + size]
-        end += size
-        out[segment[step]] += table[index[step]]
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    order = np.argsort(lengths, kind="stable")
+    sorted_lengths = lengths[order]
+    edges = [0, *(np.flatnonzero(sorted_lengths[1:] != sorted_lengths[:-1]) + 1).tolist(), count]
+    rows_per_block = max(1, SCRATCH_BYTES // (dim * table.itemsize))
+    scratch = np.empty((rows_per_block, dim), dtype=table.dtype)
+    sums = np.empty((rows_per_block, dim), dtype=table.dtype)
+    take, total = np.take, np.add.reduce
+    for a, b in zip(edges[:-1], edges[1:], strict=False):
+        size = int(sorted_lengths[a])
+        group = order[a:b]
+        if size == 0:
+            if not add:
+                out[group] = 0
+            continue
+        if size > rows_per_block:  # long segments (documents): one at a time, a block of rows after the other
+            for segment in group.tolist():
+                acc = np.zeros(dim, dtype=table.dtype)
+                for c in range(starts[segment], starts[segment] + size, rows_per_block):
+                    rows = index[c : min(c + rows_per_block, starts[segment] + size)]
+                    acc += total(take(table, rows, axis=0, out=scratch[: len(rows)]), axis=0, out=sums[0])
+                if add:
+                    out[segment] += acc
+                else:
+                    out[segment] = acc
+            continue
+        # the rows of every segment of this length, segment after segment
+        rows = index[(starts[group][:, None] + np.arange(size)).ravel()] if size > 1 else index[starts[group]]
+        step = max(1, rows_per_block // size)
+        for c in range(0, len(group), step):
+            segs = group[c : c + step]
+            n = len(segs)
+            block = take(table, rows[c * size : (c + n) * size], axis=0, out=scratch[: n * size])
+            if size > 1:
+                block = total(block.reshape(n, size, dim), axis=1, out=sums[:n])
+            if add:
+                out[segs] += block
+            else:
+                out[segs] = block
     return out
 
 
@@ -72,8 +125,6 @@ class AveragingModel:
         combination: ``"concat"`` or ``"add"``.
         pooling: ``"mean"`` or ``"max"``.
         max_seq_length: tokens read per sentence and component (``None``: all).
-        segment_sum: how rows are summed per sentence (:func:`numpy_segment_sum`, or any function of that
-            signature, e.g. one on ``torch.nn.functional.embedding_bag``).
     """
 
     def __init__(
@@ -83,7 +134,6 @@ class AveragingModel:
         combination: str = "concat",
         pooling: str = "mean",
         max_seq_length: int | None = None,
-        segment_sum: SegmentSum = numpy_segment_sum,
     ) -> None:
         if len(tables) != len(components):
             raise ValueError(f"{len(tables)} tables for {len(components)} components")
@@ -96,7 +146,6 @@ class AveragingModel:
         self.combination = combination
         self.pooling = pooling
         self.max_seq_length = max_seq_length
-        self.segment_sum = segment_sum
         self.unk = [int(c["unk_token_id"]) for c in components]
         self.unknown = [np.asarray(sorted({int(c["unk_token_id"]), *map(int, c["unknown_token_ids"])}),
                                    dtype=np.int64) for c in components]
@@ -108,22 +157,29 @@ class AveragingModel:
             raise ValueError(f"combination='add' needs components of equal size, got {self.dims}")
         self.dim = self.dims[0] if combination == "add" else sum(self.dims)
 
-    def finish(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    def finish(self, sums: np.ndarray, counts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Sentence embeddings from each component's row sums (``[B, sum(dims)]``) and counts (``[B, K]``).
 
-        A component with no token in a sentence gives its unknown token's row (as the model does).
+        A component with no token in a sentence gives its unknown token's row (as the model does). The means are
+        taken in place in ``sums``, which is the result for ``concat`` (and single) models; ``add`` models write the
+        sum of the components into ``out`` (a new array when None).
         """
-        parts = []
         for k, (a, b) in enumerate(zip(self.bounds[:-1], self.bounds[1:], strict=True)):
             part, n = sums[:, a:b], counts[:, k]
             empty = n == 0
-            part = part / np.where(empty, 1, n).astype(np.float32)[:, None]
+            np.divide(part, np.where(empty, 1, n).astype(np.float32)[:, None], out=part)
             if empty.any():
                 part[empty] = self.tables[k][self.unk[k]]
-            parts.append(part)
-        if self.combination == "add":
-            return np.sum(parts, axis=0, dtype=np.float32) if len(parts) > 1 else parts[0]
-        return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        if self.combination != "add" or len(self.tables) == 1:
+            if out is not None and out is not sums:
+                out[...] = sums[:, : self.dim]
+                return out
+            return sums
+        out = np.empty((len(sums), self.dim), dtype=np.float32) if out is None else out
+        np.add(sums[:, : self.dims[0]], sums[:, self.dims[0] : self.bounds[2]], out=out)
+        for a, b in zip(self.bounds[2:-1], self.bounds[3:], strict=True):
+            out += sums[:, a:b]
+        return out
 
     def embed_token_ids(self, flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Embeddings of a batch given as flat model ids (every component's, shifted) and per-sentence lengths.
@@ -161,7 +217,7 @@ class AveragingModel:
                     part[filled] = np.maximum.reduceat(table[ids], starts, axis=0)
                 maxima.append(part)
             else:
-                sums[:, self.bounds[k] : self.bounds[k + 1]] = self.segment_sum(table, ids, owner, count)
+                segment_sum_lengths(table, ids, counts[:, k], out=sums[:, self.bounds[k] : self.bounds[k + 1]])
         if self.pooling == "max":
             if self.combination == "add":
                 return np.sum(maxima, axis=0, dtype=np.float32)
@@ -195,11 +251,15 @@ class ChunkAverager:
         self.clear()
 
     def clear(self) -> None:
-        """Forget the cached chunk vectors (e.g. after the tables changed); the cached token ids stay."""
+        """Forget the cached chunk vectors (e.g. after the tables changed); the cached token ids stay.
+
+        Their memory is kept for the next vectors (a buffer the size of the cache's high-water mark).
+        """
         self._generation = -1
         self._filled = 0
-        self._vectors = np.zeros((0, self.model.bounds[-1]), dtype=np.float32)
-        self._kept = np.zeros((0, len(self.model.tables)), dtype=np.int64)
+        if not hasattr(self, "_vectors"):
+            self._vectors = np.zeros((0, self.model.bounds[-1]), dtype=np.float32)
+            self._kept = np.zeros((0, len(self.model.tables)), dtype=np.int64)
 
     def _fill(self) -> None:
         """Sums and counts of the cache entries that have none yet (all of them after the cache started over)."""
@@ -228,26 +288,34 @@ class ChunkAverager:
                 keep = ~np.isin(ids, self.model.unknown[k])
                 ids, owner = ids[keep], owner[keep]
             a, b = self.model.bounds[k], self.model.bounds[k + 1]
-            self._vectors[start:n, a:b] = self.model.segment_sum(table, ids, owner, len(new))
-            self._kept[start:n, k] = _counts(owner, len(new))
+            kept = _counts(owner, len(new))
+            segment_sum_lengths(table, ids, kept, out=self._vectors[start:n, a:b])
+            self._kept[start:n, k] = kept
         self._filled = n
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """Sentence embeddings ``[len(texts), dim]`` (float32)."""
+    def __call__(self, texts: Sequence[str], out: np.ndarray | None = None) -> np.ndarray:
+        """Sentence embeddings ``[len(texts), dim]`` (float32), written into ``out`` when given (and returned)."""
         texts = list(texts)
         model = self.model
         if not texts:
-            return np.zeros((0, model.dim), dtype=np.float32)
+            return np.zeros((0, model.dim), dtype=np.float32) if out is None else out
         plan = self.fast.chunk_plan(texts) if self.fast is not None and model.pooling == "mean" else None
         if plan is None:
-            return model.embed_token_ids(*self.ids(texts))
+            embedded = model.embed_token_ids(*self.ids(texts))
+            if out is None:
+                return embedded
+            out[...] = embedded
+            return out
         ks, redo = plan
         self._fill()
         count = len(texts)
         marks = np.cumsum(ks == 0)
         is_chunk = ks != 0
         rows, sentence = ks[is_chunk], marks[is_chunk]
-        sums = model.segment_sum(self._vectors, rows, sentence, count)
+        chunks = np.bincount(sentence, minlength=count)
+        in_place = out is not None and model.dim == model.bounds[-1]  # concat (or one component): sums -> out
+        sums = out if in_place else np.empty((count, model.bounds[-1]), dtype=np.float32)
+        segment_sum_lengths(self._vectors, rows, chunks, out=sums)
         counts = np.zeros((count, len(self.parts)), dtype=np.int64)
         for k in range(len(self.parts)):
             counts[:, k] = np.bincount(sentence, weights=self._kept[rows, k], minlength=count)
@@ -271,11 +339,12 @@ class ChunkAverager:
                     keep = ~np.isin(ids, model.unknown[k])
                     ids, owner = ids[keep], owner[keep]
                 a, b = model.bounds[k], model.bounds[k + 1]
-                sums[:, a:b] += model.segment_sum(model.tables[k], ids, owner, count)
-                counts[:, k] += _counts(owner, count)
+                between = _counts(owner, count)
+                segment_sum_lengths(model.tables[k], ids, between, out=sums[:, a:b], add=True)
+                counts[:, k] += between
             if totals is not None:
                 redo.update(np.flatnonzero(totals > limit).tolist())
-        out = model.finish(sums, counts)
+        out = model.finish(sums, counts, out)
         if redo:
             again = sorted(redo)
             out[again] = model.embed_token_ids(*self.ids([texts[i] for i in again]))

@@ -247,7 +247,7 @@ class StaticEncoder:
         out = np.empty((len(texts), self.embedding_dim), dtype=np.float32)
         try:
             for start in starts:
-                out[start : start + batch_size] = self.averager(texts[start : start + batch_size])
+                self.averager(texts[start : start + batch_size], out=out[start : start + batch_size])
                 if bar is not None:
                     bar.update(1)
         finally:

@@ -62,13 +62,13 @@ def _stale(directory: Path) -> bool:
     )
 
 
-def build_models(data: Path, cache: Path) -> dict[str, str]:
-    """Build (or reuse) one model directory per kind under ``cache``; returns kind -> directory."""
+def build_models(data: Path, cache: Path, kinds: tuple[str, ...] | list[str] = KINDS) -> dict[str, str]:
+    """Build (or reuse) one model directory per kind of ``kinds`` under ``cache``; returns kind -> directory."""
     from paranmt_hf import build_encoder
 
     out: dict[str, str] = {}
     corpus: list[str] | None = None
-    for kind in KINDS:
+    for kind in kinds:
         directory = cache / kind.replace("+", "_")
         if not (directory / "config.json").is_file() or _stale(directory):
             corpus = corpus if corpus is not None else english_corpus(data)
