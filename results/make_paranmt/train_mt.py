@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     import sacrebleu
     import torch
 
-    from paranmt_hf.paraphrase_generator.generate import DecodingSettings, ParaphraseGenerator
+    from paranmt_hf.corpus.translation import DecodingOptions
+    from paranmt_hf.paraphrase_generator.generate import ParaphraseGenerator
     from paranmt_hf.paraphrase_generator.train import Seq2SeqTrainingSettings, train_seq2seq
 
     torch.set_num_threads(args.threads)
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     test = read_tsv(data / "mt-test.tsv")
     generator = ParaphraseGenerator.from_pretrained(model_dir)
     start, cpu = time.perf_counter(), time.process_time()
-    hyps = generator.paraphrase([de for de, _ in test], DecodingSettings(num_beams=args.num_beams), batch_size=64)
+    hyps = generator.paraphrase([de for de, _ in test], DecodingOptions(num_beams=args.num_beams), batch_size=64)
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     refs = [en for _, en in test]
     metric = sacrebleu.BLEU()
