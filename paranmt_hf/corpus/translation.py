@@ -708,8 +708,11 @@ class TransformersTranslator(Seq2SeqEngine):
         sequences = self.model.generate(input_ids=input_ids, attention_mask=mask, **self.generate_kwargs())
         n = self.plan.num_return
         rows = self._candidate_rows(sequences)
-        costs = self._costs(input_ids, mask, sequences, rows, n) if self.scores else \
-            [(math.nan, max(r[0] - (1 if self.forced_bos is not None else 0), 0)) for r in rows]
+        if self.scores:
+            with one_cpu_thread(self.device.type == "cpu"):
+                costs = self._costs(input_ids, mask, sequences, rows, n)
+        else:
+            costs = [(math.nan, max(r[0] - (1 if self.forced_bos is not None else 0), 0)) for r in rows]
         skip = 1 if self.forced_bos is not None else 0
         candidates = [row[1 + skip : 1 + length - int(finished)]
                       for row, (length, finished) in zip(sequences.tolist(), rows, strict=True)]
@@ -761,6 +764,25 @@ class TransformersTranslator(Seq2SeqEngine):
                 counted = max(count - skip, 0)
                 out.append((float(-values.sum()) / counted if counted else math.nan, counted))
         return out
+
+
+@contextlib.contextmanager
+def one_cpu_thread(active: bool = True) -> Iterator[None]:
+    """One CPU thread for torch inside the block (when ``active``), restored after.
+
+    The costs are computed this way: torch's CPU kernels sum in another order with another thread count, which moves
+    a cost's last digits, and the threads of a task depend on ``--workers``; on one thread the costs are the same
+    whatever the tasks, workers or threads.
+    """
+    torch = require("torch", "translate")
+    before = torch.get_num_threads()
+    if active and before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if active and before != 1:
+            torch.set_num_threads(before)
 
 
 def _as_set(value: Any) -> set[int]:

@@ -194,6 +194,21 @@ class CTranslate2Translator(Seq2SeqEngine):
             kwargs["inter_threads"] = inter_threads
         return ctranslate2.Translator(str(self.path), **kwargs)
 
+    def _scorer(self) -> Any:
+        """The translator that scores sampled candidates, on one thread.
+
+        A cost's last digits then do not depend on the task's thread count (float32 scoring sums in another order on
+        more threads).
+        """
+        if self.settings.threads == 1 or self.device != "cpu":
+            return self.translator
+        if getattr(self, "_one_thread", None) is None:
+            ctranslate2 = require("ctranslate2", "translate")
+            self._one_thread = ctranslate2.Translator(str(self.path), device=self.device,
+                                                      device_index=self.device_index,
+                                                      compute_type=self.compute_type, intra_threads=1)
+        return self._one_thread
+
     @property
     def max_decoding(self) -> int:
         """CTranslate2's ``max_decoding_length``: the plan's cap (the target prefix counts, as in transformers)."""
@@ -246,7 +261,7 @@ class CTranslate2Translator(Seq2SeqEngine):
                 counted = length - len(self.prefix)
                 costs.append((-score * length**penalty / counted if counted else math.nan, counted))
         else:
-            scored = self.translator.score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
+            scored = self._scorer().score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
                                                  max_batch_size=self.options.batch_tokens, batch_type="tokens",
                                                  max_input_length=0, offset=len(self.prefix))
             costs = []
