@@ -217,11 +217,11 @@ def check_model(model: str, options: DecodingOptions, engine: EngineOptions) -> 
     from .translation_engines import check_decoding, engine_name
 
     check_decoding(engine, options)
-    require_english_target(options.target_lang)
     name = resolve_model(model)
     trust = engine.trust_remote_code
     config = load_seq2seq_config(name, trust)
     LanguageCodes.setup(load_tokenizer(name, trust), name, options.source_lang, options.target_lang)
+    require_english_target(options.target_lang)
     decoding_plan(options, load_generation_config(name, config), config, name)
     if engine_name(engine) == "ctranslate2":
         from .translation_ct2 import converted_model
