@@ -199,7 +199,14 @@ def test_do_sample_means_independent_samples_in_both_engines(models: dict[str, P
 
 
 def test_impossible_combinations_are_one_sentence_before_any_work(models: dict[str, Path], tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture) -> None:
+                                                                   capsys: pytest.CaptureFixture,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from paranmt_hf.corpus import backtranslate
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(backtranslate, "execute", no_work)  # refused before the runner starts any task
     beam4 = _variant(models["marian"], tmp_path / "beam4", generation={"num_beams": 4})
     src = tmp_path / "bitext.en-de.tsv"
     src.write_text("".join(f"ref {i}\t{s}\n" for i, s in enumerate(SENTENCES[:5])), encoding="utf-8")
