@@ -128,12 +128,13 @@ def test_long_sources_are_truncated_and_counted(models: dict[str, Path]) -> None
 def test_ctranslate2_greedy_equals_transformers_greedy_in_float32(models: dict[str, Path], kind: str,
                                                                   tmp_path: Path) -> None:
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Translator
+    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
 
     options = DecodingOptions(num_beams=1, **CODES[kind])
     sentences = SENTENCES[:40]
     hf = TransformersTranslator(models[kind], options).translate(sentences)
-    ct2 = CTranslate2Translator(models[kind], options, compute_type="float32", threads=1, cache_dir=tmp_path)
+    float32 = CTranslate2Options(compute_type="float32", threads=1, cache_dir=str(tmp_path))
+    ct2 = CTranslate2Translator(models[kind], options, float32)
     fast = ct2.translate(sentences)
     assert [[c.token_ids for c in h] for h in fast.hypotheses] == [[c.token_ids for c in h] for h in hf.hypotheses]
     assert [[c.text for c in h] for h in fast.hypotheses] == [[c.text for c in h] for h in hf.hypotheses]
@@ -144,8 +145,7 @@ def test_ctranslate2_greedy_equals_transformers_greedy_in_float32(models: dict[s
     assert max(differences) < (0.05 if kind == "marian" else 1e-4)
     assert (tmp_path / next(p.name for p in tmp_path.iterdir()) / "model.bin").is_file()  # converted once, cached
     # beam search: the cost taken from the decoder's scores equals the definition (scoring each candidate)
-    beam = CTranslate2Translator(models[kind], DecodingOptions(num_beams=3, num_return=2, **CODES[kind]),
-                                 compute_type="float32", threads=1, cache_dir=tmp_path)
+    beam = CTranslate2Translator(models[kind], DecodingOptions(num_beams=3, num_return=2, **CODES[kind]), float32)
     found = beam.translate(sentences[:15]).hypotheses
     source = [beam.tokenizer.convert_ids_to_tokens(ids) for ids in beam.tokenizer(sentences[:15])["input_ids"]]
     checked = 0
@@ -159,7 +159,8 @@ def test_ctranslate2_greedy_equals_transformers_greedy_in_float32(models: dict[s
             log_probs = log_probs if c.finished else log_probs[:-1]
             assert c.cost == pytest.approx(-sum(log_probs) / len(log_probs), abs=1e-4) and c.tokens == len(log_probs)
     assert checked > 15
-    assert CTranslate2Translator(models[kind], options, compute_type="int8", cache_dir=tmp_path).translate(
+    assert CTranslate2Translator(models[kind], options, CTranslate2Options(compute_type="int8",
+                                                                           cache_dir=str(tmp_path))).translate(
         sentences[:3]).hypotheses[0][0].cost > 0
 
 

@@ -73,22 +73,21 @@ def test_train_generator_selects_holds_out_and_trains_both_directions(trained: P
 def test_generation_is_model_generate_in_input_order(trained: Path) -> None:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from paranmt_hf.paraphrase_generator import DecodingSettings, ParaphraseGenerator
+    from paranmt_hf.paraphrase_generator import DecodingOptions, ParaphraseGenerator
 
     generator = ParaphraseGenerator.from_pretrained(trained)
     texts = ["the teacher is singing at home .", "a man is running in the park .", "two dogs is here ."]
-    got = generator.generate(texts, DecodingSettings(num_beams=3, num_return=2), batch_size=2)
+    got = generator.generate(texts, DecodingOptions(num_beams=3, num_return=2), batch_size=2)
     tokenizer, model = AutoTokenizer.from_pretrained(trained), AutoModelForSeq2SeqLM.from_pretrained(trained)
     for text, candidates in zip(texts, got, strict=True):
         batch = tokenizer([text], return_tensors="pt")
-        ids = model.generate(**batch, num_beams=3, num_return_sequences=2,
-                             max_new_tokens=2 * int(batch["attention_mask"].sum()) + 10)
+        ids = model.generate(**batch, num_beams=3, num_return_sequences=2)  # its generation config's length
         assert candidates == [t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True)]
-    sampled = generator.generate(texts, DecodingSettings(do_sample=True, num_return=3, top_k=5, seed=1))
-    assert sampled == generator.generate(texts, DecodingSettings(do_sample=True, num_return=3, top_k=5, seed=1))
+    sampled = generator.generate(texts, DecodingOptions(do_sample=True, num_return=3, top_k=5, seed=1))
+    assert sampled == generator.generate(texts, DecodingOptions(do_sample=True, num_return=3, top_k=5, seed=1))
     assert all(len(c) == 3 for c in sampled)
-    with pytest.raises(ValueError, match="at most num_beams"):
-        generator.generate(texts, DecodingSettings(num_beams=2, num_return=3))
+    with pytest.raises(ValueError, match="cannot exceed num_beams"):
+        generator.generate(texts, DecodingOptions(num_beams=2, num_return=3))
     with pytest.raises(ValueError, match="input 2 is empty"):
         generator.generate(["a man .", "  "])
 
@@ -128,10 +127,10 @@ def test_cosines_under_an_encoder(trained: Path) -> None:
 
 
 def test_paraphrase_command_on_text_and_files(trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from paranmt_hf.paraphrase_generator import DecodingSettings, ParaphraseGenerator
+    from paranmt_hf.paraphrase_generator import DecodingOptions, ParaphraseGenerator
 
     expected = ParaphraseGenerator.from_pretrained(trained).paraphrase(["a man is running in the park ."],
-                                                                      DecodingSettings(num_beams=2))
+                                                                      DecodingOptions(num_beams=2))
     assert main(["paraphrase", str(trained), "a man is running in the park .", "--num-beams", "2",
                  "--no-progress"]) == 0
     assert capsys.readouterr().out.splitlines() == expected
@@ -183,7 +182,7 @@ def test_publish_writes_the_generator_card(trained: Path, tmp_path: Path) -> Non
 def test_ctranslate2_converts_a_from_scratch_model_faithfully(trained: Path, tmp_path: Path) -> None:
     """opus-mt's conventions (pad last, zero pad row): CTranslate2's greedy output equals transformers'."""
     ctranslate2 = pytest.importorskip("ctranslate2")
-    from paranmt_hf.paraphrase_generator import DecodingSettings, ParaphraseGenerator
+    from paranmt_hf.paraphrase_generator import DecodingOptions, ParaphraseGenerator
 
     generator = ParaphraseGenerator.from_pretrained(trained)
     tokenizer, model = generator.tokenizer, generator.model
@@ -192,7 +191,7 @@ def test_ctranslate2_converts_a_from_scratch_model_faithfully(trained: Path, tmp
     ctranslate2.converters.TransformersConverter(str(trained)).convert(str(tmp_path / "ct2"), quantization="float32")
     translator = ctranslate2.Translator(str(tmp_path / "ct2"), device="cpu")
     texts = [a for a, _, _ in pairs()[::17]]
-    expected = generator.paraphrase(texts, DecodingSettings(num_beams=1, max_new_tokens=40))
+    expected = generator.paraphrase(texts, DecodingOptions(num_beams=1, max_new_tokens=40))
     results = translator.translate_batch([tokenizer.convert_ids_to_tokens(tokenizer(t).input_ids) for t in texts],
                                          beam_size=1, min_decoding_length=0, max_decoding_length=40)
     assert [tokenizer.convert_tokens_to_string(r.hypotheses[0]).strip() for r in results] == expected
@@ -210,3 +209,25 @@ def test_read_pairs_mixes_named_and_plain_files(tmp_path: Path) -> None:
     assert pairs.text_a == ["a b", "e f", "i j"] and pairs.text_b == ["c d", "g h", "k l"]
     assert pairs.columns == {"paraphrase_score": [None, None, 0.9], "translation_cost": [0.5, 0.25, None]}
     assert pairs.bad_lines == 1
+
+
+def test_paraphrase_do_sample_draws_independent_samples(trained: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    """The README's `paraphrase --do-sample --top-p 0.9 --num-return 5`: 5 samples (beam 1), through the translation
+    engine's batched generate."""
+    from paranmt_hf.corpus.translation import TransformersTranslator
+
+    calls: list[int] = []
+    original = TransformersTranslator.translate_ids
+
+    def spy(self: TransformersTranslator, ids: list[list[int]], seed: int | None, progress: object = None) -> object:
+        calls.append(self.plan.num_beams)
+        return original(self, ids, seed, progress)
+
+    monkeypatch.setattr(TransformersTranslator, "translate_ids", spy)
+    texts = ["a man is running in the park .", "the woman is eating at home ."]
+    assert main(["paraphrase", str(trained), *texts, "--do-sample", "--top-p", "0.9", "--num-return", "5",
+                 "--no-progress"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 10 and calls == [1]
+    with pytest.raises(SystemExit, match=r"cannot exceed num_beams \(4\)"):  # beam search: 4 by default
+        main(["paraphrase", str(trained), texts[0], "--num-return", "5", "--no-progress"])

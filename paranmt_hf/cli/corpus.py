@@ -281,6 +281,12 @@ def _filter_options(args: argparse.Namespace) -> Any:
 # ---- the commands -----------------------------------------------------------------------------------------------
 
 
+def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine flags as given (the API builds and checks the engine's options from them)."""
+    return {"device": args.device, "dtype": args.dtype, "compute_type": args.compute_type,
+            "trust_remote_code": args.trust_remote_code or None}
+
+
 def _decoding(args: argparse.Namespace) -> Any:
     from ..corpus.translation import DecodingOptions
 
@@ -296,9 +302,8 @@ def _backtranslate(args: argparse.Namespace) -> int:
     from ..corpus.backtranslate import backtranslate
 
     summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                            source_column=args.source_column, with_source=args.with_source,
-                            compute_type=args.compute_type, device=args.device, dtype=args.dtype,
-                            trust_remote_code=args.trust_remote_code, member_pattern=args.member,
+                            engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
+                            with_source=args.with_source, member_pattern=args.member,
                             strict=args.strict, overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
     return 0
@@ -308,20 +313,10 @@ def _backtranslate(args: argparse.Namespace) -> int:
 def _make(args: argparse.Namespace) -> int:
     from ..corpus.make import make_paranmt
 
-    engine_kwargs = {"compute_type": args.compute_type, "device": args.device, "dtype": args.dtype,
-                     "trust_remote_code": args.trust_remote_code}
-    if args.engine != "ctranslate2":
-        if args.compute_type is not None:
-            from ..corpus.errors import InvalidOptionError
-
-            raise InvalidOptionError("--compute-type is a CTranslate2 setting: add --engine ctranslate2")
-        engine_kwargs.pop("compute_type")
-    else:
-        engine_kwargs.pop("dtype")
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
     summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                           engine_kwargs=engine_kwargs, source_column=args.source_column,
+                           engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                            with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
                            filter_options=_filter_options(args) if args.filter_name else None,
                            dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
@@ -519,11 +514,14 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--source-lang", default=None, help="NLLB / M2M100 / mBART: code of the source language")
     group.add_argument("--target-lang", default=None, help="NLLB / M2M100 / mBART: code of English (eng_Latn, en)")
     group.add_argument("--num-beams", type=int, default=None,
-                       help="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config)")
+                       help="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config, or 1 "
+                            "with --do-sample: independent samples)")
     group.add_argument("--num-return", type=int, default=1,
                        help="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
                             "--num-beams; ACL 2018: 1, the default)")
-    group.add_argument("--do-sample", action="store_true", help="sample instead of beam search")
+    group.add_argument("--do-sample", action="store_true",
+                       help="sample instead of beam search: --num-return independent samples per sentence (beam 1, "
+                            "unless --num-beams is given: beam sampling, transformers engine only)")
     group.add_argument("--top-k", type=int, default=None, help="sampling: keep the k most probable tokens")
     group.add_argument("--top-p", type=float, default=None, help="sampling: nucleus probability, e.g. 0.9")
     group.add_argument("--temperature", type=float, default=None, help="sampling: temperature")
@@ -533,17 +531,23 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                        help="longest source in tokens; longer ones are truncated and counted (default: the model's "
                             "limit)")
     group.add_argument("--max-new-tokens", type=int, default=None,
-                       help="longest candidate in tokens (default: the model's generation config)")
+                       help="most tokens generated per candidate, a forced language token and the end token "
+                            "included (default: the model's generation config, capped at its positions); no end "
+                            "token is forced at the cap: a candidate cut there is counted unfinished")
     group.add_argument("--batch-tokens", type=int, default=16384,
                        help="token budget per batch: sentences x longest source x max(beams, candidates) "
                             "(sentences are sorted by length; default 16384)")
-    group.add_argument("--engine", default="transformers", choices=["transformers", "ctranslate2"],
+    from ..corpus.translation_engines import ENGINES
+
+    group.add_argument("--engine", default="transformers", choices=list(ENGINES),
                        help="transformers: model.generate (exact); ctranslate2: the model converted once (cached) "
                             "and run by CTranslate2, int8 on CPU by default")
     group.add_argument("--compute-type", default=None,
                        help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
-    group.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    group.add_argument("--dtype", default=None, help="transformers: weight dtype, e.g. bfloat16 on GPU")
+    group.add_argument("--device", default="auto",
+                       help="auto (default: each task its own visible GPU, cuda:{task rank mod GPUs}, else the CPU), "
+                            "cpu, cuda (the same, but no GPU is an error) or cuda:N")
+    group.add_argument("--dtype", default=None, help="transformers: weight dtype: float32, float16 or bfloat16 (GPU)")
     group.add_argument("--trust-remote-code", action="store_true", help="run code from the model folder")
     group.add_argument("--with-source", action="store_true", help="add the source sentence as a fourth column")
 

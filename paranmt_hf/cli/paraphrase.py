@@ -11,6 +11,7 @@ EPILOG = """examples:
   paranmt-hf paraphrase gen/ "oh, that's a handsome women, that is."          # beam 4, the best candidate
   paranmt-hf paraphrase gen/ "overall, i think it's a decent buy." --num-beams 8 --num-return 4   # n-best
   paranmt-hf paraphrase gen/ --input sentences.txt --output paraphrases.tsv --do-sample --top-p 0.9 --num-return 5
+                                                       # 5 independent samples per sentence (beam 1)
 
 A file's output is TSV, one line per candidate: input TAB paraphrase (the n-best in order); empty lines are
 skipped and counted; inputs longer than the model's limit are truncated and counted."""
@@ -25,16 +26,20 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("texts", nargs="*", help="sentences to paraphrase (or --input)")
     p.add_argument("--input", default=None, help="text file, one sentence per line")
     p.add_argument("--output", default=None, help="TSV to write (with --input; default: stdout)")
-    p.add_argument("--num-beams", type=int, default=4, help="beam width (1 = greedy)")
+    p.add_argument("--num-beams", type=int, default=None,
+                   help="beam width (1 = greedy; default 4, or 1 with --do-sample: independent samples)")
     p.add_argument("--num-return", type=int, default=1, help="candidates per input (n-best / samples)")
-    p.add_argument("--do-sample", action="store_true", help="sample instead of beam search")
+    p.add_argument("--do-sample", action="store_true",
+                   help="sample instead of beam search: --num-return independent samples (beam sampling with "
+                        "--num-beams)")
     p.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens (with --do-sample)")
     p.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass, e.g. 0.9 (with --do-sample)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (with --do-sample)")
     p.add_argument("--max-new-tokens", type=int, default=None,
-                   help="longest paraphrase in tokens (default: the model's max_length)")
-    p.add_argument("--no-repeat-ngram-size", type=int, default=0,
-                   help="forbid repeating n-grams of this size (0: off)")
+                   help="most tokens generated per paraphrase, the end token included (default: the model's "
+                        "generation config, capped at its positions)")
+    p.add_argument("--no-repeat-ngram-size", type=int, default=None,
+                   help="forbid repeating n-grams of this size (0: off; default: the model's generation config)")
     p.add_argument("--batch-size", type=int, default=32, help="sentences per generation batch (default 32)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
@@ -47,21 +52,22 @@ def run(args: argparse.Namespace) -> int:
     """Generate."""
     import sys
 
-    from ..paraphrase_generator.generate import DecodingSettings, ParaphraseGenerator, paraphrase_file
+    from ..corpus.translation import DecodingOptions
+    from ..paraphrase_generator.generate import ParaphraseGenerator, paraphrase_file
     from ..paraphrase_generator.train import GeneratorError
     from ..utils.atomic import OutputExistsError, check_output
 
     if bool(args.texts) == bool(args.input):
         raise SystemExit("paranmt-hf paraphrase: give sentences or --input FILE (one of them)")
-    settings = DecodingSettings(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
-                                top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
-                                max_new_tokens=args.max_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
-                                seed=args.seed)
     try:
-        settings.check()
+        settings = DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
+                                   top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
+                                   max_new_tokens=args.max_new_tokens,
+                                   no_repeat_ngram_size=args.no_repeat_ngram_size, seed=args.seed)
         if args.input and args.output:
             check_output(args.output, [args.input], args.overwrite)
         generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
+        generator.translator(settings)  # the options checked against the model before any generation
         if args.input and args.output:
             counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
                                      overwrite=args.overwrite, progress=not args.no_progress)

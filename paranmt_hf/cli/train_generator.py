@@ -68,7 +68,7 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train and evaluate."""
     from ..corpus.filters import parse_bound
-    from ..paraphrase_generator.generate import DecodingSettings
+    from ..corpus.translation import DecodingOptions
     from ..paraphrase_generator.train import GeneratorError, Seq2SeqTrainingSettings
     from ..paraphrase_generator.train_generator import train_generator
     from ..utils.atomic import OutputExistsError
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         result, evaluation = train_generator(
             args.inputs, args.output, args.model, args.size, args.vocab_size, bounds, args.score_model,
             not args.one_direction, args.held_out, args.max_pairs, settings, args.eval_model,
-            DecodingSettings(num_beams=args.num_beams), args.format, args.overwrite, args.trust_remote_code)
+            DecodingOptions(num_beams=args.num_beams), args.format, args.overwrite, args.trust_remote_code)
     except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
         raise SystemExit(f"paranmt-hf train-generator: {err}") from err
     summary = result.summary

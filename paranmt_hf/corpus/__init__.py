@@ -59,6 +59,10 @@ _LAZY: dict[str, str] = {
     "TransformersTranslator": "paranmt_hf.corpus.translation",
     "CTranslate2Translator": "paranmt_hf.corpus.translation_ct2",
     "load_translator": "paranmt_hf.corpus.translation_engines",
+    "ENGINES": "paranmt_hf.corpus.translation_engines",
+    "TransformersOptions": "paranmt_hf.corpus.translation",
+    "CTranslate2Options": "paranmt_hf.corpus.translation_ct2",
+    "task_device": "paranmt_hf.corpus.placement",
     "build_translation_model": "paranmt_hf.corpus.synthetic_translation",
 }
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,11 @@ from typing import Any
 from ..data.configs import bitext_sides
 from ..data.records import ParsedBlock
 from ..data.writer import format_numbers
-from .errors import CorpusError, InvalidOptionError
+from .errors import CorpusError
 from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
 from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
-from .translation import DecodingOptions, Translation
-from .translation_engines import ENGINES
+from .translation import DecodingOptions, EngineOptions, Translation
 
 CHUNK_BYTES = 1 << 16
 """Default chunk of a back-translation: 64 KiB of bitext (~500 sentences), the unit of resumption."""
@@ -95,8 +94,7 @@ class BacktranslateStep(CorpusStep):
     Args:
         model: Hub id or folder of the translation model.
         options: decoding options.
-        engine: ``"transformers"`` or ``"ctranslate2"``.
-        engine_kwargs: passed to the engine (``compute_type``, ``device``, ``dtype``, ``trust_remote_code``...).
+        engine: the engine's options (:func:`~paranmt_hf.corpus.translation_engines.engine_options`).
         source_column: 1 or 2, the non-English column (None: from the file names).
         with_source: add the source sentence as a fourth column.
         cache_dir: where finished chunks are kept (None: nowhere).
@@ -106,28 +104,24 @@ class BacktranslateStep(CorpusStep):
     name = "back-translate"
     type = "🔁 - TRANSLATE"
 
-    def __init__(self, model: str, options: DecodingOptions, engine: str = "transformers",
-                 engine_kwargs: dict[str, Any] | None = None, source_column: int | None = None,
-                 with_source: bool = False, cache_dir: str | os.PathLike[str] | None = None,
-                 compress: bool = False) -> None:
+    def __init__(self, model: str, options: DecodingOptions, engine: EngineOptions,
+                 source_column: int | None = None, with_source: bool = False,
+                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False) -> None:
         super().__init__()
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
         self.model, self.options, self.engine = model, options, engine
-        self.engine_kwargs = dict(engine_kwargs or {})
         self.source_column, self.with_source, self.compress = source_column, with_source, compress
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
 
     def setup(self, rank: int, world_size: int) -> None:
-        """Load the translator (once per task), with the task's threads."""
+        """Load the translator (once per task), with the task's threads, on the task's device."""
         from .executors import task_thread_count
         from .translation_engines import load_translator
 
-        kwargs = dict(self.engine_kwargs)
-        threads = task_thread_count(kwargs.pop("threads", None))
+        engine = self.engine
+        threads = task_thread_count(engine.threads)
         if threads is not None:
-            kwargs["threads"] = threads
-        self._translator = load_translator(self.model, self.options, engine=self.engine, **kwargs)
+            engine = replace(engine, threads=threads)
+        self._translator = load_translator(self.model, self.options, engine, rank=rank)
 
     def _cache(self, batch: Any) -> Path | None:
         if self.cache_dir is None:
@@ -193,24 +187,46 @@ class BacktranslateStep(CorpusStep):
         return batch
 
 
-def check_model(model: str, options: DecodingOptions, engine: str, engine_kwargs: dict[str, Any]) -> str:
-    """Check the model before any task starts; returns the model name to pass to the tasks.
+def engine_settings(engine: EngineOptions) -> dict[str, Any]:
+    """What a run records of its engine (its name and options, less those that change no output)."""
+    from .translation_engines import engine_name
 
-    Checks that it is a seq2seq model with known language codes, and converts it once for CTranslate2.
+    settings = {k: v for k, v in asdict(engine).items() if k not in ("threads", "cache_dir")}
+    return {"engine": engine_name(engine), "engine_kwargs": settings}
+
+
+def check_model(model: str, options: DecodingOptions, engine: EngineOptions) -> str:
+    """Check the model and the decoding before any task starts; returns the model name to pass to the tasks.
+
+    Checks that it is a seq2seq model with known language codes whose target is English, that the engine can
+    decode as asked (:func:`~paranmt_hf.corpus.translation.decoding_plan`), and converts it once for CTranslate2.
 
     Raises:
-        TranslationModelError: the model cannot translate (not seq2seq, a code missing or unknown...).
+        TranslationModelError: the model cannot translate (not seq2seq, a code missing, unknown or not English...).
+        InvalidOptionError: decoding options the model or the engine cannot honour.
     """
-    from .translation import LanguageCodes, load_seq2seq_config, load_tokenizer, resolve_model
+    from .translation import (
+        LanguageCodes,
+        decoding_plan,
+        load_generation_config,
+        load_seq2seq_config,
+        load_tokenizer,
+        require_english_target,
+        resolve_model,
+    )
+    from .translation_engines import check_decoding, engine_name
 
+    check_decoding(engine, options)
     name = resolve_model(model)
-    trust = bool(engine_kwargs.get("trust_remote_code", False))
-    load_seq2seq_config(name, trust)
+    trust = engine.trust_remote_code
+    config = load_seq2seq_config(name, trust)
     LanguageCodes.setup(load_tokenizer(name, trust), name, options.source_lang, options.target_lang)
-    if engine == "ctranslate2":
+    require_english_target(options.target_lang)
+    decoding_plan(options, load_generation_config(name, config), config, name)
+    if engine_name(engine) == "ctranslate2":
         from .translation_ct2 import converted_model
 
-        converted_model(name, engine_kwargs.get("cache_dir"), trust, progress=True)
+        converted_model(name, getattr(engine, "cache_dir", None), trust, progress=True)
     return name
 
 
@@ -221,13 +237,10 @@ def backtranslate(
     options: DecodingOptions | None = None,
     run: RunOptions | None = None,
     *,
-    engine: str = "transformers",
+    engine: str | EngineOptions = "transformers",
+    engine_kwargs: Mapping[str, Any] | None = None,
     source_column: int | None = None,
     with_source: bool = False,
-    compute_type: str | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    trust_remote_code: bool = False,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
@@ -241,13 +254,13 @@ def backtranslate(
         options: decoding options (beam, n-best, sampling, lengths, language codes, batch budget, seed).
         run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.runner.RunOptions`; chunks of
             :data:`CHUNK_BYTES` unless set).
-        engine: ``"transformers"`` or ``"ctranslate2"``.
+        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation_engines.ENGINES` (``"transformers"``,
+            ``"ctranslate2"``) or its options object (``CTranslate2Options(compute_type="int8")``).
+        engine_kwargs: with an engine name, its settings (transformers: ``device``, ``dtype``, ``threads``,
+            ``trust_remote_code``; ctranslate2: ``compute_type``, ``device``, ``threads``, ``cache_dir``,
+            ``trust_remote_code``); a setting of another engine is refused before any work.
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: add the source sentence as a fourth column.
-        compute_type: CTranslate2's compute type (default int8 on CPU).
-        device: ``"cpu"`` / ``"cuda"`` (None: CUDA when available).
-        dtype: transformers weight dtype (e.g. ``"bfloat16"`` on GPU).
-        trust_remote_code: run code from the model folder.
         member_pattern: zip member glob.
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.
@@ -256,24 +269,18 @@ def backtranslate(
     run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
     for path in inputs:
         source_side(os.fspath(path), source_column)  # fail now, not in a task
-    engine_kwargs: dict[str, Any] = {"device": device, "trust_remote_code": trust_remote_code}
-    if engine == "ctranslate2":
-        engine_kwargs["compute_type"] = compute_type
-    elif compute_type is not None:
-        raise InvalidOptionError("compute_type is a CTranslate2 setting: add engine='ctranslate2' "
-                                 "(--engine ctranslate2)")
-    else:
-        engine_kwargs["dtype"] = dtype
-    engine_kwargs = {k: v for k, v in engine_kwargs.items() if v is not None}
-    name = check_model(os.fspath(model), options, engine, engine_kwargs)
+    from .translation_engines import engine_options
+
+    typed = engine_options(engine, engine_kwargs)
+    name = check_model(os.fspath(model), options, typed)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
-    settings = {"model": name, "engine": engine, "engine_kwargs": engine_kwargs, "decoding": asdict(options),
+    settings = {"model": name, **engine_settings(typed), "decoding": asdict(options),
                 "source_column": source_column, "with_source": with_source, "member": member_pattern,
                 "strict": strict}
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
                                "header": output_header(with_source)})
-    step = BacktranslateStep(name, options, engine, engine_kwargs, source_column, with_source,
+    step = BacktranslateStep(name, options, typed, source_column, with_source,
                              spec.parts_dir("chunks"), is_gzip_name(output))
     stages = [Stage("main", [spec.reader("main", "bitext", strict, member_pattern), step,
                              TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),

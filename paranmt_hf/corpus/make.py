@@ -31,7 +31,7 @@ from ..data.configs import ConfigOptions
 from ..data.reader import Block
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
-from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, source_side
+from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, engine_settings, source_side
 from .batches import PairBatch
 from .columns import Header, header_of, parse_named
 from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
@@ -41,7 +41,7 @@ from .parts import TsvPartWriter, part_path
 from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .score import AnnotateStep
 from .steps import CorpusStep
-from .translation import DecodingOptions
+from .translation import DecodingOptions, EngineOptions
 
 TEXT_TYPES = ("reference", "paraphrase", "source")
 
@@ -129,7 +129,7 @@ def make_paranmt(
     options: DecodingOptions | None = None,
     run: RunOptions | None = None,
     *,
-    engine: str = "transformers",
+    engine: str | EngineOptions = "transformers",
     engine_kwargs: Mapping[str, Any] | None = None,
     source_column: int | None = None,
     with_source: bool = False,
@@ -156,8 +156,9 @@ def make_paranmt(
         model: the translation model into English (Hub id or folder).
         options: decoding options (beam, n-best, sampling, language codes...).
         run: tasks, workers, executor (:class:`~paranmt_hf.corpus.runner.RunOptions`; 64 KiB chunks unless set).
-        engine: ``"transformers"`` or ``"ctranslate2"``.
-        engine_kwargs: the engine's options (``compute_type``, ``device``, ``dtype``, ``trust_remote_code``).
+        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation_engines.ENGINES` or its options object.
+        engine_kwargs: with an engine name, its settings (as :func:`~paranmt_hf.corpus.backtranslate.backtranslate`);
+            a setting of another engine is refused before any work.
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: keep the source sentence as a column.
         scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
@@ -187,8 +188,11 @@ def make_paranmt(
             raise ValueError(f"{name} cannot be computed from the texts")
     for path in inputs:
         source_side(os.fspath(path), source_column)
-    engine_kwargs = {k: v for k, v in (engine_kwargs or {}).items() if v is not None}
-    name = check_model(os.fspath(model), options, engine, engine_kwargs)
+    from .translation_engines import engine_options
+
+    typed = engine_options(engine, engine_kwargs)
+    name = check_model(os.fspath(model), options, typed)
+    recorded = engine_settings(typed)
     bt_columns = ["translation_cost", *(["source"] if with_source else [])]
     compute = [*(["paraphrase_score"] if scorer is not None else []), "trigram_overlap", *measures]
     columns = list(dict.fromkeys([*bt_columns, *compute]))
@@ -197,12 +201,12 @@ def make_paranmt(
                              language_model=language_model, classifier=classifier)
     card = {"kind": "own", "built_with": "paranmt-hf corpus make", "sources": [os.fspath(p) for p in inputs],
             "summary": f"English paraphrase pairs made by back-translating the non-English side of the sources below "
-                       f"with `{name}` ({engine}) and pairing each translation with its English reference "
+                       f"with `{name}` ({recorded['engine']}) and pairing each translation with its English reference "
                        "(the method of Wieting et al. 2017 and Wieting & Gimpel 2018).", **(card or {})}
     if filter_options is not None:
         card.setdefault("filter_description", "`" + json.dumps({k: v for k, v in vars(filter_options).items()
                                                                   if v not in (None, ()) and k != "strict"}) + "`")
-    settings = {"model": name, "engine": engine, "engine_kwargs": engine_kwargs, "decoding": asdict(options),
+    settings = {"model": name, **recorded, "decoding": asdict(options),
                 "source_column": source_column, "with_source": with_source, "scorer": context.encoder,
                 "measures": list(measures), "filter": None if filter_options is None else vars(filter_options),
                 "dedup": dedup, "dedup_key": dedup_key, "tokenizer": tokenizer}
@@ -211,7 +215,7 @@ def make_paranmt(
                                                                                    *columns], "card": card,
                                "reading_stage": "main"})
     steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
-                        BacktranslateStep(name, options, engine, engine_kwargs, source_column, with_source,
+                        BacktranslateStep(name, options, typed, source_column, with_source,
                                           spec.parts_dir("chunks")),
                         AnnotateStep(context, True, columns, compute)]
     before: list[Stage] = []

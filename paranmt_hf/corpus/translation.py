@@ -10,10 +10,25 @@ The translation cost is EMNLP 2017's (§5.6): "the cost (negative log likelihood
 system, divided by the number of tokens in the translation". Exactly: the mean, over the target tokens of the
 candidate, of ``-log p(token | source, previous tokens)`` in nats, where p is the model's softmax over its whole
 vocabulary (no temperature, top-k/top-p or other logits processor applied) and the tokens counted are the
-candidate's subword tokens **plus its end-of-sentence token** (when it has one: a candidate cut at ``max_new_tokens``
-has none); the decoder-start token and a target-language token forced by the model (NLLB, M2M100, mBART) are not
-counted. It is computed by scoring the finished candidate with the model (teacher forcing), so both engines give
-the same cost for the same candidate, whatever the decoding (beam, greedy, sampling).
+candidate's subword tokens **plus its end-of-sentence token** (when it has one); the decoder-start token and a
+target-language token forced by the model (NLLB, M2M100, mBART) are not counted. It is computed by scoring the
+finished candidate with the model (teacher forcing), so both engines give the same cost for the same candidate,
+whatever the decoding (beam, greedy, sampling). Under beam search with a length penalty of 1 and no forced language
+token (Marian / opus-mt), it equals minus ``generate``'s ``sequences_scores``; with a forced language token it does
+not (``generate`` counts that token, with log-probability 0, in the length).
+
+The length rule, the same in both engines (:func:`decoding_plan`): at most ``max_new_tokens`` tokens are generated
+after the decoder start (a forced language token, the candidate and its end token all count); None takes the
+generation config's ``max_new_tokens``, else its ``max_length`` - 1, capped at the decoder's
+``max_position_embeddings`` (an explicit value above it is refused). No end token is forced at the cap (a model's
+``forced_eos_token_id``, opus-mt's for one, is not applied): a candidate that reaches it has no end token, is
+counted unfinished, and its cost counts only its own tokens.
+
+``do_sample`` draws ``num_return`` independent samples (beam 1) unless ``num_beams`` is given (beam sampling, in the
+transformers engine only). Samples are fixed by the seed of the call and its sentences: the corpus runner calls
+once per chunk of input with a seed derived from the run's seed and the chunk, so any number of tasks or workers,
+and a resumed run, give the same samples (the transformers engine seeds torch's generator for the call; the
+CTranslate2 engine decodes each sampling call on a fresh translator seeded for it).
 
 The transformers engine sorts the sentences by length and decodes them in batches of at most ``batch_tokens``
 (sentences x longest source x max(beams, candidates)); its output for each sentence is that of
@@ -24,10 +39,11 @@ The transformers engine sorts the sentences by length and decodes them in batche
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,20 +57,27 @@ class TranslationModelError(CorpusError):
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    """How to decode (every field optional; None = the model's generation config).
+    """How to decode, in both engines and the paraphrase generator.
+
+    Every field is optional; None = the model's generation config.
 
     Attributes:
-        num_beams: beam width (EMNLP 2017: 50, ACL 2018: 12; None: the model's generation config).
+        num_beams: beam width (EMNLP 2017: 50, ACL 2018: 12). None: 1 when sampling (independent samples), else the
+            model's generation config. With ``do_sample`` and a width above 1: beam sampling (transformers only).
         num_return: candidates kept per sentence, best first (EMNLP 2017 keeps the n-best list; ACL 2018 the
-            1-best). At most ``num_beams`` unless sampling.
-        do_sample: sample instead of searching (each candidate an independent sample).
-        top_k / top_p / temperature: sampling settings.
+            1-best). At most the beam width, unless sampling with beam 1.
+        do_sample: sample instead of searching (each candidate an independent sample, unless ``num_beams`` > 1).
+        top_k / top_p / temperature: sampling settings (None: the model's generation config).
         max_length: longest source in tokens; longer sources are truncated (and counted). None: the model's limit.
-        max_new_tokens: longest candidate in tokens. None: the model's generation config.
+        max_new_tokens: most tokens generated after the decoder start (a forced language token, the candidate, its
+            end token). None: the model's generation config (``max_new_tokens``, else ``max_length`` - 1), capped
+            at its position limit.
+        no_repeat_ngram_size: forbid repeating n-grams of this size (None: the model's generation config; 0: off).
         source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
             M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
         batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return).
-        seed: sampling seed (per call of ``translate``; the corpus runner passes one per chunk of input).
+        batch_size: most sentences in one batch (None: the token budget alone decides).
+        seed: sampling seed (the corpus runner derives one per chunk of input from it).
     """
 
     num_beams: int | None = None
@@ -65,19 +88,27 @@ class DecodingOptions:
     temperature: float | None = None
     max_length: int | None = None
     max_new_tokens: int | None = None
+    no_repeat_ngram_size: int | None = None
     source_lang: str | None = None
     target_lang: str | None = None
     batch_tokens: int = 16384
+    batch_size: int | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.num_beams is not None and self.num_beams < 1:
-            raise InvalidOptionError(f"num_beams must be >= 1, got {self.num_beams}")
+        for name in ("num_beams", "max_length", "max_new_tokens", "top_k", "batch_size"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise InvalidOptionError(f"{name} must be >= 1, got {value}")
         if self.num_return < 1:
             raise InvalidOptionError(f"num_return must be >= 1, got {self.num_return}")
-        if not self.do_sample and self.num_beams is not None and self.num_return > self.num_beams:
-            raise InvalidOptionError(f"num_return ({self.num_return}) cannot exceed num_beams ({self.num_beams}) "
-                                     "without sampling: a beam search returns at most its width of candidates")
+        if self.no_repeat_ngram_size is not None and self.no_repeat_ngram_size < 0:
+            raise InvalidOptionError(f"no_repeat_ngram_size must be >= 0, got {self.no_repeat_ngram_size}")
+        if self.num_beams is not None and self.num_return > self.num_beams and \
+                not (self.do_sample and self.num_beams == 1):
+            raise InvalidOptionError(f"num_return ({self.num_return}) cannot exceed num_beams ({self.num_beams}): a "
+                                     "beam search returns at most its width of candidates (sampling without "
+                                     "num_beams draws any number)")
         if not self.do_sample and any(v is not None for v in (self.top_k, self.top_p, self.temperature)):
             raise InvalidOptionError("top_k / top_p / temperature are sampling settings: add do_sample=True "
                                      "(--do-sample)")
@@ -85,16 +116,135 @@ class DecodingOptions:
             raise InvalidOptionError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.temperature is not None and self.temperature <= 0:
             raise InvalidOptionError(f"temperature must be > 0, got {self.temperature}")
-        for name in ("max_length", "max_new_tokens", "top_k"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise InvalidOptionError(f"{name} must be >= 1, got {value}")
         if self.batch_tokens < 1:
             raise InvalidOptionError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
 
-    def with_seed(self, seed: int) -> DecodingOptions:
-        """The same options with another sampling seed."""
-        return replace(self, seed=seed)
+
+@dataclass(frozen=True)
+class DecodingPlan:
+    """What both engines decode with, resolved from :class:`DecodingOptions` and the model (one rule for both).
+
+    Attributes:
+        num_beams: the beam width (1 when sampling without ``num_beams``).
+        do_sample / num_return: as given.
+        top_k / top_p / temperature: the sampling settings (the options', else the generation config's, else
+            :data:`SAMPLING_DEFAULTS`; None when not sampling; ``top_k=0``: no top-k cut).
+        max_new_tokens: most tokens generated after the decoder start, the forced language token and the end token
+            included: the options', else the generation config's ``max_new_tokens``, else its ``max_length`` - 1,
+            capped at the decoder's positions. Neither engine forces an end token at this cap (a model's
+            ``forced_eos_token_id`` is not applied): a candidate that reaches it has no end token and is counted
+            unfinished.
+        min_length: the generation config's ``min_length`` (tokens after the decoder start).
+        no_repeat_ngram_size: the options', else the generation config's (0: off).
+        length_penalty: the generation config's (beam search ranking).
+    """
+
+    num_beams: int
+    num_return: int
+    do_sample: bool
+    top_k: int | None
+    top_p: float | None
+    temperature: float | None
+    max_new_tokens: int
+    min_length: int
+    no_repeat_ngram_size: int
+    length_penalty: float
+
+
+def decoding_plan(options: DecodingOptions, generation: Any, config: Any, model: str = "the model") -> DecodingPlan:
+    """The plan of ``options`` for a model with this generation config and config (see :class:`DecodingPlan`).
+
+    Raises:
+        InvalidOptionError: ``num_return`` above the model's default beam width (without sampling), or
+            ``max_new_tokens`` beyond the model's positions.
+    """
+    o = options
+    num_beams = o.num_beams or (1 if o.do_sample else int(getattr(generation, "num_beams", None) or 1))
+    if o.num_return > num_beams and not (o.do_sample and num_beams == 1):
+        raise InvalidOptionError(f"num_return ({o.num_return}) exceeds the beam width ({num_beams}, {model}'s "
+                                 "default): give num_beams (--num-beams), or sample (--do-sample)")
+    positions = decoder_positions(config)
+    if o.max_new_tokens is not None:
+        if positions is not None and o.max_new_tokens > positions:
+            raise InvalidOptionError(f"max_new_tokens ({o.max_new_tokens}) exceeds the {positions} positions of "
+                                     f"{model} (max_position_embeddings): give at most {positions}")
+        max_new = o.max_new_tokens
+    else:
+        given = getattr(generation, "max_new_tokens", None)
+        max_new = int(given) if given else max(int(getattr(generation, "max_length", None) or 20) - 1, 1)
+        max_new = min(max_new, positions) if positions is not None else max_new
+
+    def sampling(name: str) -> Any:
+        if not o.do_sample:
+            return None
+        for value in (getattr(o, name), getattr(generation, name, None)):
+            if value is not None:
+                return value
+        return SAMPLING_DEFAULTS[name]
+
+    ngram = o.no_repeat_ngram_size if o.no_repeat_ngram_size is not None else \
+        getattr(generation, "no_repeat_ngram_size", None)
+    penalty = getattr(generation, "length_penalty", None)
+    return DecodingPlan(num_beams=num_beams, num_return=o.num_return, do_sample=o.do_sample, top_k=sampling("top_k"),
+                        top_p=sampling("top_p"), temperature=sampling("temperature"), max_new_tokens=max_new,
+                        min_length=int(getattr(generation, "min_length", None) or 0),
+                        no_repeat_ngram_size=int(ngram or 0),
+                        length_penalty=float(penalty if penalty is not None else 1.0))
+
+
+SAMPLING_DEFAULTS = {"top_k": 50, "top_p": 1.0, "temperature": 1.0}
+"""What ``generate`` samples with when neither the options nor the model's generation config say (transformers'
+defaults; both engines use them)."""
+
+
+def decoder_positions(config: Any) -> int | None:
+    """The decoder's position limit (``max_position_embeddings``; None: the model has none)."""
+    if hasattr(config, "get_text_config"):
+        config = config.get_text_config(decoder=True)
+    value = getattr(config, "max_position_embeddings", None)
+    return int(value) if isinstance(value, int) and 0 < value < 10**8 else None
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What every translation engine takes besides the decoding (the engines' own options classes add theirs).
+
+    Attributes:
+        device: ``auto`` (default), ``cpu``, ``cuda`` or ``cuda:N``; ``auto`` and ``cuda`` give each task its own
+            visible GPU (:func:`paranmt_hf.corpus.placement.task_device`).
+        threads: CPU threads of the engine (None: the task's share, else the library's default).
+        trust_remote_code: run code from the model folder (needed by few translation models).
+    """
+
+    device: str = "auto"
+    threads: int | None = None
+    trust_remote_code: bool = False
+
+    def __post_init__(self) -> None:
+        from .placement import check_device
+
+        check_device(self.device)
+        if self.threads is not None and self.threads < 1:
+            raise InvalidOptionError(f"threads must be >= 1, got {self.threads}")
+
+
+@dataclass(frozen=True)
+class TransformersOptions(EngineOptions):
+    """The transformers engine's options.
+
+    Attributes:
+        dtype: the weights' dtype: ``float32`` (default), ``float16`` or ``bfloat16`` (on GPU).
+    """
+
+    dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise InvalidOptionError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+
+
+DTYPES = ("float32", "float16", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -223,6 +373,25 @@ class LanguageCodes:
         return cls(True, known, int(target_id), (tokenizer.convert_ids_to_tokens(int(target_id)),))
 
 
+ENGLISH_CODES = ("en", "eng")
+"""The language part of English's codes (NLLB ``eng_Latn``, M2M100 ``en``, mBART ``en_XX``)."""
+
+
+def require_english_target(target_lang: str | None) -> None:
+    """Refuse a target language other than English: back-translation pairs its output with English references.
+
+    Raises:
+        TranslationModelError: ``target_lang`` names another language (e.g. NLLB's ``fra_Latn``).
+    """
+    if target_lang is None:
+        return
+    language = target_lang.replace("-", "_").split("_")[0].strip("_").lower()
+    if language not in ENGLISH_CODES:
+        raise TranslationModelError(
+            f"--target-lang {target_lang} is not English: back-translation makes English paraphrases of the English "
+            "references (give English's code: eng_Latn for NLLB, en for M2M100, en_XX for mBART)")
+
+
 def _known_codes(tokenizer: Any) -> tuple[str, ...]:
     codes = getattr(tokenizer, "lang_code_to_id", None)
     if codes:
@@ -264,14 +433,19 @@ def model_max_length(config: Any, tokenizer: Any) -> int:
     return min(limits) if limits else 1024
 
 
-def length_sorted_batches(lengths: Sequence[int], budget: int, width: int) -> list[list[int]]:
-    """Indices grouped into batches, longest first, each within ``budget`` = sentences x longest x ``width``."""
+def length_sorted_batches(lengths: Sequence[int], budget: int, width: int,
+                          max_items: int | None = None) -> list[list[int]]:
+    """Indices grouped into batches, longest first.
+
+    Each batch holds at most ``budget`` = sentences x longest x ``width`` tokens (and ``max_items`` sentences).
+    """
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
     for index in order:
         longest = lengths[current[0]] if current else lengths[index]
-        if current and (len(current) + 1) * max(longest, 1) * width > budget:
+        if current and ((len(current) + 1) * max(longest, 1) * width > budget
+                        or (max_items is not None and len(current) >= max_items)):
             batches.append(current)
             current = []
         current.append(index)
@@ -300,42 +474,104 @@ def encode_sources(tokenizer: Any, sentences: Sequence[str], max_length: int) ->
     return EncodedSources(ids, truncated)
 
 
+def load_generation_config(model: str, config: Any) -> Any:
+    """The model's generation config (``generation_config.json``, else derived from its config)."""
+    transformers = require("transformers", "translate")
+    try:
+        return transformers.GenerationConfig.from_pretrained(model)
+    except OSError:
+        return transformers.GenerationConfig.from_model_config(config)
+
+
+def load_seq2seq_model(model: str, trust_remote_code: bool = False, **kwargs: Any) -> Any:
+    """``AutoModelForSeq2SeqLM.from_pretrained(model)``, refused unless every weight matches its tensor.
+
+    transformers only warns when a tensor of the file is missing, unexpected or of another shape (and starts the
+    missing ones at random): here such a folder is refused, as the encoders' loader refuses it.
+
+    Raises:
+        TranslationModelError: the model cannot load, or its weights do not match its architecture.
+    """
+    transformers = require("transformers", "translate")
+    try:
+        with quiet_loading():
+            loaded, info = transformers.AutoModelForSeq2SeqLM.from_pretrained(
+                model, trust_remote_code=trust_remote_code, output_loading_info=True, **kwargs)
+    except (OSError, ValueError) as err:
+        raise TranslationModelError(f"cannot load {model} as a seq2seq model: {err}") from None
+    check_loading_info(model, info)
+    return loaded
+
+
+def check_loading_info(model: str, info: dict[str, Any]) -> None:
+    """Refuse a model whose weights did not all load (``output_loading_info`` of ``from_pretrained``).
+
+    Raises:
+        TranslationModelError: missing, unexpected or mismatched tensors, naming a few of them.
+    """
+    problems = []
+    for key, what in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"),
+                      ("mismatched_keys", "of the wrong shape")):
+        names = sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get(key) or ())
+        if names:
+            problems.append(f"{len(names)} {what} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")
+    if problems:
+        raise TranslationModelError(f"the weights of {model} do not match its architecture: tensors "
+                                    + "; ".join(problems) + " (a renamed, truncated or foreign checkpoint); refusing "
+                                    "to translate with randomly initialised weights")
+
+
 class Seq2SeqEngine:
     """What both engines share.
 
-    The model's name, config, tokenizer and language codes, the source length limit and beam width, and the
-    sentences -> token ids step of :meth:`translate` (an engine implements :meth:`translate_ids`).
+    The model's name, config, generation config, tokenizer and language codes, the source length limit, the
+    decoding plan (:func:`decoding_plan`), the task's device, and the sentences -> token ids step of
+    :meth:`translate` (an engine implements :meth:`translate_ids`).
     """
 
+    engine: str
+    options_type: type[EngineOptions] = EngineOptions
     options: DecodingOptions
+    settings: EngineOptions
     name: str
     config: Any
+    generation: Any
     tokenizer: Any
     languages: LanguageCodes
     max_length: int
-    num_beams: int
+    plan: DecodingPlan
+
+    @classmethod
+    def check_decoding(cls, options: DecodingOptions) -> None:
+        """Refuse decoding options this engine cannot honour (before any model loads)."""
 
     def _load_model_files(self, model: str | os.PathLike[str], options: DecodingOptions | None,
-                          trust_remote_code: bool) -> None:
-        """Set ``options``, ``name``, ``config``, ``tokenizer`` and ``languages``."""
+                          settings: EngineOptions | None) -> None:
+        """Load what both engines need.
+
+        Sets ``options``, ``settings``, ``name``, ``config``, ``generation``, ``tokenizer``, ``languages``,
+        ``max_length`` and ``plan``.
+        """
         self.options = options or DecodingOptions()
+        self.settings = settings if settings is not None else self.options_type()
+        if not isinstance(self.settings, self.options_type):
+            raise InvalidOptionError(f"the {self.engine} engine takes {self.options_type.__name__}, not "
+                                     f"{type(self.settings).__name__}")
+        self.check_decoding(self.options)
+        trust = self.settings.trust_remote_code
         self.name = resolve_model(model)
-        self.config = load_seq2seq_config(self.name, trust_remote_code)
-        self.tokenizer = load_tokenizer(self.name, trust_remote_code)
+        self.config = load_seq2seq_config(self.name, trust)
+        self.tokenizer = load_tokenizer(self.name, trust)
         self.languages = LanguageCodes.setup(self.tokenizer, self.name, self.options.source_lang,
                                              self.options.target_lang)
-
-    def _set_limits(self, default_beams: int | None) -> None:
-        """Set ``max_length`` and ``num_beams`` (``options.num_beams``, else the model's ``default_beams``, else 1).
-
-        Raises:
-            InvalidOptionError: ``num_return`` exceeds the beam width (without sampling).
-        """
+        self.generation = load_generation_config(self.name, self.config)
         self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
-        self.num_beams = self.options.num_beams or default_beams or 1
-        if not self.options.do_sample and self.options.num_return > self.num_beams:
-            raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
-                                     f"({self.num_beams}, the model's default): give num_beams")
+        self.plan = decoding_plan(self.options, self.generation, self.config, self.name)
+
+    @property
+    def num_beams(self) -> int:
+        """The beam width decoded with."""
+        return self.plan.num_beams
 
     def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
         """The ``num_return`` candidates of each sentence, best first.
@@ -363,63 +599,99 @@ class TransformersTranslator(Seq2SeqEngine):
     Args:
         model: Hub id or local folder of a seq2seq translation model.
         options: decoding options.
-        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... (None: CUDA when available).
-        dtype: torch dtype name for the weights (``"float16"``/``"bfloat16"`` on GPU; default float32).
-        threads: torch intra-op threads (None: leave torch's setting).
-        trust_remote_code: run code from the model folder (needed by few translation models).
+        settings: the engine's options (:class:`TransformersOptions`: device, dtype, threads, trust_remote_code).
+        rank: the corpus task's rank, for placing it on its own GPU (:func:`~paranmt_hf.corpus.placement.task_device`).
     """
 
     engine = "transformers"
+    display_name = "transformers"
+    options_type = TransformersOptions
+    settings: TransformersOptions
 
-    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
-                 device: str | None = None, dtype: str | None = None, threads: int | None = None,
-                 trust_remote_code: bool = False) -> None:
+    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None,
+                 settings: TransformersOptions | None = None, *, rank: int | None = None) -> None:
         torch = require("torch", "translate")
-        transformers = require("transformers", "translate")
-        self._load_model_files(model, options, trust_remote_code)
-        if threads is not None:
-            torch.set_num_threads(threads)
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-        if dtype:
-            kwargs["dtype"] = getattr(torch, dtype)
-        try:
-            with quiet_loading():
-                self.model = transformers.AutoModelForSeq2SeqLM.from_pretrained(self.name, **kwargs)
-        except (OSError, ValueError) as err:
-            raise TranslationModelError(f"cannot load {self.name} as a seq2seq model: {err}") from None
-        self.model.to(self.device).eval()
+        from .placement import task_device
+
+        self._load_model_files(model, options, settings)
+        if self.settings.threads is not None:
+            torch.set_num_threads(self.settings.threads)
+        self.device = torch.device(task_device(self.settings.device,
+                                               torch.cuda.device_count() if torch.cuda.is_available() else 0, rank))
+        kwargs: dict[str, Any] = {}
+        if self.settings.dtype:
+            kwargs["dtype"] = getattr(torch, self.settings.dtype)
+        model_object = load_seq2seq_model(self.name, self.settings.trust_remote_code, **kwargs)
+        self._use_model(model_object.to(self.device))
+
+    @classmethod
+    def from_model(cls, model: Any, tokenizer: Any, options: DecodingOptions | None = None,
+                   name: str = "the model", generation: Any = None) -> TransformersTranslator:
+        """A translator around an already loaded model and tokenizer (kept on the model's device).
+
+        ``generation``: the model's generation config as saved (default: a copy of ``model.generation_config``,
+        which the translator sets to its length cap).
+        """
+        self = cls.__new__(cls)
+        self.options = options or DecodingOptions()
+        self.settings = TransformersOptions()
+        self.name, self.config, self.tokenizer = name, model.config, tokenizer
+        self.languages = LanguageCodes.setup(tokenizer, name, self.options.source_lang, self.options.target_lang)
+        self.generation = generation if generation is not None else copy.deepcopy(model.generation_config)
+        self.max_length = self.options.max_length or model_max_length(self.config, tokenizer)
+        self.plan = decoding_plan(self.options, self.generation, self.config, name)
+        self.device = model.device
+        self._use_model(model)
+        return self
+
+    def _use_model(self, model: Any) -> None:
+        """Keep the model (evaluation mode) and its end, pad and forced tokens."""
+        self.model = model.eval()
+        self.scores = True
         generation = self.model.generation_config
         self.eos_ids = _as_set(generation.eos_token_id if generation.eos_token_id is not None
                                else self.config.eos_token_id)
         self.pad_id = generation.pad_token_id if generation.pad_token_id is not None else self.config.pad_token_id
         self.forced_bos = self.languages.forced_bos_token_id if self.languages.needed else \
             generation.forced_bos_token_id
-        self._set_limits(generation.num_beams)
+        # the model generates with the plan's length cap (also when called directly); a max_length left beside it
+        # would only add transformers' warning that both are set
+        generation.max_new_tokens, generation.max_length = self.plan.max_new_tokens, None
 
     def generate_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments passed to ``model.generate`` (besides the inputs)."""
-        o = self.options
-        kwargs: dict[str, Any] = {"num_beams": self.num_beams, "num_return_sequences": o.num_return,
-                                  "do_sample": o.do_sample}
-        for name in ("top_k", "top_p", "temperature", "max_new_tokens"):
-            if getattr(o, name) is not None:
-                kwargs[name] = getattr(o, name)
+        """The keyword arguments passed to ``model.generate`` (besides the inputs).
+
+        The plan's (:class:`DecodingPlan`): no forced end token (``forced_eos_token_id=None``), the length cap as
+        ``max_new_tokens``.
+        """
+        p = self.plan
+        kwargs: dict[str, Any] = {"num_beams": p.num_beams, "num_return_sequences": p.num_return,
+                                  "do_sample": p.do_sample, "max_new_tokens": p.max_new_tokens,
+                                  "forced_eos_token_id": None, "no_repeat_ngram_size": p.no_repeat_ngram_size}
+        if p.do_sample:
+            kwargs.update(top_k=p.top_k, top_p=p.top_p, temperature=p.temperature)
         if self.languages.needed:
             kwargs["forced_bos_token_id"] = self.languages.forced_bos_token_id
         return kwargs
 
-    def translate_ids(self, ids: list[list[int]], seed: int | None) -> list[list[Translation]]:
-        """The candidates of each source, best first (sampled ones in draw order), in batches of similar length."""
+    def translate_ids(self, ids: list[list[int]], seed: int | None,
+                      progress: Any = None) -> list[list[Translation]]:
+        """The candidates of each source, best first (sampled ones in draw order), in batches of similar length.
+
+        ``progress``: called with the number of sources of each finished batch.
+        """
         torch = require("torch", "translate")
-        width = max(self.num_beams, self.options.num_return)
+        width = max(self.plan.num_beams, self.plan.num_return)
         out: list[list[Translation]] = [[] for _ in ids]
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         with torch.inference_mode(), torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.options.seed if seed is None else seed)
-            for batch in length_sorted_batches([len(x) for x in ids], self.options.batch_tokens, width):
+            for batch in length_sorted_batches([len(x) for x in ids], self.options.batch_tokens, width,
+                                               self.options.batch_size):
                 for index, hyps in zip(batch, self._translate_batch([ids[i] for i in batch]), strict=True):
                     out[index] = hyps
+                if progress is not None:
+                    progress(len(batch))
         return out
 
     def _translate_batch(self, ids: list[list[int]]) -> list[list[Translation]]:
@@ -434,9 +706,13 @@ class TransformersTranslator(Seq2SeqEngine):
             mask[row, : len(x)] = 1
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         sequences = self.model.generate(input_ids=input_ids, attention_mask=mask, **self.generate_kwargs())
-        n = self.options.num_return
+        n = self.plan.num_return
         rows = self._candidate_rows(sequences)
-        costs = self._costs(input_ids, mask, sequences, rows, n)
+        if self.scores:
+            with one_cpu_thread(self.device.type == "cpu"):
+                costs = self._costs(input_ids, mask, sequences, rows, n)
+        else:
+            costs = [(math.nan, max(r[0] - (1 if self.forced_bos is not None else 0), 0)) for r in rows]
         skip = 1 if self.forced_bos is not None else 0
         candidates = [row[1 + skip : 1 + length - int(finished)]
                       for row, (length, finished) in zip(sequences.tolist(), rows, strict=True)]
@@ -488,6 +764,25 @@ class TransformersTranslator(Seq2SeqEngine):
                 counted = max(count - skip, 0)
                 out.append((float(-values.sum()) / counted if counted else math.nan, counted))
         return out
+
+
+@contextlib.contextmanager
+def one_cpu_thread(active: bool = True) -> Iterator[None]:
+    """One CPU thread for torch inside the block (when ``active``), restored after.
+
+    The costs are computed this way: torch's CPU kernels sum in another order with another thread count, which moves
+    a cost's last digits, and the threads of a task depend on ``--workers``; on one thread the costs are the same
+    whatever the tasks, workers or threads.
+    """
+    torch = require("torch", "translate")
+    before = torch.get_num_threads()
+    if active and before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if active and before != 1:
+            torch.set_num_threads(before)
 
 
 def _as_set(value: Any) -> set[int]:

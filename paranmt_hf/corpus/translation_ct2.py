@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,11 @@ from ..utils.imports import require
 from ..utils.paths import cache_dir
 from .translation import (
     DecodingOptions,
+    EngineOptions,
     Seq2SeqEngine,
     Translation,
     TranslationModelError,
+    check_loading_info,
 )
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".model", ".spm", ".txt")
@@ -71,6 +74,12 @@ def _converter(folder: Path, trust_remote_code: bool) -> Any:
     ctranslate2 = require("ctranslate2", "translate")
 
     class Converter(ctranslate2.converters.TransformersConverter):
+        def load_model(self, model_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
+            # as strict as the transformers engine: a tensor missing, unexpected or misshapen is refused
+            model, info = model_class.from_pretrained(model_name_or_path, output_loading_info=True, **kwargs)
+            check_loading_info(str(folder), info)
+            return model
+
         def load_tokenizer(self, tokenizer_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
             tokenizer = super().load_tokenizer(tokenizer_class, model_name_or_path, **kwargs)
             languages = getattr(tokenizer, "lang_token_to_id", None)
@@ -109,77 +118,133 @@ def converted_model(model: str, cache: str | os.PathLike[str] | None = None, tru
     return target
 
 
+@dataclass(frozen=True)
+class CTranslate2Options(EngineOptions):
+    """The CTranslate2 engine's options.
+
+    Attributes:
+        compute_type: ``"int8"`` (default on CPU), ``"float32"``, ``"int8_float32"``, ``"float16"`` (GPU default)...
+        cache_dir: where converted models are kept (default ``<paranmt_hf cache>/ctranslate2``).
+    """
+
+    compute_type: str | None = None
+    cache_dir: str | None = None
+
+
 class CTranslate2Translator(Seq2SeqEngine):
     """Translate with CTranslate2 (see the module docstring).
+
+    Sampling draws from CTranslate2's random stream, which ``set_random_seed`` seeds only for a worker thread that
+    has not drawn yet: every sampling call therefore runs on a fresh ``ctranslate2.Translator`` (one worker thread,
+    seeded with the call's seed), so a call's samples depend only on its sentences and seed, never on earlier calls
+    (the corpus runner calls once per chunk: any task count, worker count or resume gives the same samples).
 
     Args:
         model: Hub id or local folder of a transformers translation model (Marian, NLLB, M2M100, mBART, ...).
         options: decoding options.
-        compute_type: ``"int8"`` (default on CPU), ``"float32"``, ``"int8_float32"``, ``"float16"`` (GPU)...
-        device: ``"cpu"`` or ``"cuda"`` (None: CUDA when CTranslate2 sees a GPU).
-        threads: CPU threads of the translator (None: CTranslate2's default).
-        cache_dir: where converted models are kept (default ``<paranmt_hf cache>/ctranslate2``).
-        trust_remote_code: allow code from the model folder (conversion and tokenizer).
+        settings: the engine's options (:class:`CTranslate2Options`: compute_type, device, threads, cache_dir,
+            trust_remote_code).
+        rank: the corpus task's rank, for placing it on its own GPU (:func:`~paranmt_hf.corpus.placement.task_device`).
     """
 
     engine = "ctranslate2"
+    display_name = "CTranslate2"
+    options_type = CTranslate2Options
+    settings: CTranslate2Options
 
-    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
-                 compute_type: str | None = None, device: str | None = None, threads: int | None = None,
-                 cache_dir: str | os.PathLike[str] | None = None, trust_remote_code: bool = False) -> None:
+    @classmethod
+    def check_decoding(cls, options: DecodingOptions) -> None:
+        """CTranslate2 samples with beam 1 only.
+
+        Raises:
+            InvalidOptionError: sampling with a beam width above 1.
+        """
+        from .errors import InvalidOptionError
+
+        if options.do_sample and (options.num_beams or 1) > 1:
+            raise InvalidOptionError("the ctranslate2 engine samples with beam 1 only (independent samples): drop "
+                                     "num_beams (--num-beams), or use the transformers engine for beam sampling")
+
+    def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None,
+                 settings: CTranslate2Options | None = None, *, rank: int | None = None) -> None:
         ctranslate2 = require("ctranslate2", "translate")
-        self._load_model_files(model, options, trust_remote_code)
-        transformers = require("transformers", "translate")
-        try:
-            self.generation = transformers.GenerationConfig.from_pretrained(self.name)
-        except OSError:
-            self.generation = transformers.GenerationConfig.from_model_config(self.config)
-        self.path = converted_model(self.name, cache_dir, trust_remote_code)
-        self.device = device or ("cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu")
-        self.compute_type = compute_type or ("int8" if self.device == "cpu" else "float16")
-        kwargs: dict[str, Any] = {"device": self.device, "compute_type": self.compute_type}
-        if threads is not None:
-            kwargs["intra_threads"] = threads
-        self.translator = ctranslate2.Translator(str(self.path), **kwargs)
-        self._set_limits(self.generation.num_beams)
+        from .placement import task_device
+
+        self._load_model_files(model, options, settings)
+        trust = self.settings.trust_remote_code
+        self.path = converted_model(self.name, self.settings.cache_dir, trust)
+        device = task_device(self.settings.device, ctranslate2.get_cuda_device_count(), rank)
+        self.device, _, index = device.partition(":")
+        self.device_index = int(index or 0)
+        self.compute_type = self.settings.compute_type or ("int8" if self.device == "cpu" else "float16")
+        self.translator = self._new_translator()
         eos = self.generation.eos_token_id if self.generation.eos_token_id is not None else self.config.eos_token_id
         eos = eos[0] if isinstance(eos, list) else eos
         self.eos_token = self.tokenizer.convert_ids_to_tokens(int(eos))
         self.prefix = list(self.languages.target_prefix)
-        # the generated tokens after the decoder start: the language token, the candidate, the end token
-        self.max_decoding = self.options.max_new_tokens or max((self.generation.max_length or 256) - 1, 1)
+
+    def _new_translator(self, inter_threads: int | None = None) -> Any:
+        """A ``ctranslate2.Translator`` of the converted model on this task's device."""
+        ctranslate2 = require("ctranslate2", "translate")
+        kwargs: dict[str, Any] = {"device": self.device, "device_index": self.device_index,
+                                  "compute_type": self.compute_type}
+        if self.settings.threads is not None:
+            kwargs["intra_threads"] = self.settings.threads
+        if inter_threads is not None:
+            kwargs["inter_threads"] = inter_threads
+        return ctranslate2.Translator(str(self.path), **kwargs)
+
+    def _scorer(self) -> Any:
+        """The translator that scores sampled candidates, on one thread.
+
+        A cost's last digits then do not depend on the task's thread count (float32 scoring sums in another order on
+        more threads).
+        """
+        if self.settings.threads == 1 or self.device != "cpu":
+            return self.translator
+        if getattr(self, "_one_thread", None) is None:
+            ctranslate2 = require("ctranslate2", "translate")
+            self._one_thread = ctranslate2.Translator(str(self.path), device=self.device,
+                                                      device_index=self.device_index,
+                                                      compute_type=self.compute_type, intra_threads=1)
+        return self._one_thread
+
+    @property
+    def max_decoding(self) -> int:
+        """CTranslate2's ``max_decoding_length``: the plan's cap (the target prefix counts, as in transformers)."""
+        return self.plan.max_new_tokens
 
     def translate_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments passed to ``Translator.translate_batch``."""
-        o = self.options
-        width = max(self.num_beams, o.num_return)
+        """The keyword arguments passed to ``Translator.translate_batch`` (the plan's, :class:`DecodingPlan`)."""
+        p = self.plan
+        width = max(p.num_beams, p.num_return)
         kwargs: dict[str, Any] = {
-            "beam_size": 1 if o.do_sample else self.num_beams, "num_hypotheses": o.num_return,
-            "max_batch_size": max(o.batch_tokens // width, 1), "batch_type": "tokens",
-            "max_decoding_length": self.max_decoding, "min_decoding_length": int(self.generation.min_length or 0),
-            "max_input_length": 0, "return_end_token": True,
-            "length_penalty": float(self.generation.length_penalty if self.generation.length_penalty is not None
-                                    else 1.0),
+            "beam_size": p.num_beams, "num_hypotheses": p.num_return,
+            "max_batch_size": max(self.options.batch_tokens // width, 1), "batch_type": "tokens",
+            "max_decoding_length": self.max_decoding, "min_decoding_length": p.min_length,
+            "max_input_length": 0, "return_end_token": True, "length_penalty": p.length_penalty,
+            "no_repeat_ngram_size": p.no_repeat_ngram_size,
         }
-        if o.do_sample:
-            top_k = o.top_k if o.top_k is not None else self.generation.top_k
-            kwargs.update(sampling_topk=int(top_k or 0), sampling_topp=float(o.top_p or self.generation.top_p or 1.0),
-                          sampling_temperature=float(o.temperature or self.generation.temperature or 1.0))
+        if p.do_sample:
+            kwargs.update(sampling_topk=int(p.top_k or 0), sampling_topp=float(p.top_p or 1.0),
+                          sampling_temperature=float(p.temperature or 1.0))
         return kwargs
 
     def translate_ids(self, ids: list[list[int]], seed: int | None) -> list[list[Translation]]:
         """The candidates of each source, best first."""
         ctranslate2 = require("ctranslate2", "translate")
         source = [self.tokenizer.convert_ids_to_tokens(x) for x in ids]
-        if self.options.do_sample:
+        translator = self.translator
+        if self.plan.do_sample:  # a fresh worker thread, seeded for this call (see the class docstring)
             ctranslate2.set_random_seed(self.options.seed if seed is None else seed)
+            translator = self._new_translator(inter_threads=1)
         prefix = [self.prefix] * len(source) if self.prefix else None
         # beam / greedy search: the cost comes from the decoder's own scores (Σ log p over the decoded tokens, the
         # end token included, / L ** length_penalty; no mask renormalises them, as min_decoding_length is the
         # model's, normally 0); sampling: by scoring each candidate
         kwargs = self.translate_kwargs()
-        from_scores = not self.options.do_sample and not kwargs["min_decoding_length"]
-        results = self.translator.translate_batch(source, target_prefix=prefix, return_scores=from_scores, **kwargs)
+        from_scores = not self.plan.do_sample and not kwargs["min_decoding_length"]
+        results = translator.translate_batch(source, target_prefix=prefix, return_scores=from_scores, **kwargs)
         rows: list[tuple[int, list[str], bool, float | None]] = []
         for index, result in enumerate(results):
             scores = result.scores if from_scores else [None] * len(result.hypotheses)
@@ -196,7 +261,7 @@ class CTranslate2Translator(Seq2SeqEngine):
                 counted = length - len(self.prefix)
                 costs.append((-score * length**penalty / counted if counted else math.nan, counted))
         else:
-            scored = self.translator.score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
+            scored = self._scorer().score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
                                                  max_batch_size=self.options.batch_tokens, batch_type="tokens",
                                                  max_input_length=0, offset=len(self.prefix))
             costs = []

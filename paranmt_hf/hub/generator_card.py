@@ -17,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..paraphrase_generator.generate import DecodingSettings, ParaphraseGenerator
+from ..corpus.translation import DecodingOptions
+from ..paraphrase_generator.generate import ParaphraseGenerator
 from ..paraphrase_generator.train import SUMMARY_NAME
 from ..paraphrase_generator.train_generator import EVALUATION_NAME
 from ..utils.atomic import atomic_output
@@ -109,7 +110,7 @@ def publish_generator(model_dir: str | os.PathLike[str], output: str | os.PathLi
             if (model_dir / name).is_file():
                 shutil.copy2(model_dir / name, tmp / name)
         reloaded = ParaphraseGenerator.from_pretrained(tmp)
-        settings = DecodingSettings(num_beams=2, max_new_tokens=24)
+        settings = DecodingOptions(num_beams=2, max_new_tokens=24)
         if reloaded.paraphrase(EXAMPLE_SENTENCES, settings) != generator.paraphrase(EXAMPLE_SENTENCES, settings):
             raise RuntimeError(f"the re-saved generator in {tmp} does not generate what {model_dir} generates")
         render_generator_card(model_dir, model_id, language, license, datasets, generator).save(tmp / "README.md")

@@ -65,7 +65,7 @@ def evaluate_generator(generator: Any, inputs: Sequence[str], references: Sequen
         inputs: held-out inputs.
         references: their reference paraphrases (optional).
         encoder: a paranmt_hf encoder for the cosines (optional).
-        settings: decoding settings (:class:`~paranmt_hf.paraphrase_generator.generate.DecodingSettings`).
+        settings: decoding options (:class:`~paranmt_hf.corpus.translation.DecodingOptions`).
         batch_size: generation batch size.
         examples: how many (input, output, reference) examples to keep.
     """

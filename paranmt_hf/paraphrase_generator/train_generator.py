@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..corpus.filters import Bound
 from ..corpus.measures import MeasureContext
+from ..corpus.translation import DecodingOptions
 from ..utils.atomic import atomic_output, atomic_write_json, check_output
 from .build import Seq2SeqSize
 from .data import generator_pairs, read_pairs
 from .evaluate import evaluate_generator
-from .generate import DecodingSettings, ParaphraseGenerator
+from .generate import ParaphraseGenerator, generator_options
 from .train import Seq2SeqTrainingResult, Seq2SeqTrainingSettings, train_seq2seq
 
 EVALUATION_NAME = "evaluation.json"
@@ -41,7 +43,7 @@ def train_generator(
     max_pairs: int | None = None,
     settings: Seq2SeqTrainingSettings | None = None,
     eval_model: str | os.PathLike[str] | None = None,
-    decoding: DecodingSettings | None = None,
+    decoding: DecodingOptions | None = None,
     fmt: str = "pairs",
     overwrite: bool = False,
     trust_remote_code: bool = False,
@@ -91,8 +93,8 @@ def train_generator(
             encoder=encoder_path, trust_remote_code=trust_remote_code).get("encoder")
     generator = ParaphraseGenerator.from_pretrained(output)
     evaluation = evaluate_generator(generator, data.eval_inputs, data.eval_references, encoder,
-                                    decoding or DecodingSettings(), settings.batch_size)
-    evaluation["decoding"] = vars(decoding or DecodingSettings())
+                                    decoding, settings.batch_size)
+    evaluation["decoding"] = asdict(generator_options(decoding))
     evaluation["eval_model"] = None if encoder_path is None else str(encoder_path)
     atomic_write_json(Path(output) / EVALUATION_NAME, evaluation)
     return result, evaluation

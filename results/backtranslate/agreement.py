@@ -49,8 +49,8 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
-    from paranmt_hf.corpus.translation import DecodingOptions, TransformersTranslator
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Translator
+    from paranmt_hf.corpus.translation import DecodingOptions, TransformersOptions, TransformersTranslator
+    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
     from paranmt_hf.utils.provenance import provenance
 
     record = provenance(packages=("paranmt_hf", "torch", "transformers", "ctranslate2", "numpy"))
@@ -61,10 +61,10 @@ def main() -> None:
             model = build_translation_model(Path(tmp) / kind, train, kind=kind, seed=1)
             for beams, num_return in ((1, 1), (args.beams, 1), (args.beams, args.beams)):
                 options = DecodingOptions(num_beams=beams, num_return=num_return, **codes)
-                hf = TransformersTranslator(model, options, threads=1).translate(texts).hypotheses
+                hf = TransformersTranslator(model, options, TransformersOptions(threads=1)).translate(texts).hypotheses
                 for compute in ("float32", "int8"):
-                    ct2 = CTranslate2Translator(model, options, compute_type=compute, threads=1,
-                                                cache_dir=Path(tmp) / "ct2").translate(texts).hypotheses
+                    ct2 = CTranslate2Translator(model, options, CTranslate2Options(
+                        compute_type=compute, threads=1, cache_dir=str(Path(tmp) / "ct2"))).translate(texts).hypotheses
                     row = {"model": kind, "num_beams": beams, "num_return": num_return, "compute": compute,
                            **compare(hf, ct2)}
                     rows.append(row)

@@ -106,18 +106,18 @@ def measure(kind: str, compute: str, model: Path, texts: list[str], beams: int, 
     if kind == "hf-direct":
         tokens = _hf_direct(model, texts, options, clock)
     elif kind == "hf-package":
-        from paranmt_hf.corpus.translation import TransformersTranslator
+        from paranmt_hf.corpus.translation import TransformersOptions, TransformersTranslator
 
-        translator = TransformersTranslator(model, options, threads=threads)
+        translator = TransformersTranslator(model, options, TransformersOptions(threads=threads))
         clock.loaded()
         tokens = sum(h[0].tokens for h in translator.translate(texts).hypotheses)
     elif kind.startswith("ct2-direct"):
         tokens = _ct2_direct(model, texts, options, compute, threads, work, kind.endswith("scores"), clock)
     elif kind == "ct2-package":
-        from paranmt_hf.corpus.translation_ct2 import CTranslate2Translator
+        from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
 
-        translator = CTranslate2Translator(model, options, compute_type=compute, threads=threads,
-                                           cache_dir=work / "ct2")
+        translator = CTranslate2Translator(model, options, CTranslate2Options(compute_type=compute, threads=threads,
+                                                                              cache_dir=str(work / "ct2")))
         clock.loaded()
         tokens = sum(h[0].tokens for h in translator.translate(texts).hypotheses)
     else:
@@ -181,7 +181,7 @@ def _command(model_dir: Path, texts: list[str], options: object, compute: str, t
     backtranslate([bitext], out, str(model_dir), options,
                   RunOptions(tasks=1, workers=1, threads=threads, progress=False, chunk_bytes=1 << 30,
                              work_dir=str(work / "speed-work"), restart=True),
-                  engine="ctranslate2", compute_type=compute, overwrite=True)
+                  engine="ctranslate2", engine_kwargs={"compute_type": compute}, overwrite=True)
     return sum(1 for _ in open(out, encoding="utf-8")) - 1  # (sentences; the tokens are the same as direct)
 
 
