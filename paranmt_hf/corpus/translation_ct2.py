@@ -2,7 +2,7 @@
 
 ``CTranslate2Translator(model, options, compute_type="int8")`` converts the model folder (or the local snapshot of a
 Hub id) with ``ctranslate2.converters.TransformersConverter`` into ``<cache>/ctranslate2/<name>-<digest>`` (the digest
-covers the model's files, so an edited model is converted again), then translates with ``ctranslate2.Translator``:
+hashes the content of the model's files, whatever their times), then translates with ``ctranslate2.Translator``:
 the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the
 target prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each
 candidate (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own
@@ -15,7 +15,6 @@ checks both ways against a full scoring). Weights are stored in float32; ``compu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -26,6 +25,7 @@ from typing import Any
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
 from ..utils.paths import cache_dir
+from .model_prep import DIGEST_CHARS, model_sha256, resolve_translation_model
 from .translation import (
     DecodingOptions,
     Seq2SeqEngine,
@@ -33,32 +33,25 @@ from .translation import (
     TranslationModelError,
 )
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".model", ".spm", ".txt")
+SOURCE_RECORD = "paranmt_hf_source.json"
+"""The record of a conversion: the model it was made from and that model's content hash."""
 
+def model_folder(model: str, revision: str | None = None) -> Path:
+    """The local folder of a model: the folder itself, or the snapshot of a Hub id at ``revision`` (fetched once).
 
-def model_folder(model: str) -> Path:
-    """The local folder of a model: the folder itself, or the cached snapshot of a Hub id (downloaded if needed)."""
-    if Path(model).is_dir():
-        return Path(model)
-    hub = require("huggingface_hub", "translate")
-    try:
-        return Path(hub.snapshot_download(model))
-    except Exception as err:  # noqa: BLE001 - offline, unknown repo, network: one message
-        raise TranslationModelError(f"cannot find {model} locally or on the Hub: {err}") from None
+    Raises:
+        TranslationModelError: not a model folder, or a Hub id that cannot be fetched.
+    """
+    return resolve_translation_model(model, revision).folder
 
 
 def model_digest(folder: str | os.PathLike[str]) -> str:
-    """A digest of a model folder's files (names, sizes, modification times; config.json's content)."""
-    folder = Path(folder)
-    digest = hashlib.sha256()
-    for path in sorted(folder.iterdir()):
-        if path.is_file() and path.name.endswith(WEIGHT_SUFFIXES):
-            stat = path.stat()
-            digest.update(f"{path.name}\t{stat.st_size}\t{stat.st_mtime_ns}\n".encode())
-    config = folder / "config.json"
-    if config.is_file():
-        digest.update(config.read_bytes())
-    return digest.hexdigest()[:16]
+    """The content key of a model folder: the start of its content hash (:func:`~.model_prep.model_sha256`).
+
+    Never modification times, sizes or the cache's location: a model replaced in place, whatever its times, gets
+    another key.
+    """
+    return model_sha256(folder)[:DIGEST_CHARS]
 
 
 def _converter(folder: Path, trust_remote_code: bool) -> Any:
@@ -86,27 +79,43 @@ def converted_model(model: str, cache: str | os.PathLike[str] | None = None, tru
                     progress: bool = False) -> Path:
     """The CTranslate2 copy of ``model`` (converted on first use, into the cache; float32 weights).
 
+    Kept in ``<cache>/<folder name>-<content key>`` (:func:`model_digest`): the key is the content of the model's
+    weight, configuration and tokenizer files, so model B is never served model A's conversion, whatever their names,
+    sizes or modification times. ``cache``: where (default ``<paranmt_hf cache>/ctranslate2``; the corpus commands
+    pass their run's model folder or ``--model-cache``).
+
     Raises:
         TranslationModelError: CTranslate2 cannot convert this kind of model.
     """
     folder = model_folder(model)
+    sha256 = model_sha256(folder)
     base = Path(cache) if cache is not None else cache_dir() / "ctranslate2"
-    target = base / f"{folder.name}-{model_digest(folder)}"
-    if (target / "model.bin").is_file():
+    target = base / f"{folder.name}-{sha256[:DIGEST_CHARS]}"
+    if (target / "model.bin").is_file() and _converted_from(target) == sha256:
         return target
     base.mkdir(parents=True, exist_ok=True)
     if progress:
         logging.getLogger("paranmt_hf.corpus").warning("converting %s to CTranslate2 (once) -> %s", model, target)
-    with atomic_output(target, directory=True, overwrite=True) as tmp:
+    with atomic_output(target, directory=True, overwrite=True, wait=600.0) as tmp:
         converter = _converter(folder, trust_remote_code)
         try:
             converter.convert(str(tmp), force=True)
         except (ValueError, NotImplementedError, KeyError) as err:
             raise TranslationModelError(f"CTranslate2 cannot convert {model}: {err} (use --engine transformers)") \
                 from None
-        (Path(tmp) / "paranmt_hf_source.json").write_text(json.dumps({"model": str(model), "folder": str(folder)}),
-                                                          encoding="utf-8")
+        if model_sha256(folder) != sha256:
+            raise TranslationModelError(f"the files of {model} changed while it was converted: run the command again")
+        (Path(tmp) / SOURCE_RECORD).write_text(json.dumps({"model": str(model), "folder": str(folder),
+                                                           "sha256": sha256}), encoding="utf-8")
     return target
+
+
+def _converted_from(target: Path) -> str | None:
+    """The content hash of the model a conversion was made from (None: unknown)."""
+    try:
+        return json.loads((target / SOURCE_RECORD).read_text(encoding="utf-8")).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class CTranslate2Translator(Seq2SeqEngine):
@@ -118,6 +127,8 @@ class CTranslate2Translator(Seq2SeqEngine):
         compute_type: ``"int8"`` (default on CPU), ``"float32"``, ``"int8_float32"``, ``"float16"`` (GPU)...
         device: ``"cpu"`` or ``"cuda"`` (None: CUDA when CTranslate2 sees a GPU).
         threads: CPU threads of the translator (None: CTranslate2's default).
+        inter_threads: batches decoded in parallel (CTranslate2's ``inter_threads``; None: 1); ``threads`` are
+            shared among them.
         cache_dir: where converted models are kept (default ``<paranmt_hf cache>/ctranslate2``).
         trust_remote_code: allow code from the model folder (conversion and tokenizer).
     """
@@ -126,7 +137,8 @@ class CTranslate2Translator(Seq2SeqEngine):
 
     def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None, *,
                  compute_type: str | None = None, device: str | None = None, threads: int | None = None,
-                 cache_dir: str | os.PathLike[str] | None = None, trust_remote_code: bool = False) -> None:
+                 inter_threads: int | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 trust_remote_code: bool = False) -> None:
         ctranslate2 = require("ctranslate2", "translate")
         self._load_model_files(model, options, trust_remote_code)
         transformers = require("transformers", "translate")
@@ -138,8 +150,12 @@ class CTranslate2Translator(Seq2SeqEngine):
         self.device = device or ("cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu")
         self.compute_type = compute_type or ("int8" if self.device == "cpu" else "float16")
         kwargs: dict[str, Any] = {"device": self.device, "compute_type": self.compute_type}
+        if inter_threads is not None:
+            if inter_threads < 1:
+                raise TranslationModelError(f"inter_threads must be >= 1, got {inter_threads}")
+            kwargs["inter_threads"] = inter_threads
         if threads is not None:
-            kwargs["intra_threads"] = threads
+            kwargs["intra_threads"] = max(threads // (inter_threads or 1), 1)
         self.translator = ctranslate2.Translator(str(self.path), **kwargs)
         self._set_limits(self.generation.num_beams)
         eos = self.generation.eos_token_id if self.generation.eos_token_id is not None else self.config.eos_token_id
