@@ -53,7 +53,8 @@ class DecodingOptions:
         max_new_tokens: longest candidate in tokens. None: the model's generation config.
         source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
             M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
-        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return).
+        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return) (None:
+            scaled to the device the engine runs on, :func:`device_batch_tokens`).
         seed: sampling seed (per call of ``translate``; the corpus runner passes one per chunk of input).
     """
 
@@ -67,7 +68,7 @@ class DecodingOptions:
     max_new_tokens: int | None = None
     source_lang: str | None = None
     target_lang: str | None = None
-    batch_tokens: int = 16384
+    batch_tokens: int | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -89,7 +90,7 @@ class DecodingOptions:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise InvalidOptionError(f"{name} must be >= 1, got {value}")
-        if self.batch_tokens < 1:
+        if self.batch_tokens is not None and self.batch_tokens < 1:
             raise InvalidOptionError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
 
     def with_seed(self, seed: int) -> DecodingOptions:
@@ -300,6 +301,36 @@ def encode_sources(tokenizer: Any, sentences: Sequence[str], max_length: int) ->
     return EncodedSources(ids, truncated)
 
 
+CPU_BATCH_TOKENS = 16384
+"""The token budget of a batch on a CPU (results/backtranslate: larger batches gain nothing on CPU cores)."""
+GPU_BATCH_TOKENS_PER_GIB = 1024
+"""On a GPU: budget tokens per GiB of its memory for an opus-mt-sized model (6 + 6 layers of 512)."""
+
+
+def device_batch_tokens(device: str, config: Any = None) -> int:
+    """The default token budget of a batch on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
+
+    CPU: :data:`CPU_BATCH_TOKENS`. CUDA: :data:`GPU_BATCH_TOKENS_PER_GIB` per GiB of the device's memory, scaled down
+    for models wider or deeper than opus-mt (``config``'s ``d_model`` x layers: the decoder's cached keys and values
+    grow with them), between 4,096 and 131,072; :data:`CPU_BATCH_TOKENS` when the memory cannot be read.
+    """
+    if not str(device).startswith("cuda"):
+        return CPU_BATCH_TOKENS
+    try:
+        import torch
+
+        index = int(str(device).partition(":")[2] or 0)
+        gib = torch.cuda.get_device_properties(index).total_memory / 2**30
+    except Exception:  # noqa: BLE001 - no torch with CUDA here (CTranslate2 alone): the CPU budget
+        return CPU_BATCH_TOKENS
+    size = 1.0
+    if config is not None:
+        width = getattr(config, "d_model", None) or getattr(config, "hidden_size", None) or 512
+        layers = (getattr(config, "encoder_layers", None) or 6) + (getattr(config, "decoder_layers", None) or 6)
+        size = max(int(width) * int(layers) / (512 * 12), 1.0)
+    return int(min(max(GPU_BATCH_TOKENS_PER_GIB * gib / size, 4096), 131072))
+
+
 class Seq2SeqEngine:
     """What both engines share.
 
@@ -326,12 +357,18 @@ class Seq2SeqEngine:
                                              self.options.target_lang)
 
     def _set_limits(self, default_beams: int | None) -> None:
-        """Set ``max_length`` and ``num_beams`` (``options.num_beams``, else the model's ``default_beams``, else 1).
+        """Set ``max_length``, ``num_beams`` and ``batch_tokens``.
+
+        ``num_beams``: ``options.num_beams``, else the model's ``default_beams``, else 1; ``batch_tokens``: the
+        options', else the device's (:func:`device_batch_tokens`).
 
         Raises:
             InvalidOptionError: ``num_return`` exceeds the beam width (without sampling).
         """
         self.max_length = self.options.max_length or model_max_length(self.config, self.tokenizer)
+        if self.options.batch_tokens is None:
+            self.options = replace(self.options,
+                                   batch_tokens=device_batch_tokens(str(getattr(self, "device", "cpu")), self.config))
         self.num_beams = self.options.num_beams or default_beams or 1
         if not self.options.do_sample and self.options.num_return > self.num_beams:
             raise InvalidOptionError(f"num_return ({self.options.num_return}) exceeds the beam width "
