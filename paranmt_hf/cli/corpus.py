@@ -284,7 +284,7 @@ def _filter_options(args: argparse.Namespace) -> Any:
 def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The engine flags as given (the API builds and checks the engine's options from them)."""
     return {"device": args.device, "dtype": args.dtype, "compute_type": args.compute_type,
-            "trust_remote_code": args.trust_remote_code or None}
+            "inter_threads": args.inter_threads, "trust_remote_code": args.trust_remote_code or None}
 
 
 def _decoding(args: argparse.Namespace) -> Any:
@@ -297,13 +297,33 @@ def _decoding(args: argparse.Namespace) -> Any:
                            batch_tokens=args.batch_tokens, seed=args.seed)
 
 
+def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
+    """The :class:`~paranmt_hf.corpus.source_cleaning.SourceCleaning` of the command line."""
+    from dataclasses import replace
+
+    from ..corpus.source_cleaning import SourceCleaning, default_cleaning
+
+    if args.no_source_cleaning:
+        return SourceCleaning.off()
+    base = SourceCleaning.for_filter(filter_options) if args.corpus_command == "make" else default_cleaning()
+    given = {k: v for k, v in (("min_reference_tokens", args.min_reference_tokens),
+                               ("max_reference_tokens", args.max_reference_tokens),
+                               ("source_language", args.source_language)) if v is not None}
+    if args.source_language and getattr(args, "langid_model", None):
+        given["langid_model"] = args.langid_model
+    if args.no_source_dedup:
+        given["dedup"] = False
+    return replace(base, **given)
+
+
 @_user_errors
 def _backtranslate(args: argparse.Namespace) -> int:
     from ..corpus.backtranslate import backtranslate
 
     summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
                             engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
-                            with_source=args.with_source, member_pattern=args.member,
+                            with_source=args.with_source, model_revision=args.model_revision,
+                            model_cache=args.model_cache, cleaning=_cleaning(args), member_pattern=args.member,
                             strict=args.strict, overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
     return 0
@@ -315,10 +335,12 @@ def _make(args: argparse.Namespace) -> int:
 
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
+    filter_options = _filter_options(args) if args.filter_name else None
     summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
                            engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                            with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
-                           filter_options=_filter_options(args) if args.filter_name else None,
+                           filter_options=filter_options, model_revision=args.model_revision,
+                           model_cache=args.model_cache, cleaning=_cleaning(args, filter_options),
                            dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
                            shard_rows=args.shard_rows, tokenizer=args.tokenizer,
                            language_model=args.language_model, classifier=args.classifier, card=card,
@@ -534,9 +556,10 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                        help="most tokens generated per candidate, a forced language token and the end token "
                             "included (default: the model's generation config, capped at its positions); no end "
                             "token is forced at the cap: a candidate cut there is counted unfinished")
-    group.add_argument("--batch-tokens", type=int, default=16384,
+    group.add_argument("--batch-tokens", type=int, default=None,
                        help="token budget per batch: sentences x longest source x max(beams, candidates) "
-                            "(sentences are sorted by length; default 16384)")
+                            "(sentences are sorted by length; default: 16384 on CPU, scaled to the GPU's memory "
+                            "and the model's size on CUDA)")
     from ..corpus.translation_engines import ENGINES
 
     group.add_argument("--engine", default="transformers", choices=list(ENGINES),
@@ -544,12 +567,32 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                             "and run by CTranslate2, int8 on CPU by default")
     group.add_argument("--compute-type", default=None,
                        help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
+    group.add_argument("--inter-threads", type=int, default=None,
+                       help="ctranslate2: batches each task decodes in parallel, sharing its --threads (default 1)")
     group.add_argument("--device", default="auto",
                        help="auto (default: each task its own visible GPU, cuda:{task rank mod GPUs}, else the CPU), "
                             "cpu, cuda (the same, but no GPU is an error) or cuda:N")
     group.add_argument("--dtype", default=None, help="transformers: weight dtype: float32, float16 or bfloat16 (GPU)")
     group.add_argument("--trust-remote-code", action="store_true", help="run code from the model folder")
     group.add_argument("--with-source", action="store_true", help="add the source sentence as a fourth column")
+    group.add_argument("--model-revision", default=None,
+                       help="Hub revision (branch, tag or commit) of a Hub --model, pinned to its commit once")
+    group.add_argument("--model-cache", default=None, metavar="DIR",
+                       help="where the model is copied (and converted for CTranslate2) once per content, for every "
+                            "task to read (default: the run's work folder; a shared folder on a cluster)")
+    group = parser.add_argument_group("cleaning before decoding")
+    group.add_argument("--no-source-dedup", action="store_true",
+                       help="decode every line, even a source already decoded in its chunk")
+    group.add_argument("--min-reference-tokens", type=int, default=None,
+                       help="drop lines whose English reference has fewer whitespace tokens, before decoding")
+    group.add_argument("--max-reference-tokens", type=int, default=None,
+                       help="drop lines whose English reference has more whitespace tokens, before decoding "
+                            "(default: what the filter drops anyway; backtranslate: the PRAS filter's 79)")
+    group.add_argument("--source-language", default=None, metavar="CODE",
+                       help="drop lines whose source fastText lid.176 does not label CODE (e.g. cs), before "
+                            "decoding")
+    group.add_argument("--no-source-cleaning", action="store_true",
+                       help="remove nothing before decoding (every line decoded, as the filters see it)")
 
 
 def add_parser(subparsers: Any) -> None:

@@ -29,20 +29,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..data.configs import bitext_sides
 from ..data.records import ParsedBlock
 from ..data.writer import format_numbers
+from ..utils.atomic import atomic_write_json, check_output
 from .errors import CorpusError
+from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
 from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
-from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage, open_work_dir
+from .source_cleaning import SourceCleaning, SourceCleanStep, default_cleaning, source_side
 from .steps import CorpusStep
 from .translation import DecodingOptions, EngineOptions, Translation
+
+logger = logging.getLogger("paranmt_hf.corpus")
 
 CHUNK_BYTES = 1 << 16
 """Default chunk of a back-translation: 64 KiB of bitext (~500 sentences), the unit of resumption."""
@@ -52,23 +58,6 @@ OUTPUT_COLUMNS = ("translation_cost",)
 def output_header(with_source: bool) -> str:
     """The header line of a back-translation output."""
     return "\t".join(("reference", "paraphrase", *OUTPUT_COLUMNS, *(("source",) if with_source else ())))
-
-
-def source_side(path: str, source_column: int | None) -> bool:
-    """Whether the source (non-English) side is the first column of ``path``'s lines.
-
-    Raises:
-        CorpusError: neither ``source_column`` (1 or 2) nor an ``en-xx`` / ``xx-en`` file name says it.
-    """
-    if source_column is not None:
-        if source_column not in (1, 2):
-            raise CorpusError(f"--source-column must be 1 or 2 (a bitext has two columns), got {source_column}")
-        return source_column == 1
-    sides = bitext_sides(path.split("::")[0])
-    if sides is None:
-        raise CorpusError(f"cannot tell which column of {path} is the non-English source: pass --source-column 1|2 "
-                          "(or name the file en-xx / xx-en)")
-    return not sides[0]
 
 
 def chunk_seed(seed: int, chunk: int, part: int) -> int:
@@ -84,21 +73,29 @@ def _clean(text: str) -> tuple[str, bool]:
     return text, False
 
 
+THROUGHPUT = "throughput: "
+"""Prefix of the counts that measure this run's decoding (not outcomes: :class:`TranslationSummary` reads them)."""
+
+
 class BacktranslateStep(CorpusStep):
     """Translate the source side of each bitext batch; the batch passed on holds the candidate pairs.
 
     The batch's ``parsed`` becomes the pairs (reference, candidate) with the output lines, its ``columns`` get
     ``translation_cost`` (and ``source``), its ``output`` the lines as bytes. Finished chunks are kept in
-    ``cache_dir`` (one file per chunk) and reused by a resumed run.
+    ``cache_dir`` (one file per chunk) and reused by a resumed run. With ``dedup``, each distinct source of a chunk is
+    decoded once and its candidates are given to every line that has it, in input order (under beam or greedy
+    search the output is the one of decoding every line). Each decoded chunk adds its sentences, target tokens and
+    decoding time to the task's statistics and log (:class:`TranslationSummary`).
 
     Args:
-        model: Hub id or folder of the translation model.
+        model: Hub id or folder of the translation model (the corpus commands pass their prepared copy).
         options: decoding options.
         engine: the engine's options (:func:`~paranmt_hf.corpus.translation_engines.engine_options`).
         source_column: 1 or 2, the non-English column (None: from the file names).
         with_source: add the source sentence as a fourth column.
         cache_dir: where finished chunks are kept (None: nowhere).
         compress: the output bytes are gzip members.
+        dedup: decode each distinct source of a chunk once.
     """
 
     name = "back-translate"
@@ -106,11 +103,12 @@ class BacktranslateStep(CorpusStep):
 
     def __init__(self, model: str, options: DecodingOptions, engine: EngineOptions,
                  source_column: int | None = None, with_source: bool = False,
-                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False, dedup: bool = True) -> None:
         super().__init__()
         self.model, self.options, self.engine = model, options, engine
         self.source_column, self.with_source, self.compress = source_column, with_source, compress
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
+        self.dedup = dedup
 
     def setup(self, rank: int, world_size: int) -> None:
         """Load the translator (once per task), with the task's threads, on the task's device."""
@@ -139,16 +137,34 @@ class BacktranslateStep(CorpusStep):
         source_first = source_side(batch.source, self.source_column)
         parsed = batch.parsed
         sources, references = (parsed.text_a, parsed.text_b) if source_first else (parsed.text_b, parsed.text_a)
-        result = self._translator.translate(sources, seed=chunk_seed(self.options.seed, batch.chunk, batch.part))
-        rows, counts = self._rows(parsed, sources, references, result.hypotheses)
-        counts["truncated sources"] = result.truncated_count
+        distinct = list(dict.fromkeys(sources)) if self.dedup else list(sources)
+        start = time.perf_counter()
+        result = self._translator.translate(distinct, seed=chunk_seed(self.options.seed, batch.chunk, batch.part))
+        seconds = time.perf_counter() - start
+        if self.dedup:
+            found = dict(zip(distinct, zip(result.hypotheses, result.truncated, strict=True), strict=True))
+            hypotheses, truncated = [found[s][0] for s in sources], [found[s][1] for s in sources]
+        else:
+            hypotheses, truncated = result.hypotheses, result.truncated
+        rows, counts = self._rows(parsed, sources, references, hypotheses)
+        counts["truncated sources"] = sum(truncated)
+        counts["duplicate sources (decoded once)"] = len(sources) - len(distinct)
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             tmp = cache.with_name(cache.name + ".tmp")
             tmp.write_text(json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
                                        "rows": rows}), encoding="utf-8")
             os.replace(tmp, cache)
-        self.count(counts)
+        generated = sum(c.tokens for h in result.hypotheses for c in h)
+        self.count(counts | {f"{THROUGHPUT}sentences": len(sources), f"{THROUGHPUT}decoded sentences": len(distinct),
+                             f"{THROUGHPUT}target tokens": generated,
+                             f"{THROUGHPUT}decoding ms": round(seconds * 1000)})
+        if distinct:
+            from loguru import logger as task_logger  # the task's log file
+
+            task_logger.info(f"chunk {batch.chunk}.{batch.part}: {len(sources)} sentences ({len(distinct)} decoded) "
+                             f"in {seconds:.2f} s: {len(sources) / max(seconds, 1e-9):.1f} sentences/s, "
+                             f"{generated / max(seconds, 1e-9):.0f} target tokens/s")
         return self._pairs(batch, rows)
 
     def _rows(self, parsed: ParsedBlock, sources: list[str], references: list[str],
@@ -191,15 +207,21 @@ def engine_settings(engine: EngineOptions) -> dict[str, Any]:
     """What a run records of its engine (its name and options, less those that change no output)."""
     from .translation_engines import engine_name
 
-    settings = {k: v for k, v in asdict(engine).items() if k not in ("threads", "cache_dir")}
+    settings = {k: v for k, v in asdict(engine).items() if k not in ("threads", "inter_threads", "cache_dir")}
     return {"engine": engine_name(engine), "engine_kwargs": settings}
 
 
-def check_model(model: str, options: DecodingOptions, engine: EngineOptions) -> str:
-    """Check the model and the decoding before any task starts; returns the model name to pass to the tasks.
+MODEL_RECORD = "model.json"
+"""The work folder's record of the run's translation model (name, Hub revision, content sha256)."""
 
-    Checks that it is a seq2seq model with known language codes whose target is English, that the engine can
-    decode as asked (:func:`~paranmt_hf.corpus.translation.decoding_plan`), and converts it once for CTranslate2.
+
+def check_model(model: str | os.PathLike[str], options: DecodingOptions, engine: EngineOptions,
+                revision: str | None = None) -> ResolvedModel:
+    """Pin and check the model and the decoding before any task starts (Hub ids resolved here, once).
+
+    Checks that it is a seq2seq model with known language codes whose target is English and that the engine can
+    decode as asked (:func:`~paranmt_hf.corpus.translation.decoding_plan`); returns it with its folder, Hub commit
+    and content hash (:func:`~paranmt_hf.corpus.model_prep.resolve_translation_model`).
 
     Raises:
         TranslationModelError: the model cannot translate (not seq2seq, a code missing, unknown or not English...).
@@ -212,22 +234,113 @@ def check_model(model: str, options: DecodingOptions, engine: EngineOptions) -> 
         load_seq2seq_config,
         load_tokenizer,
         require_english_target,
-        resolve_model,
     )
-    from .translation_engines import check_decoding, engine_name
+    from .translation_engines import check_decoding
 
     check_decoding(engine, options)
-    name = resolve_model(model)
+    resolved = resolve_translation_model(model, revision)
     trust = engine.trust_remote_code
-    config = load_seq2seq_config(name, trust)
-    LanguageCodes.setup(load_tokenizer(name, trust), name, options.source_lang, options.target_lang)
+    folder = str(resolved.folder)
+    config = load_seq2seq_config(folder, trust)
+    LanguageCodes.setup(load_tokenizer(folder, trust), resolved.name, options.source_lang, options.target_lang)
     require_english_target(options.target_lang)
-    decoding_plan(options, load_generation_config(name, config), config, name)
+    decoding_plan(options, load_generation_config(folder, config), config, resolved.name)
+    return resolved
+
+
+def prepare_model(resolved: ResolvedModel, destination: str | os.PathLike[str], engine: EngineOptions,
+                  progress: bool = False) -> tuple[str, EngineOptions]:
+    """Copy the model (and convert it for CTranslate2) once into ``destination``: what every task then loads.
+
+    Returns the folder the tasks load and their engine options (``cache_dir``: where its CTranslate2 conversion
+    is). Both are keyed by the model's content (:func:`~paranmt_hf.corpus.model_prep.prepare_copy`,
+    :func:`~paranmt_hf.corpus.translation_ct2.converted_model`): a second run with the same model reuses them.
+    """
+    from .translation_engines import engine_name
+
+    copy = prepare_copy(resolved, destination)
     if engine_name(engine) == "ctranslate2":
         from .translation_ct2 import converted_model
 
-        converted_model(name, getattr(engine, "cache_dir", None), trust, progress=True)
-    return name
+        converted_model(str(copy), copy.parent, engine.trust_remote_code, progress=progress)
+        engine = replace(engine, cache_dir=str(copy.parent))
+    return str(copy), engine
+
+
+def open_model_run(spec: JobSpec, run: RunOptions, resolved: ResolvedModel,
+                   model_cache: str | os.PathLike[str] | None = None) -> tuple[RunOptions, Path]:
+    """Open the run's work folder before its model is prepared there; returns the run options and the model folder.
+
+    A work folder left by a run of another model (its files replaced in place, say) is refused in one sentence,
+    unless ``run.restart``. The run's :data:`MODEL_RECORD` is written; the models go to ``model_cache`` or
+    ``<work>/models``. The returned options no longer restart (the folder was opened, with its model, here).
+
+    Raises:
+        CorpusError: the work folder belongs to a run of another model, or to another run.
+    """
+    check_output(spec.output, spec.inputs, spec.overwrite)
+    record = spec.work / MODEL_RECORD
+    if not run.restart and record.is_file():
+        try:
+            before = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            before = {}
+        if isinstance(before, dict) and before.get("sha256") not in (None, resolved.sha256):
+            raise CorpusError(f"the translation model {resolved.name} is not the one the interrupted run in "
+                              f"{spec.work} started with (its files' sha256 was {before['sha256'][:12]}…, is now "
+                              f"{resolved.sha256[:12]}…): put that model back to resume, or add --restart to start "
+                              "again with this one")
+    open_work_dir(spec, {"options": spec.options}, run.restart)
+    atomic_write_json(record, resolved.record())
+    return replace(run, restart=False), Path(model_cache) if model_cache is not None else spec.work / "models"
+
+
+@dataclass
+class TranslationSummary(Summary):
+    """A back-translation's :class:`~paranmt_hf.corpus.runner.Summary` with its decoding throughput.
+
+    ``throughput`` (chunks decoded by this run only; resumed ones are not timed again): ``sentences`` (input
+    sentences of those chunks), ``decoded_sentences`` (distinct sources decoded), ``target_tokens`` (tokens of the
+    candidates generated, end tokens included), ``decoding_seconds`` (summed over tasks), and the rates a planner
+    reads: ``sentences_per_second`` / ``target_tokens_per_second`` of the whole run (wall time) and
+    ``per_task_sentences_per_second`` / ``per_task_target_tokens_per_second`` (one task while it decodes).
+    """
+
+    throughput: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, summary: Summary) -> TranslationSummary:
+        """The summary with the throughput counts taken out of its outcome counts."""
+        counts = summary.counts.copy()
+        measured = {k.removeprefix(THROUGHPUT): counts.pop(k) for k in list(counts) if k.startswith(THROUGHPUT)}
+        out = cls(lines=summary.lines, counts=counts, report=summary.report, seconds=summary.seconds,
+                  tasks=summary.tasks, workers=summary.workers, complete=summary.complete)
+        sentences, tokens = measured.get("sentences", 0), measured.get("target tokens", 0)
+        busy = measured.get("decoding ms", 0) / 1000
+        wall = summary.seconds
+        out.throughput = {
+            "sentences": sentences, "decoded_sentences": measured.get("decoded sentences", 0),
+            "target_tokens": tokens, "decoding_seconds": busy,
+            "sentences_per_second": sentences / wall if wall else 0.0,
+            "target_tokens_per_second": tokens / wall if wall else 0.0,
+            "per_task_sentences_per_second": sentences / busy if busy else 0.0,
+            "per_task_target_tokens_per_second": tokens / busy if busy else 0.0,
+        }
+        return out
+
+    def line(self, what: str = "lines") -> str:
+        """The summary line, then the throughput."""
+        t = self.throughput
+        if not t.get("sentences"):
+            return super().line(what)
+        return (f"{super().line(what)}; decoding: {t['sentences_per_second']:,.1f} sentences/s, "
+                f"{t['target_tokens_per_second']:,.0f} target tokens/s in all "
+                f"({t['per_task_sentences_per_second']:,.1f} sentences/s, "
+                f"{t['per_task_target_tokens_per_second']:,.0f} target tokens/s per task)")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly totals, with the throughput."""
+        return super().as_dict() | {"throughput": dict(self.throughput)}
 
 
 def backtranslate(
@@ -241,11 +354,20 @@ def backtranslate(
     engine_kwargs: Mapping[str, Any] | None = None,
     source_column: int | None = None,
     with_source: bool = False,
+    model_revision: str | None = None,
+    model_cache: str | os.PathLike[str] | None = None,
+    cleaning: SourceCleaning | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
-) -> Summary:
+) -> TranslationSummary:
     """Back-translate the non-English column of ``inputs`` into ``output`` (see the module docstring).
+
+    The model is resolved (a Hub id pinned to a commit), hashed, copied and, for CTranslate2, converted once, in this
+    process, into the run's work folder (or ``model_cache``), keyed by its content; every task loads that copy. Its
+    content hash is part of the run's identity: a resumed run with a changed model is refused. The bitext is cleaned
+    first (``cleaning``, default :func:`~paranmt_hf.corpus.source_cleaning.default_cleaning`: duplicate sources of a
+    chunk decoded once, references the default filter would drop never decoded).
 
     Args:
         inputs: bitext files (two tab-separated columns; plain, .gz or .zip).
@@ -261,6 +383,9 @@ def backtranslate(
             ``trust_remote_code``); a setting of another engine is refused before any work.
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: add the source sentence as a fourth column.
+        model_revision: the Hub revision (branch, tag or commit) of a Hub id (default: its main branch).
+        model_cache: where the prepared model goes (default: the run's work folder); kept across runs there.
+        cleaning: what is removed before decoding (:class:`~paranmt_hf.corpus.source_cleaning.SourceCleaning`).
         member_pattern: zip member glob.
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.
@@ -272,17 +397,21 @@ def backtranslate(
     from .translation_engines import engine_options
 
     typed = engine_options(engine, engine_kwargs)
-    name = check_model(os.fspath(model), options, typed)
+    cleaning = cleaning if cleaning is not None else default_cleaning()
+    resolved = check_model(model, options, typed, model_revision)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
-    settings = {"model": name, **engine_settings(typed), "decoding": asdict(options),
-                "source_column": source_column, "with_source": with_source, "member": member_pattern,
-                "strict": strict}
+    settings = {"model": resolved.name, "model_revision": resolved.revision, "model_sha256": resolved.sha256,
+                **engine_settings(typed), "decoding": asdict(options), "source_column": source_column,
+                "with_source": with_source, "cleaning": asdict(cleaning), "member": member_pattern, "strict": strict}
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
                                "header": output_header(with_source)})
-    step = BacktranslateStep(name, options, typed, source_column, with_source,
-                             spec.parts_dir("chunks"), is_gzip_name(output))
-    stages = [Stage("main", [spec.reader("main", "bitext", strict, member_pattern), step,
+    run, models = open_model_run(spec, run, resolved, model_cache)
+    folder, task_engine = prepare_model(resolved, models, typed, progress=run.progress)
+    step = BacktranslateStep(folder, options, task_engine, source_column, with_source,
+                             spec.parts_dir("chunks"), is_gzip_name(output), dedup=cleaning.dedup)
+    stages = [Stage("main", [spec.reader("main", "bitext", strict, member_pattern),
+                             SourceCleanStep(cleaning, source_column), step,
                              TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),
               merge_stage(merge_tsv, spec)]
-    return execute(spec, stages, run, workers)
+    return TranslationSummary.of(execute(spec, stages, run, workers))

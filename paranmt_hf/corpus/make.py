@@ -31,15 +31,24 @@ from ..data.configs import ConfigOptions
 from ..data.reader import Block
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
-from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, engine_settings, source_side
+from .backtranslate import (
+    CHUNK_BYTES,
+    BacktranslateStep,
+    TranslationSummary,
+    check_model,
+    engine_settings,
+    open_model_run,
+    prepare_model,
+)
 from .batches import PairBatch
 from .columns import Header, header_of, parse_named
 from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .export import ParquetShards, collect_task_files, write_card, write_export_record
 from .filtering import FilterStep, bounds_stages
 from .parts import TsvPartWriter, part_path
-from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
 from .score import AnnotateStep
+from .source_cleaning import SourceCleaning, SourceCleanStep, source_side
 from .steps import CorpusStep
 from .translation import DecodingOptions, EngineOptions
 
@@ -144,10 +153,13 @@ def make_paranmt(
     language_model: str | None = None,
     classifier: str | None = None,
     card: Mapping[str, Any] | None = None,
+    model_revision: str | None = None,
+    model_cache: str | os.PathLike[str] | None = None,
+    cleaning: SourceCleaning | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
-) -> Summary:
+) -> TranslationSummary:
     """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
 
     Args:
@@ -158,7 +170,7 @@ def make_paranmt(
         run: tasks, workers, executor (:class:`~paranmt_hf.corpus.runner.RunOptions`; 64 KiB chunks unless set).
         engine: the engine: a name of :data:`~paranmt_hf.corpus.translation_engines.ENGINES` or its options object.
         engine_kwargs: with an engine name, its settings (as :func:`~paranmt_hf.corpus.backtranslate.backtranslate`);
-            a setting of another engine is refused before any work.
+            a setting of another engine is refused before any work (``inter_threads`` for CTranslate2 too).
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: keep the source sentence as a column.
         scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
@@ -173,6 +185,11 @@ def make_paranmt(
         language_model: the KenLM model ``lm_perplexity`` needs.
         classifier: the reference classifier ``reference_probability`` needs.
         card: :func:`~paranmt_hf.corpus.export.write_card` options (``repo_id``, ``pretty_name``, ``license_name``).
+        model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
+        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
+        cleaning: what is removed before decoding (default: what ``filter_options`` would drop whatever the
+            translation, :meth:`~paranmt_hf.corpus.source_cleaning.SourceCleaning.for_filter`; duplicate sources of
+            a chunk decoded once).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
@@ -191,7 +208,9 @@ def make_paranmt(
     from .translation_engines import engine_options
 
     typed = engine_options(engine, engine_kwargs)
-    name = check_model(os.fspath(model), options, typed)
+    cleaning = cleaning if cleaning is not None else SourceCleaning.for_filter(filter_options)
+    resolved = check_model(model, options, typed, model_revision)
+    name = resolved.name
     recorded = engine_settings(typed)
     bt_columns = ["translation_cost", *(["source"] if with_source else [])]
     compute = [*(["paraphrase_score"] if scorer is not None else []), "trigram_overlap", *measures]
@@ -206,24 +225,29 @@ def make_paranmt(
     if filter_options is not None:
         card.setdefault("filter_description", "`" + json.dumps({k: v for k, v in vars(filter_options).items()
                                                                   if v not in (None, ()) and k != "strict"}) + "`")
-    settings = {"model": name, **recorded, "decoding": asdict(options),
-                "source_column": source_column, "with_source": with_source, "scorer": context.encoder,
+    settings = {"model": name, "model_revision": resolved.revision, "model_sha256": resolved.sha256,
+                **recorded, "decoding": asdict(options), "source_column": source_column, "with_source": with_source,
+                "cleaning": asdict(cleaning), "scorer": context.encoder,
                 "measures": list(measures), "filter": None if filter_options is None else vars(filter_options),
                 "dedup": dedup, "dedup_key": dedup_key, "tokenizer": tokenizer}
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
-                               "reading_stage": "main"})
-    steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
-                        BacktranslateStep(name, options, typed, source_column, with_source,
-                                          spec.parts_dir("chunks")),
-                        AnnotateStep(context, True, columns, compute)]
-    before: list[Stage] = []
+                               "reading_stage": "main", "header": header.line})
+    bounds = None
     if filter_options is not None:
         before, bounds = bounds_stages(spec, filter_options, "bitext", member_pattern)
         if before:
             raise ValueError("the filter needs a first pass over the scores (acl2018 without min_score): give "
                              "min_score / max_score, or filter the made pairs with `corpus filter`")
+    run, models = open_model_run(spec, run, resolved, model_cache)
+    folder, task_engine = prepare_model(resolved, models, typed, progress=run.progress)
+    steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
+                        SourceCleanStep(cleaning, source_column),
+                        BacktranslateStep(folder, options, task_engine, source_column, with_source,
+                                          spec.parts_dir("chunks"), dedup=cleaning.dedup),
+                        AnnotateStep(context, True, columns, compute)]
+    if filter_options is not None:
         steps.append(FilterStep(filter_options, bounds_file=bounds))
     parquet = NamedParquetWriter(spec.parts_dir("parquet"), ["reference", "paraphrase", *columns], shard_rows)
     if dedup is None:
@@ -236,6 +260,5 @@ def make_paranmt(
                         reads_input=False),
                   Stage("write", [PartReader(spec.parts_dir("kept"), header),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
-    spec.options["header"] = header.line
-    return execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers)
+    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers))
 

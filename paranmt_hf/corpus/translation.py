@@ -75,7 +75,8 @@ class DecodingOptions:
         no_repeat_ngram_size: forbid repeating n-grams of this size (None: the model's generation config; 0: off).
         source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
             M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
-        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return).
+        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return) (None:
+            scaled to the device the engine runs on, :func:`device_batch_tokens`).
         batch_size: most sentences in one batch (None: the token budget alone decides).
         seed: sampling seed (the corpus runner derives one per chunk of input from it).
     """
@@ -91,7 +92,7 @@ class DecodingOptions:
     no_repeat_ngram_size: int | None = None
     source_lang: str | None = None
     target_lang: str | None = None
-    batch_tokens: int = 16384
+    batch_tokens: int | None = None
     batch_size: int | None = None
     seed: int = 0
 
@@ -116,7 +117,7 @@ class DecodingOptions:
             raise InvalidOptionError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.temperature is not None and self.temperature <= 0:
             raise InvalidOptionError(f"temperature must be > 0, got {self.temperature}")
-        if self.batch_tokens < 1:
+        if self.batch_tokens is not None and self.batch_tokens < 1:
             raise InvalidOptionError(f"batch_tokens must be >= 1, got {self.batch_tokens}")
 
 
@@ -521,6 +522,36 @@ def check_loading_info(model: str, info: dict[str, Any]) -> None:
                                     "to translate with randomly initialised weights")
 
 
+CPU_BATCH_TOKENS = 16384
+"""The token budget of a batch on a CPU (results/backtranslate: larger batches gain nothing on CPU cores)."""
+GPU_BATCH_TOKENS_PER_GIB = 1024
+"""On a GPU: budget tokens per GiB of its memory for an opus-mt-sized model (6 + 6 layers of 512)."""
+
+
+def device_batch_tokens(device: str, config: Any = None) -> int:
+    """The default token budget of a batch on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
+
+    CPU: :data:`CPU_BATCH_TOKENS`. CUDA: :data:`GPU_BATCH_TOKENS_PER_GIB` per GiB of the device's memory, scaled down
+    for models wider or deeper than opus-mt (``config``'s ``d_model`` x layers: the decoder's cached keys and values
+    grow with them), between 4,096 and 131,072; :data:`CPU_BATCH_TOKENS` when the memory cannot be read.
+    """
+    if not str(device).startswith("cuda"):
+        return CPU_BATCH_TOKENS
+    try:
+        import torch
+
+        index = int(str(device).partition(":")[2] or 0)
+        gib = torch.cuda.get_device_properties(index).total_memory / 2**30
+    except Exception:  # noqa: BLE001 - no torch with CUDA here (CTranslate2 alone): the CPU budget
+        return CPU_BATCH_TOKENS
+    size = 1.0
+    if config is not None:
+        width = getattr(config, "d_model", None) or getattr(config, "hidden_size", None) or 512
+        layers = (getattr(config, "encoder_layers", None) or 6) + (getattr(config, "decoder_layers", None) or 6)
+        size = max(int(width) * int(layers) / (512 * 12), 1.0)
+    return int(min(max(GPU_BATCH_TOKENS_PER_GIB * gib / size, 4096), 131072))
+
+
 class Seq2SeqEngine:
     """What both engines share.
 
@@ -572,6 +603,11 @@ class Seq2SeqEngine:
     def num_beams(self) -> int:
         """The beam width decoded with."""
         return self.plan.num_beams
+
+    @property
+    def batch_tokens(self) -> int:
+        """The token budget of a batch: the options', else the device's (:func:`device_batch_tokens`)."""
+        return self.options.batch_tokens or device_batch_tokens(str(getattr(self, "device", "cpu")), self.config)
 
     def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
         """The ``num_return`` candidates of each sentence, best first.
@@ -686,7 +722,7 @@ class TransformersTranslator(Seq2SeqEngine):
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         with torch.inference_mode(), torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.options.seed if seed is None else seed)
-            for batch in length_sorted_batches([len(x) for x in ids], self.options.batch_tokens, width,
+            for batch in length_sorted_batches([len(x) for x in ids], self.batch_tokens, width,
                                                self.options.batch_size):
                 for index, hyps in zip(batch, self._translate_batch([ids[i] for i in batch]), strict=True):
                     out[index] = hyps

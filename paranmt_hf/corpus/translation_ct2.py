@@ -1,8 +1,8 @@
 """The CTranslate2 engine: a transformers translation model converted once (offline, cached) and run in C++.
 
-``CTranslate2Translator(model, options, compute_type="int8")`` converts the model folder (or the local snapshot of a
+``CTranslate2Translator(model, options, CTranslate2Options(compute_type="int8"))`` converts the model folder (or the local snapshot of a
 Hub id) with ``ctranslate2.converters.TransformersConverter`` into ``<cache>/ctranslate2/<name>-<digest>`` (the digest
-covers the model's files, so an edited model is converted again), then translates with ``ctranslate2.Translator``:
+hashes the content of the model's files, whatever their times), then translates with ``ctranslate2.Translator``:
 the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the
 target prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each
 candidate (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own
@@ -15,7 +15,6 @@ checks both ways against a full scoring). Weights are stored in float32; ``compu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -27,6 +26,7 @@ from typing import Any
 from ..utils.atomic import atomic_output
 from ..utils.imports import require
 from ..utils.paths import cache_dir
+from .model_prep import DIGEST_CHARS, model_sha256, resolve_translation_model
 from .translation import (
     DecodingOptions,
     EngineOptions,
@@ -36,32 +36,25 @@ from .translation import (
     check_loading_info,
 )
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".model", ".spm", ".txt")
+SOURCE_RECORD = "paranmt_hf_source.json"
+"""The record of a conversion: the model it was made from and that model's content hash."""
 
+def model_folder(model: str, revision: str | None = None) -> Path:
+    """The local folder of a model: the folder itself, or the snapshot of a Hub id at ``revision`` (fetched once).
 
-def model_folder(model: str) -> Path:
-    """The local folder of a model: the folder itself, or the cached snapshot of a Hub id (downloaded if needed)."""
-    if Path(model).is_dir():
-        return Path(model)
-    hub = require("huggingface_hub", "translate")
-    try:
-        return Path(hub.snapshot_download(model))
-    except Exception as err:  # noqa: BLE001 - offline, unknown repo, network: one message
-        raise TranslationModelError(f"cannot find {model} locally or on the Hub: {err}") from None
+    Raises:
+        TranslationModelError: not a model folder, or a Hub id that cannot be fetched.
+    """
+    return resolve_translation_model(model, revision).folder
 
 
 def model_digest(folder: str | os.PathLike[str]) -> str:
-    """A digest of a model folder's files (names, sizes, modification times; config.json's content)."""
-    folder = Path(folder)
-    digest = hashlib.sha256()
-    for path in sorted(folder.iterdir()):
-        if path.is_file() and path.name.endswith(WEIGHT_SUFFIXES):
-            stat = path.stat()
-            digest.update(f"{path.name}\t{stat.st_size}\t{stat.st_mtime_ns}\n".encode())
-    config = folder / "config.json"
-    if config.is_file():
-        digest.update(config.read_bytes())
-    return digest.hexdigest()[:16]
+    """The content key of a model folder: the start of its content hash (:func:`~.model_prep.model_sha256`).
+
+    Never modification times, sizes or the cache's location: a model replaced in place, whatever its times, gets
+    another key.
+    """
+    return model_sha256(folder)[:DIGEST_CHARS]
 
 
 def _converter(folder: Path, trust_remote_code: bool) -> Any:
@@ -95,27 +88,43 @@ def converted_model(model: str, cache: str | os.PathLike[str] | None = None, tru
                     progress: bool = False) -> Path:
     """The CTranslate2 copy of ``model`` (converted on first use, into the cache; float32 weights).
 
+    Kept in ``<cache>/<folder name>-<content key>`` (:func:`model_digest`): the key is the content of the model's
+    weight, configuration and tokenizer files, so model B is never served model A's conversion, whatever their names,
+    sizes or modification times. ``cache``: where (default ``<paranmt_hf cache>/ctranslate2``; the corpus commands
+    pass their run's model folder or ``--model-cache``).
+
     Raises:
         TranslationModelError: CTranslate2 cannot convert this kind of model.
     """
     folder = model_folder(model)
+    sha256 = model_sha256(folder)
     base = Path(cache) if cache is not None else cache_dir() / "ctranslate2"
-    target = base / f"{folder.name}-{model_digest(folder)}"
-    if (target / "model.bin").is_file():
+    target = base / f"{folder.name}-{sha256[:DIGEST_CHARS]}"
+    if (target / "model.bin").is_file() and _converted_from(target) == sha256:
         return target
     base.mkdir(parents=True, exist_ok=True)
     if progress:
         logging.getLogger("paranmt_hf.corpus").warning("converting %s to CTranslate2 (once) -> %s", model, target)
-    with atomic_output(target, directory=True, overwrite=True) as tmp:
+    with atomic_output(target, directory=True, overwrite=True, wait=600.0) as tmp:
         converter = _converter(folder, trust_remote_code)
         try:
             converter.convert(str(tmp), force=True)
         except (ValueError, NotImplementedError, KeyError) as err:
             raise TranslationModelError(f"CTranslate2 cannot convert {model}: {err} (use --engine transformers)") \
                 from None
-        (Path(tmp) / "paranmt_hf_source.json").write_text(json.dumps({"model": str(model), "folder": str(folder)}),
-                                                          encoding="utf-8")
+        if model_sha256(folder) != sha256:
+            raise TranslationModelError(f"the files of {model} changed while it was converted: run the command again")
+        (Path(tmp) / SOURCE_RECORD).write_text(json.dumps({"model": str(model), "folder": str(folder),
+                                                           "sha256": sha256}), encoding="utf-8")
     return target
+
+
+def _converted_from(target: Path) -> str | None:
+    """The content hash of the model a conversion was made from (None: unknown)."""
+    try:
+        return json.loads((target / SOURCE_RECORD).read_text(encoding="utf-8")).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -124,11 +133,21 @@ class CTranslate2Options(EngineOptions):
 
     Attributes:
         compute_type: ``"int8"`` (default on CPU), ``"float32"``, ``"int8_float32"``, ``"float16"`` (GPU default)...
+        inter_threads: batches decoded in parallel (CTranslate2's ``inter_threads``; None: 1); ``threads`` are
+            shared among them.
         cache_dir: where converted models are kept (default ``<paranmt_hf cache>/ctranslate2``).
     """
 
     compute_type: str | None = None
+    inter_threads: int | None = None
     cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.inter_threads is not None and self.inter_threads < 1:
+            from .errors import InvalidOptionError
+
+            raise InvalidOptionError(f"inter_threads must be >= 1, got {self.inter_threads}")
 
 
 class CTranslate2Translator(Seq2SeqEngine):
@@ -188,10 +207,11 @@ class CTranslate2Translator(Seq2SeqEngine):
         ctranslate2 = require("ctranslate2", "translate")
         kwargs: dict[str, Any] = {"device": self.device, "device_index": self.device_index,
                                   "compute_type": self.compute_type}
+        inter = inter_threads if inter_threads is not None else self.settings.inter_threads
+        if inter is not None:
+            kwargs["inter_threads"] = inter
         if self.settings.threads is not None:
-            kwargs["intra_threads"] = self.settings.threads
-        if inter_threads is not None:
-            kwargs["inter_threads"] = inter_threads
+            kwargs["intra_threads"] = max(self.settings.threads // (inter or 1), 1)
         return ctranslate2.Translator(str(self.path), **kwargs)
 
     def _scorer(self) -> Any:
@@ -220,7 +240,7 @@ class CTranslate2Translator(Seq2SeqEngine):
         width = max(p.num_beams, p.num_return)
         kwargs: dict[str, Any] = {
             "beam_size": p.num_beams, "num_hypotheses": p.num_return,
-            "max_batch_size": max(self.options.batch_tokens // width, 1), "batch_type": "tokens",
+            "max_batch_size": max(self.batch_tokens // width, 1), "batch_type": "tokens",
             "max_decoding_length": self.max_decoding, "min_decoding_length": p.min_length,
             "max_input_length": 0, "return_end_token": True, "length_penalty": p.length_penalty,
             "no_repeat_ngram_size": p.no_repeat_ngram_size,
@@ -262,7 +282,7 @@ class CTranslate2Translator(Seq2SeqEngine):
                 costs.append((-score * length**penalty / counted if counted else math.nan, counted))
         else:
             scored = self._scorer().score_batch([source[i] for i, _, _, _ in rows], [t for _, t, _, _ in rows],
-                                                 max_batch_size=self.options.batch_tokens, batch_type="tokens",
+                                                 max_batch_size=self.batch_tokens, batch_type="tokens",
                                                  max_input_length=0, offset=len(self.prefix))
             costs = []
             for (_, _, finished, _), result in zip(rows, scored, strict=True):
