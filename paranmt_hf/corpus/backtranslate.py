@@ -42,6 +42,7 @@ from .errors import CorpusError, InvalidOptionError
 from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
 from .runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
+from .task_process import write_file
 from .translation import DecodingOptions, Translation
 from .translation_engines import ENGINES
 
@@ -150,10 +151,8 @@ class BacktranslateStep(CorpusStep):
         counts["truncated sources"] = result.truncated_count
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(cache.name + ".tmp")
-            tmp.write_text(json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
-                                       "rows": rows}), encoding="utf-8")
-            os.replace(tmp, cache)
+            write_file(cache, json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
+                                          "rows": rows}))  # per-attempt temporary name (task_process)
         self.count(counts)
         return self._pairs(batch, rows)
 
@@ -272,7 +271,7 @@ def backtranslate(
                 "strict": strict}
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": output_header(with_source)})
+                               "header": output_header(with_source)}, protected=[model])
     step = BacktranslateStep(name, options, engine, engine_kwargs, source_column, with_source,
                              spec.parts_dir("chunks"), is_gzip_name(output))
     stages = [Stage("main", [spec.reader("main", "bitext", strict, member_pattern), step,

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..data.configs import ConfigOptions
 from ..data.reader import Block
-from ..utils.atomic import atomic_output
+from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .backtranslate import CHUNK_BYTES, BacktranslateStep, check_model, source_side
 from .batches import PairBatch
@@ -180,6 +180,7 @@ def make_paranmt(
 
     options = options or DecodingOptions()
     run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
+    path_name(config, "the config name")  # it names data/<config>/ inside the output
     if dedup is not None and dedup not in KEEP:
         raise ValueError(f"unknown dedup {dedup!r}; choose one of {KEEP} or None")
     for name in measures:
@@ -209,7 +210,7 @@ def make_paranmt(
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
-                               "reading_stage": "main"})
+                               "reading_stage": "main"}, protected=[model, scorer, language_model, classifier])
     steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
                         BacktranslateStep(name, options, engine, engine_kwargs, source_column, with_source,
                                           spec.parts_dir("chunks")),
