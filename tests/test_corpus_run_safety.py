@@ -304,3 +304,30 @@ def test_the_config_name_of_corpus_make_stays_inside_the_output(marian: Path, tm
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot be a folder name inside the output" in err[0], err
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_disk_full_at_the_merge_is_one_sentence_and_keeps_the_work(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC while the parts are joined: one line (no traceback), no output, the work folder kept to resume once
+    space is freed (issue 34 item 9)."""
+    import errno
+
+    import paranmt_hf.corpus.parts as parts
+
+    pairs = _pairs(tmp_path / "pairs.txt", 50)
+    out = tmp_path / "out.tsv"
+    args = ["corpus", "annotate", str(pairs), "--format", "paranmt", "--tokenizer", "whitespace", "--quiet",
+            "--workers", "1", "-o", str(out)]
+    real = parts._check_parts
+
+    def full(paths: list[Path]) -> list[dict]:
+        raise OSError(errno.ENOSPC, "No space left on device", str(out))
+
+    monkeypatch.setattr(parts, "_check_parts", full)
+    capsys.readouterr()
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no space left on the device" in err[0] and "resume" in err[0], err
+    assert not out.exists() and (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()
+    monkeypatch.setattr(parts, "_check_parts", real)
+    assert main(args) == 0 and out.read_text().count("\n") == 50  # space freed: the same command finishes
