@@ -162,6 +162,23 @@ def local_paths(*items: Any) -> list[str]:
 # ------------------------------------------------------------------------------------------------------ locks
 _held: dict[tuple[str, int], int] = {}
 _held_guard = threading.Lock()
+_lock_fds: set[int] = set()
+
+
+def _drop_inherited_locks() -> None:
+    """In a forked child: close the lock files inherited from the parent.
+
+    A lock belongs to the process that took it: a child that outlives it (a pool's manager) must not keep it.
+    """
+    for fd in list(_lock_fds):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _lock_fds.clear()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def lock_path(output: PathLike) -> Path:
@@ -245,11 +262,13 @@ def output_lock(output: PathLike, wait: float = 0.0) -> Iterator[Path]:
     fd = _acquire(path, target, wait)
     with _held_guard:
         _held[key] = 1
+        _lock_fds.add(fd)
     try:
         yield path
     finally:
         with _held_guard:
-            del _held[key]
+            _held.pop(key, None)
+            _lock_fds.discard(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)  # while still locked: a waiting process then sees another inode and retries
         os.close(fd)
