@@ -317,3 +317,27 @@ def test_a_reader_leaves_a_set_aside_folder_to_the_writer_that_holds_the_lock(tm
     writer.kill()
     writer.wait()
     assert recover_set_aside(tmp_path / "model") and (tmp_path / "model").is_dir()
+
+
+def test_a_folder_input_protects_every_file_below_it(tmp_path):
+    """A model folder a command loads is an input: no output may be one of its files, the folder, or hold it; a new
+    file inside it is fine (issue 34 item 3)."""
+    model = tmp_path / "model"
+    (model / "sub").mkdir(parents=True)
+    (model / "model.safetensors").write_bytes(b"weights")
+    (model / "sub" / "config.json").write_text("{}")
+    (tmp_path / "link.safetensors").symlink_to(model / "model.safetensors")
+    for out in (model / "model.safetensors", model / "sub" / "config.json", model / "sub" / ".." / "sub",
+                model, tmp_path, tmp_path / "link.safetensors"):
+        with pytest.raises(OutputIsInputError, match="is the input"):
+            check_output(out, [model], overwrite=True)
+    assert check_output(model / "scores.tsv", [model]) == model / "scores.tsv"
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "../x", "a/b", "/abs", "a\\b", "x\x00y", " .. "])
+def test_names_that_would_leave_their_folder_are_refused(name):
+    from paranmt_hf.utils.atomic import UnsafeNameError, path_name
+
+    with pytest.raises(UnsafeNameError, match="cannot be a folder name"):
+        path_name(name, "revision")
+    assert path_name("v1.0_final-2", "revision") == "v1.0_final-2"

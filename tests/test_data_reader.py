@@ -101,3 +101,70 @@ def test_bad_shard_arguments() -> None:
         Shard(2, 2)
     with pytest.raises(ValueError):
         Shard(0, 0)
+
+
+def _parsed(path: Path, **kwargs: object) -> tuple[list[tuple[int, str]], dict[str, int]]:
+    """``([(line number, line) of the valid lines], {bad reason: count})`` of ``path`` read in blocks."""
+    from paranmt_hf.data.records import BadLineReport, parse_block
+
+    kept, report = [], BadLineReport()
+    for block in iter_blocks([path], **kwargs):
+        parsed = parse_block(block, "pairs")
+        kept += list(zip(parsed.numbers, parsed.lines, strict=True))
+        report.merge(parsed.report)
+    return kept, dict(report.bad)
+
+
+def test_a_line_without_end_is_read_at_constant_memory_and_counted(tmp_path: Path) -> None:
+    """A decompression bomb (4 MB of gzip expanding to 40 MiB with no newline) is never held in memory: the line is
+    skipped and counted as ``line too long`` and the lines after it keep their numbers (issue 34 item 7)."""
+    import tracemalloc
+
+    bomb = tmp_path / "bomb.tsv.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as handle:
+        handle.write(b"good a\tgood b\n")
+        for _ in range(20):
+            handle.write(b"x" * (1 << 20))
+        handle.write(b"\nafter a\tafter b\n")
+        for _ in range(20):
+            handle.write(b"y" * (1 << 20))  # and a last line without a newline
+    tracemalloc.start()
+    try:
+        kept, bad = _parsed(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kept == [(1, "good a\tgood b"), (3, "after a\tafter b")]
+    assert bad == {"line too long": 2}
+    assert peak < 8 * (1 << 20), f"peak {peak / (1 << 20):.1f} MiB"
+
+
+@pytest.mark.parametrize("block_bytes", [7, 64, 333, 4096, 1 << 20])
+def test_the_line_bound_gives_the_same_lines_whatever_the_block_size(tmp_path: Path, block_bytes: int) -> None:
+    path = tmp_path / "pairs.tsv"
+    rng = random.Random(4)
+    lines = [f"{'a' * rng.randint(1, 90)}\t{'b' * rng.choice([1, 5, 40, 150, 400])}" for _ in range(300)]
+    path.write_text("\n".join(lines), encoding="utf-8")  # the last line has no newline
+    expected = [(i + 1, line) for i, line in enumerate(lines) if len(line.encode()) <= 200]
+    kept, bad = _parsed(path, block_bytes=block_bytes, max_line_bytes=200)
+    assert kept == expected and bad == {"line too long": len(lines) - len(expected)}
+    shards = [_parsed(path, block_bytes=block_bytes, max_line_bytes=200, shard=Shard(i, 3)) for i in range(3)]
+    assert [line for part, _ in shards for line in part] == expected
+    assert _parsed(path, block_bytes=block_bytes, max_line_bytes=None)[0] == [(i + 1, x) for i, x in enumerate(lines)]
+
+
+def test_max_line_bytes_flag_of_the_corpus_commands(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("datatrove")
+    path = tmp_path / "pairs.tsv"
+    long = "a long reference " * 150
+    path.write_text(f"short one\tshort two\n{long}\tits paraphrase\nthird a\tthird b\n", encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    base = ["corpus", "dedup", str(path), "--format", "pairs", "--quiet", "-o", str(out)]
+    assert main([*base, "--max-line-bytes", "1000"]) == 0
+    assert "1 bad (1 line too long)" in capsys.readouterr().err
+    assert out.read_text().count("\n") == 2
+    assert main([*base, "--max-line-bytes", "4000", "--overwrite"]) == 0
+    assert "bad" not in capsys.readouterr().err and out.read_text().count("\n") == 3
+    assert main([*base, "--max-line-bytes", "1000", "--overwrite", "--strict"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pairs.tsv:2: line too long" in err[0], err

@@ -125,3 +125,22 @@ def test_task_names_groups_and_missing_data(tmp_path):
         get_task("STS99")
     with pytest.raises(DataUnavailableError, match="--data-dir"):
         ensure_data(tmp_path, ["sts/STS12-en-test"], download=False)
+
+
+def test_unicode_line_ends_inside_a_sentence_are_not_line_ends(tmp_path):
+    """U+2028, U+0085 or a form feed inside a sentence keep the files line-aligned: only "\\n" ends a line (issue 34
+    item 9); a Windows "\\r\\n" is still one line end."""
+    from paranmt_hf.data.tatoeba import load_tatoeba
+
+    inp, gold = tmp_path / "STS.input.x.txt", tmp_path / "STS.gs.x.txt"
+    inp.write_text("a man\u2028plays\tsomeone plays\r\nthe dog\x85runs\ta\x0cdog runs\nc d\te f\n", encoding="utf-8")
+    gold.write_text("4.5\r\n3\n1\n", encoding="utf-8")
+    pairs = read_sts_pair_files(inp, gold, "x")
+    assert pairs.sentences1 == ["a man plays", "the dog runs", "c d"]  # (whitespace normalised, as always)
+    assert pairs.sentences2 == ["someone plays", "a dog runs", "e f"] and list(pairs.scores) == [4.5, 3.0, 1.0]
+    root = tmp_path / "tatoeba"
+    root.mkdir()
+    (root / "tatoeba.deu-eng.deu").write_text("ein\u2028Mann\nzwei\n", encoding="utf-8")
+    (root / "tatoeba.deu-eng.eng").write_text("a man\ntwo\n", encoding="utf-8")
+    [bitext] = load_tatoeba(root, ["deu"])
+    assert len(bitext.source) == len(bitext.english) == 2

@@ -103,3 +103,26 @@ def test_two_concurrent_writers_never_tear_the_results(tmp_path):
     assert reads > 5 and torn == 0
     assert len(json.loads(path.read_text())["paranmt_hf"]["scores"]["test"]) == 400
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+@pytest.mark.parametrize("option", [["--revision", "../../rev"], ["--revision", ".."], ["--revision", "/tmp/abs"],
+                                    ["--name", ".."], ["--revision", "v1/../../x"]])
+def test_names_that_become_folders_stay_inside_the_output(tmp_path, capsys, option):
+    """``--revision`` / ``--name`` name folders below ``--output``: one that leads out of it is refused in one line
+    before the model loads, and nothing is written outside (issue 34 item 6)."""
+    from paranmt_hf import build_encoder
+
+    model = tmp_path / "m"
+    build_encoder("word", ["a man plays", "a dog runs"], embedding_dim=4).save_pretrained(model)
+    before = sorted(tmp_path.rglob("*"))
+    out = tmp_path / "a" / "b" / "results"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        cli(["eval", str(model), "--tasks", "STS12", "--output", str(out), *option])
+    assert stopped.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot be a folder name inside the output" in err[0], err
+    with pytest.raises(ValueError, match="folder name"):
+        write_results({}, out, "org/name", option[1] if option[0] == "--revision" else "v1",
+                      model_meta={}) if option[0] == "--revision" else write_results({}, out, option[1])
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written anywhere

@@ -309,3 +309,28 @@ def test_the_card_names_the_weights_licence_and_the_training_data_terms(model_di
     assert "`flickr30k-caption-pairs.tsv.gz`: Flickr30k / Multi30k: non-commercial research use" in section
     assert "`paranmt5m-sample-10k.tsv.gz`: Derived from CzEng 1.6: non-commercial" in section
     assert "`pairs.tsv`: your own data" in section
+
+
+def test_links_out_of_the_results_folder_are_never_followed(model_dir, eval_dir, tmp_path, caplog):
+    """A ``*.json`` link in ``--eval-dir`` to a file outside it (``/etc/passwd``, another model's results) is skipped
+    and named in a warning: it is neither read for the card nor copied into the Hub folder (issue 34 item 4)."""
+    evals = tmp_path / "evals"
+    shutil.copytree(eval_dir, evals)
+    results = next(p.parent for p in evals.rglob("STS12.json"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    secret = json.loads((results / "STS12.json").read_text())
+    secret["task_name"] = "STS17"
+    (outside / "STS17.json").write_text(json.dumps(secret))
+    (results / "passwd.json").symlink_to(outside / "passwd")
+    (results / "STS17.json").symlink_to(outside / "STS17.json")
+    (results / "STS12-copy.json").symlink_to(results / "STS12.json")  # a link inside the folder is fine
+    out = tmp_path / "hub"
+    with caplog.at_level("WARNING"):
+        publish(model_dir, out, eval_dir=evals, model_id=REPO)
+    copied = sorted(p.name for p in (out / "results").rglob("*") if p.is_file())
+    assert "passwd.json" not in copied and "STS17.json" not in copied and "STS12-copy.json" in copied, copied
+    assert not any(p.is_symlink() for p in out.rglob("*"))
+    assert "STS17" not in (out / "README.md").read_text()
+    assert "link outside it" in caplog.text and "passwd.json" in caplog.text

@@ -92,6 +92,8 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
     group.add_argument("--local-rank-offset", type=int, default=0, help="the first task --local-tasks runs")
     group.add_argument("--chunk-bytes", type=int, default=None,
                        help=f"input bytes per chunk, the unit of work and of resumption (default {chunk_default})")
+    group.add_argument("--max-line-bytes", type=int, default=None,
+                       help="skip and count input lines longer than this, never holding them (default 1 MiB)")
     group.add_argument("--threads", type=int, default=None,
                        help="CPU threads per task for models (default: cores / workers)")
     group.add_argument("--work-dir", default=None,
@@ -157,7 +159,7 @@ def _run(args: argparse.Namespace) -> Any:
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
                       chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
                       progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,
-                      executor=args.executor, cluster=cluster)
+                      executor=args.executor, cluster=cluster, max_line_bytes=args.max_line_bytes)
 
 
 def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -175,12 +177,12 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         from ..data.reader import InputError
         from ..data.records import BadLineError
         from ..fetch.http import DownloadError
-        from ..utils.atomic import OutputExistsError, OutputIsInputError
+        from ..utils.atomic import OutputExistsError, OutputIsInputError, UnsafeNameError
 
         if threading.current_thread() is threading.main_thread():  # `kill`: unwind, removing temporary outputs
             signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         known: tuple[type[BaseException], ...] = (InputError, BadLineError, OutputExistsError, OutputIsInputError,
-                                                  FileNotFoundError, CorpusError, DownloadError)
+                                                  UnsafeNameError, FileNotFoundError, CorpusError, DownloadError)
         try:
             from ..corpus.translation import TranslationModelError
 
@@ -189,6 +191,8 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
             pass
         try:
             return func(args)
+        except KeyboardInterrupt:  # Ctrl-C: the runner said how to resume; no traceback
+            return 128 + signal.SIGINT
         except known as err:
             print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
             return 1

@@ -50,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print the table and write the results."""
-    from ..evaluation.results import model_folder_name
+    from ..evaluation.results import results_folder
     from ..utils.atomic import check_output
     from ..utils.imports import require_extras
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     resolve_tasks(args.tasks)  # an unknown task is named before the model loads
     name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
     if args.output:  # before the evaluation, which can take long
-        folder = Path(args.output) / model_folder_name(name) / args.revision
+        folder = results_folder(args.output, name, args.revision)
         check_output(folder, overwrite=args.overwrite)
     encoder = load_model(args)
     results = evaluate(encoder, args.tasks, data_dir=args.data_dir, batch_size=args.batch_size,

@@ -43,9 +43,20 @@ from ..utils.atomic import atomic_write_json, check_output
 from .errors import CorpusError
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
 from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
-from .runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage, open_work_dir
+from .runner import (
+    JobSpec,
+    RunOptions,
+    Stage,
+    Summary,
+    check_work_outside_inputs,
+    execute,
+    make_spec,
+    merge_stage,
+    open_work_dir,
+)
 from .source_cleaning import SourceCleaning, SourceCleanStep, default_cleaning, source_side
 from .steps import CorpusStep
+from .task_process import write_file
 from .translation import DecodingOptions, EngineOptions, Translation
 
 logger = logging.getLogger("paranmt_hf.corpus")
@@ -151,10 +162,8 @@ class BacktranslateStep(CorpusStep):
         counts["duplicate sources (decoded once)"] = len(sources) - len(distinct)
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(cache.name + ".tmp")
-            tmp.write_text(json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
-                                       "rows": rows}), encoding="utf-8")
-            os.replace(tmp, cache)
+            write_file(cache, json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
+                                          "rows": rows}))  # per-attempt temporary name (task_process)
         generated = sum(c.tokens for h in result.hypotheses for c in h)
         self.count(counts | {f"{THROUGHPUT}sentences": len(sources), f"{THROUGHPUT}decoded sentences": len(distinct),
                              f"{THROUGHPUT}target tokens": generated,
@@ -278,7 +287,8 @@ def open_model_run(spec: JobSpec, run: RunOptions, resolved: ResolvedModel,
     Raises:
         CorpusError: the work folder belongs to a run of another model, or to another run.
     """
-    check_output(spec.output, spec.inputs, spec.overwrite)
+    check_output(spec.output, spec.all_inputs, spec.overwrite)
+    check_work_outside_inputs(spec)
     record = spec.work / MODEL_RECORD
     if not run.restart and record.is_file():
         try:
@@ -405,7 +415,7 @@ def backtranslate(
                 "with_source": with_source, "cleaning": asdict(cleaning), "member": member_pattern, "strict": strict}
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": output_header(with_source)})
+                               "header": output_header(with_source)}, protected=[model])
     run, models = open_model_run(spec, run, resolved, model_cache)
     folder, task_engine = prepare_model(resolved, models, typed, progress=run.progress)
     step = BacktranslateStep(folder, options, task_engine, source_column, with_source,

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.reader import Block, Shard, input_bytes, iter_blocks, uncompressed_sizes
+from ..data.reader import MAX_LINE_BYTES, Block, Shard, input_bytes, iter_blocks, uncompressed_sizes
 from ..data.records import BadLineReport, LineFormat, ParsedBlock, line_format, parse_block
 from .columns import Header, parse_named
 from .steps import CorpusStep
+from .task_process import write_file
 
 CHUNK_BYTES = 1 << 20
 
@@ -131,9 +132,7 @@ class ProgressFile:
         now = time.monotonic()
         if self.path is not None and (force or now - self._last > 0.5):
             self._last = now
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text(json.dumps({"lines": self.lines, "done": self.done, "total": self.total}))
-            os.replace(tmp, self.path)
+            write_file(self.path, json.dumps({"lines": self.lines, "done": self.done, "total": self.total}))
 
 
 def read_progress(folder: str | os.PathLike[str]) -> tuple[int, float]:
@@ -163,6 +162,8 @@ class PairReader(CorpusStep):
             its end, ``reports/<rank>.json`` (its bad-line report); None: neither.
         header: the inputs' header (:mod:`paranmt_hf.corpus.columns`): its line is skipped and the lines are read
             by column name (``fmt`` is then not used); None: files without a header, read with ``fmt``.
+        max_line_bytes: lines longer than this are skipped and counted (``line too long``) without being held in
+            memory (:data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`; None: no bound).
     """
 
     name = "pair reader"
@@ -170,7 +171,8 @@ class PairReader(CorpusStep):
 
     def __init__(self, inputs: Sequence[str | os.PathLike[str]], fmt: str | LineFormat = "pairs", *,
                  strict: bool = False, member_pattern: str | None = None, chunk_bytes: int = CHUNK_BYTES,
-                 state_dir: str | os.PathLike[str] | None = None, header: Header | None = None) -> None:
+                 state_dir: str | os.PathLike[str] | None = None, header: Header | None = None,
+                 max_line_bytes: int | None = MAX_LINE_BYTES) -> None:
         super().__init__()
         self.inputs = [os.fspath(p) for p in inputs]
         self.fmt = line_format(fmt)
@@ -179,6 +181,7 @@ class PairReader(CorpusStep):
         self.chunk_bytes = chunk_bytes
         self.state_dir = os.fspath(state_dir) if state_dir is not None else None
         self.header = header
+        self.max_line_bytes = max_line_bytes
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[PairBatch]:
         """The batches of this task, in input order."""
@@ -192,10 +195,11 @@ class PairReader(CorpusStep):
                 self._empty_task(rank)
                 return
             blocks = iter_blocks(self.inputs, self.member_pattern, block_bytes=self.chunk_bytes,
-                                 shard=ByteRange(start=start, end=end))
+                                 shard=ByteRange(start=start, end=end), max_line_bytes=self.max_line_bytes)
             span, position_of = end - start, (lambda b: b.offset + len(b.data) - start)
         else:
-            blocks = iter_blocks(self.inputs, self.member_pattern, block_bytes=self.chunk_bytes)
+            blocks = iter_blocks(self.inputs, self.member_pattern, block_bytes=self.chunk_bytes,
+                                 max_line_bytes=self.max_line_bytes)
             span, position_of = input_bytes(self.inputs) or 0, (lambda b: b.position)
         state = Path(self.state_dir) if self.state_dir is not None else None
         if state is not None:
@@ -215,16 +219,14 @@ class PairReader(CorpusStep):
             progress.update(batch.lines_read, done)
         progress.update(0, span, force=True)
         if state is not None:
-            path = state / "reports" / f"{rank:05d}.json"
-            path.with_name(path.name + ".tmp").write_text(json.dumps(report.as_dict()), encoding="utf-8")
-            os.replace(path.with_name(path.name + ".tmp"), path)
+            write_file(state / "reports" / f"{rank:05d}.json", json.dumps(report.as_dict()))
 
     def _empty_task(self, rank: int) -> None:
         """A task with no chunk still reports (nothing)."""
         if self.state_dir is not None:
             folder = Path(self.state_dir) / "reports"
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{rank:05d}.json").write_text(json.dumps(BadLineReport().as_dict()), encoding="utf-8")
+            write_file(folder / f"{rank:05d}.json", json.dumps(BadLineReport().as_dict()))
 
     def _batches(self, blocks: Iterator[Block], position_of: Any) -> Iterator[tuple[PairBatch, int]]:
         """Whole chunks (one batch per chunk and file), parsed."""

@@ -19,6 +19,7 @@ results/corpus_streaming/dedup_memory.json).
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -28,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from ..utils.atomic import attempt_temp
 from .parts import encode_lines
 from .steps import CorpusStep
+from .task_process import publish, write_file
 
 KEYS = ("pair", "line")
 KEEP = ("first", "none")
@@ -186,9 +189,15 @@ class _Buckets:
         self.folder, self.rank = folder, rank
         self.buffers: list[list[np.ndarray]] = [[] for _ in range(BUCKETS)]
         self.sizes = [0] * BUCKETS
+        self.temps: dict[int, Path] = {}  # this attempt's own files, renamed to path(bucket) by publish()
 
     def path(self, bucket: int) -> Path:
         return self.folder / f"{bucket:03d}" / f"{self.rank:05d}.bin"
+
+    def publish(self) -> None:
+        """Rename this attempt's files into place (when the task's run is still alive)."""
+        for bucket, temp in sorted(self.temps.items()):
+            publish(temp, self.path(bucket))
 
     def add(self, hashes: np.ndarray, keys: np.ndarray) -> None:
         pairs = np.empty((len(hashes), 2), dtype=np.uint64)
@@ -205,7 +214,8 @@ class _Buckets:
 
     def flush(self, bucket: int) -> None:
         if self.buffers[bucket]:
-            with open(self.path(bucket), "ab") as handle:
+            temp = self.temps.setdefault(bucket, attempt_temp(self.path(bucket)))
+            with open(temp, "ab") as handle:
                 for part in self.buffers[bucket]:
                     handle.write(part.tobytes())
             self.buffers[bucket], self.sizes[bucket] = [], 0
@@ -246,6 +256,7 @@ class HashStep(CorpusStep):
                 yield batch
         for bucket in range(BUCKETS):
             buckets.flush(bucket)
+        buckets.publish()
 
 
 def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
@@ -288,7 +299,9 @@ class FindStep:
             for owner in np.unique(owners):
                 target = Path(self.drops) / f"{owner:05d}" / f"{bucket:03d}.npy"
                 target.parent.mkdir(parents=True, exist_ok=True)
-                np.save(target, (dropped[owners == owner] & mask).astype(np.int64))
+                buffer = io.BytesIO()
+                np.save(buffer, (dropped[owners == owner] & mask).astype(np.int64))
+                write_file(target, buffer.getvalue())
         return None
 
     def __repr__(self) -> str:

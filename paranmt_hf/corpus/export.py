@@ -222,7 +222,7 @@ def merge_export(spec: Any) -> None:
         from .errors import CorpusError
 
         raise CorpusError(f"no valid line in {', '.join(spec.inputs)}; {spec.output} was not written")
-    with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
+    with atomic_output(spec.output, spec.all_inputs, spec.overwrite, directory=True) as tmp:
         exported = collect_exported(spec, Path(tmp), configs)
         card = spec.options["card"]
         write_export_record(tmp, exported, card)
@@ -255,6 +255,7 @@ def export_files(
     Returns:
         the exported configs (files in ``output``) and the run summary of each config.
     """
+    from .filtering import filter_models
     from .runner import RunOptions, execute, make_spec, merge_stage, summarize
 
     run = run or RunOptions()
@@ -263,7 +264,8 @@ def export_files(
     settings = {name: vars(options) for name, options in configs.items()}
     spec, workers = make_spec("export", inputs, output, run, overwrite,
                               {"settings": settings, "configs": list(configs), "card": card,
-                               "shard_rows": shard_rows})
+                               "shard_rows": shard_rows},
+                              protected=[m for options in configs.values() for m in filter_models(options)])
     stages = export_stages(spec, configs, shard_rows, member_pattern)
     keep, spec.keep_work = spec.keep_work, True  # the per-config summaries are read after the merge
     summary = execute(spec, [*stages, merge_stage(merge_export, spec)], run, workers)

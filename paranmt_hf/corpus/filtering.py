@@ -9,6 +9,7 @@ file and options (tests/test_corpus_filter.py checks this). It runs as datatrove
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,7 @@ from .filters import fold_bounds, get_filter_spec, make_filter
 from .parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv, part_path, part_suffix
 from .runner import JobSpec, MergeStep, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .steps import CorpusStep
+from .task_process import write_file
 
 BOUNDS_FILE = "fold_bounds.json"
 
@@ -45,9 +47,9 @@ class ScoresStep(CorpusStep):
             chunks.append(np.asarray(batch.parsed.score, dtype=np.float64))
         path = part_path(self.folder, rank, ".npy")
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp.npy")
-        np.save(tmp, np.concatenate(chunks) if chunks else np.zeros(0))
-        os.replace(tmp, path)
+        buffer = io.BytesIO()
+        np.save(buffer, np.concatenate(chunks) if chunks else np.zeros(0))
+        write_file(path, buffer.getvalue())  # under a name of this attempt's own, renamed while the run lives
         return iter(())
 
 
@@ -85,6 +87,11 @@ def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_patter
                                       ScoresStep(folder)], counts=False),
             Stage(f"{prefix}bounds", [BoundsStep(str(folder), options, target)], tasks=1, counts=False,
                   reads_input=False)], target
+
+
+def filter_models(options: ConfigOptions) -> list[Any]:
+    """The models a filter loads (language ID, score, language model, classifier): inputs no output may replace."""
+    return [options.langid_model, options.score_model, options.language_model, options.classifier]
 
 
 def filter_from_options(options: ConfigOptions, bounds_file: str | os.PathLike[str] | None = None) -> Any:
@@ -189,7 +196,7 @@ def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.Pat
     settings = {**vars(options), "format": fmt, "with_overlap": with_overlap, "member": member_pattern}
     spec, workers = make_spec("filter", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header})
+                               "header": out_header}, protected=filter_models(options))
     stages, bounds = bounds_stages(spec, options, fmt, member_pattern, header=header)
     stages.append(Stage("main", [spec.reader("main", fmt, options.strict, member_pattern, header),
                                  FilterStep(options, with_overlap, is_gzip_name(output), bounds),

@@ -19,6 +19,7 @@ import numpy as np
 
 from .overlap import overlaps_many
 from .steps import CorpusStep
+from .task_process import write_file
 
 # Table 3 of ParaNMT-50M: (-0.1, 0.2], (0.2, 0.4], (0.4, 0.6], (0.6, 0.8], (0.8, 1.0]
 TABLE3_EDGES = (-0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -165,8 +166,7 @@ class HistogramStep(CorpusStep):
                 counts.add(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap, self.tokenizer)
         path = Path(self.folder) / f"{rank:05d}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.with_name(path.name + ".tmp").write_text(json.dumps(counts.state()), encoding="utf-8")
-        os.replace(path.with_name(path.name + ".tmp"), path)
+        write_file(path, json.dumps(counts.state()))  # a name of this attempt's own, renamed while the run lives
         return iter(())
 
 

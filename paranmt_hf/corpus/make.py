@@ -29,7 +29,7 @@ import numpy as np
 
 from ..data.configs import ConfigOptions
 from ..data.reader import Block
-from ..utils.atomic import atomic_output
+from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .backtranslate import (
     CHUNK_BYTES,
@@ -198,6 +198,7 @@ def make_paranmt(
 
     options = options or DecodingOptions()
     run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
+    path_name(config, "the config name")  # it names data/<config>/ inside the output
     if dedup is not None and dedup not in KEEP:
         raise ValueError(f"unknown dedup {dedup!r}; choose one of {KEEP} or None")
     for name in measures:
@@ -233,7 +234,8 @@ def make_paranmt(
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
-                               "reading_stage": "main", "header": header.line})
+                               "reading_stage": "main", "header": header.line},
+                              protected=[model, scorer, language_model, classifier])
     bounds = None
     if filter_options is not None:
         before, bounds = bounds_stages(spec, filter_options, "bitext", member_pattern)

@@ -71,6 +71,10 @@ class MeasureContext:
         self._loaded[name] = loaded = loader(self)
         return loaded
 
+    def model_paths(self) -> list[Any]:
+        """The models given by path (folders or files: what no output may replace)."""
+        return [self.encoder, self.language_model, self.classifier, self.langid_model]
+
     def has(self, name: str) -> bool:
         """Whether ``name`` can be loaded (it was given, or has a default)."""
         return name == "langid" or getattr(self, name, None) is not None

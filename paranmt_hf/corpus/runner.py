@@ -28,6 +28,7 @@ scheduler): the run that completes the first stage runs the other stages and wri
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -40,9 +41,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.reader import InputError
+from ..data.reader import MAX_LINE_BYTES, InputError
 from ..data.records import BadLineError, BadLineReport
-from ..utils.atomic import check_output
+from ..utils.atomic import check_output, local_paths, output_lock, replace_with_text
 from .batches import CHUNK_BYTES, grid_chunks, read_progress
 from .errors import CorpusError, InvalidOptionError
 
@@ -68,6 +69,8 @@ class RunOptions:
         keep_work: keep the work folder (logs, statistics, parts) after the merge.
         executor: ``"local"``, ``"slurm"`` or ``"ray"``.
         cluster: keyword arguments of the Slurm / Ray executor (see the module docstring).
+        max_line_bytes: input lines longer than this are skipped and counted (``line too long``) without ever being
+            held in memory (None: 1 MiB, :data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`).
     """
 
     workers: int | None = None
@@ -82,11 +85,12 @@ class RunOptions:
     keep_work: bool = False
     executor: str = "local"
     cluster: dict[str, Any] = field(default_factory=dict)
+    max_line_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise InvalidOptionError(f"unknown executor {self.executor!r}; choose one of {EXECUTORS}")
-        for name in ("workers", "tasks", "local_tasks", "threads"):
+        for name in ("workers", "tasks", "local_tasks", "threads", "max_line_bytes"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise InvalidOptionError(f"{name} must be >= 1, got {value}")
@@ -133,6 +137,13 @@ class JobSpec:
     keep_work: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     chunk_bytes: int = CHUNK_BYTES
+    protected: list[str] = field(default_factory=list)
+    max_line_bytes: int = MAX_LINE_BYTES
+
+    @property
+    def all_inputs(self) -> list[str]:
+        """What the output may never replace: the inputs and the files the run loads (``protected``: models)."""
+        return [*self.inputs, *self.protected]
 
     @property
     def work(self) -> Path:
@@ -156,7 +167,8 @@ class JobSpec:
         from .batches import PairReader
 
         return PairReader(self.inputs, fmt, strict=strict, member_pattern=member_pattern,
-                          chunk_bytes=self.chunk_bytes, state_dir=self.stage_dir(stage), header=header)
+                          chunk_bytes=self.chunk_bytes, state_dir=self.stage_dir(stage), header=header,
+                          max_line_bytes=self.max_line_bytes)
 
 
 @dataclass
@@ -283,9 +295,7 @@ def open_work_dir(spec: JobSpec, signature: dict[str, Any], restart: bool = Fals
         raise CorpusError(f"the work folder {work} holds another run of {before.get('command')} ({', '.join(differ)} "
                           "differ): rerun the same command to resume it, or add --restart to discard it")
     work.mkdir(parents=True, exist_ok=True)
-    tmp = work / "run.json.tmp"
-    tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, found)
+    replace_with_text(found, json.dumps(record, indent=2) + "\n")
     return False
 
 
@@ -434,15 +444,55 @@ def _daemonic() -> bool:
 
 
 def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str],
-              run: RunOptions, overwrite: bool, options: dict[str, Any] | None = None) -> tuple[JobSpec, int]:
-    """The :class:`JobSpec` of a command and its number of workers."""
+              run: RunOptions, overwrite: bool, options: dict[str, Any] | None = None,
+              protected: Sequence[Any] = ()) -> tuple[JobSpec, int]:
+    """The :class:`JobSpec` of a command and its number of workers.
+
+    ``protected``: the models (folders or files) the run loads: no output, overwrite or work folder may replace
+    one of their files (Hub ids and None are skipped).
+    """
     tasks, workers = resolve_tasks(inputs, run)
     if run.local_tasks is not None:
         workers = min(workers, run.local_tasks)
     work = run.work_dir or default_work_dir(output)
     spec = JobSpec(command, [os.fspath(p) for p in inputs], os.fspath(output), os.fspath(work), tasks, overwrite,
-                   run.keep_work, _canonical(options or {}), run.chunk_bytes or CHUNK_BYTES)
+                   run.keep_work, _canonical(options or {}), run.chunk_bytes or CHUNK_BYTES,
+                   local_paths(*protected), run.max_line_bytes or MAX_LINE_BYTES)
     return spec, workers
+
+
+@contextlib.contextmanager
+def run_lock(spec: JobSpec, run: RunOptions) -> Iterator[None]:
+    """Hold the run's locks from before any work to the end: a second launch of the same run is refused at once.
+
+    A run holds the lock of its work folder and, on this machine (local executor), the lock of its output (so two
+    runs into one output with different work folders do not both work for nothing). A run of some tasks only
+    (``local_tasks``: several processes share the work folder on purpose) holds a lock per task it runs instead.
+
+    Raises:
+        OutputBusyError: another process runs the same run (or these tasks) now; the message names it.
+        CorpusError: the work folder is a symbolic link or not a folder.
+    """
+    check_work_dir(spec)
+    with contextlib.ExitStack() as stack:
+        if run.local_tasks is None:
+            stack.enter_context(output_lock(spec.work))
+            if run.executor == "local":
+                stack.enter_context(output_lock(spec.output))
+        else:
+            for rank in range(run.local_rank_offset, run.local_rank_offset + run.local_tasks):
+                stack.enter_context(output_lock(Path(f"{spec.work}.task-{rank:05d}")))
+        yield
+
+
+def check_work_dir(spec: JobSpec) -> None:
+    """Refuse a work folder that is a symbolic link (the run would write through it) or not a folder."""
+    work = spec.work
+    if work.is_symlink():
+        raise CorpusError(f"the work folder {work} is a symbolic link: give a real folder (--work-dir), or remove "
+                          "the link")
+    if work.exists() and not work.is_dir():
+        raise CorpusError(f"the work folder {work} exists and is not a folder: give another --work-dir")
 
 
 def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int,
@@ -452,25 +502,47 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
     The output is checked first (never an input; an existing one only with ``overwrite``); the work folder is made
     or resumed; the summary's ``complete`` is False when only some tasks ran here or the run was submitted.
     """
-    check_output(spec.output, spec.inputs, spec.overwrite)
-    open_work_dir(spec, signature if signature is not None else {"options": spec.options}, run.restart)
-    write_job(spec, stages, run.keep_work)
-    start = time.perf_counter()
-    try:
-        complete = run_stages(spec, stages, run, workers)
-    except (KeyboardInterrupt, SystemExit):
-        logger.warning("interrupted: run the same command again to resume from %s", spec.work)
-        raise
-    except (CorpusError, InputError, BadLineError):  # the input's or the options' fault: nothing to resume
-        if not run.keep_work:
+    with run_lock(spec, run):
+        check_output(spec.output, spec.all_inputs, spec.overwrite)
+        check_work_outside_inputs(spec)
+        open_work_dir(spec, signature if signature is not None else {"options": spec.options}, run.restart)
+        write_job(spec, stages, run.keep_work)
+        start = time.perf_counter()
+        try:
+            complete = run_stages(spec, stages, run, workers)
+        except (KeyboardInterrupt, SystemExit):
+            logger.warning("interrupted: run the same command again to resume from %s", spec.work)
+            raise
+        except OSError as err:
+            if err.errno in (errno.ENOSPC, errno.EDQUOT):  # the work folder is kept: free space, then resume
+                where = f": {err.filename}" if err.filename else ""
+                raise CorpusError(f"no space left on the device ({err.strerror}{where}); {spec.output} was not "
+                                  "written: free some space and run the same command again to resume") from err
+            raise
+        except (CorpusError, InputError, BadLineError):  # the input's or the options' fault: nothing to resume
+            if not run.keep_work:
+                shutil.rmtree(spec.work, ignore_errors=True)
+            raise
+        summary = summarize(spec, stages, time.perf_counter() - start, workers) if spec.work.exists() else \
+            Summary(seconds=time.perf_counter() - start, tasks=spec.tasks, workers=workers)
+        summary.complete = complete
+        if complete and not spec.keep_work and spec.work.exists():
             shutil.rmtree(spec.work, ignore_errors=True)
-        raise
-    summary = summarize(spec, stages, time.perf_counter() - start, workers) if spec.work.exists() else \
-        Summary(seconds=time.perf_counter() - start, tasks=spec.tasks, workers=workers)
-    summary.complete = complete
-    if complete and not spec.keep_work and spec.work.exists():
-        shutil.rmtree(spec.work, ignore_errors=True)
-    return summary
+        return summary
+
+
+def check_work_outside_inputs(spec: JobSpec) -> None:
+    """Refuse a work folder that is, or holds, one of the run's inputs or models (it is written and removed).
+
+    Raises:
+        CorpusError: it does.
+    """
+    from ..utils.atomic import OutputIsInputError
+
+    try:
+        check_output(spec.work, spec.all_inputs, overwrite=True)
+    except OutputIsInputError as err:
+        raise CorpusError(f"the work folder {spec.work} would replace an input: {err}") from None
 
 
 def write_job(spec: JobSpec, stages: Sequence[Stage], keep_work: bool = False) -> None:
@@ -480,9 +552,7 @@ def write_job(spec: JobSpec, stages: Sequence[Stage], keep_work: bool = False) -
               "merge": f"{merge.merge.__module__}:{merge.merge.__qualname__}",
               "stages": [{"name": s.name, "tasks": s.tasks or spec.tasks, "counts": s.counts,
                           "reads_input": s.reads_input} for s in stages if s.name != "merge"]}
-    path = spec.work / "job.json"
-    path.with_name("job.json.tmp").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(path.with_name("job.json.tmp"), path)
+    replace_with_text(spec.work / "job.json", json.dumps(record, indent=2, default=str) + "\n")
 
 
 def merge_job(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] | None = None,
@@ -514,10 +584,11 @@ def merge_job(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] |
         raise CorpusError(f"{found} names an unknown merge ({record['merge']})")
     merge = getattr(importlib.import_module(module), name)
     start = time.perf_counter()
-    merge(spec)
-    summary = summarize(spec, stages, time.perf_counter() - start)
-    if not spec.keep_work:
-        shutil.rmtree(spec.work, ignore_errors=True)
+    with run_lock(spec, RunOptions(progress=False)):
+        merge(spec)
+        summary = summarize(spec, stages, time.perf_counter() - start)
+        if not spec.keep_work:
+            shutil.rmtree(spec.work, ignore_errors=True)
     return summary
 
 

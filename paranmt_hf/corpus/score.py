@@ -218,7 +218,7 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
                 "language_model": language_model, "classifier": classifier}
     spec, workers = make_spec("annotate", inputs, output, run, overwrite,
                               {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header})
+                               "header": out_header}, protected=context.model_paths())
     stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern, header),
                              AnnotateStep(context, overlap, columns, compute or (), is_gzip_name(output)),
                              TsvPartWriter(spec.parts_dir(), suffix)]),

@@ -1,16 +1,17 @@
 """The CTranslate2 engine: a transformers translation model converted once (offline, cached) and run in C++.
 
-``CTranslate2Translator(model, options, CTranslate2Options(compute_type="int8"))`` converts the model folder (or the local snapshot of a
-Hub id) with ``ctranslate2.converters.TransformersConverter`` into ``<cache>/ctranslate2/<name>-<digest>`` (the digest
-hashes the content of the model's files, whatever their times), then translates with ``ctranslate2.Translator``:
-the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the
-target prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each
-candidate (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own
-scores under beam and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced
-language token excluded, with no mask renormalising them at ``min_decoding_length=0``),
-so it has the definition of :mod:`paranmt_hf.corpus.translation` whatever the engine (tests/test_backtranslate.py
-checks both ways against a full scoring). Weights are stored in float32; ``compute_type``
-(``int8`` on CPU by default, ``float32`` for exact float arithmetic) chooses how they run.
+``CTranslate2Translator(model, options, CTranslate2Options(compute_type="int8"))`` converts the model folder (or the
+local snapshot of a Hub id) with ``ctranslate2.converters.TransformersConverter`` into
+``<cache>/ctranslate2/<name>-<digest>`` (the digest hashes the content of the model's files, whatever their times; the
+corpus commands keep it beside the run's prepared copy of the model), then translates with ``ctranslate2.Translator``:
+the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the target
+prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each candidate
+(``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own scores under beam
+and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced language token
+excluded, with no mask renormalising them at ``min_decoding_length=0``), so it has the definition of
+:mod:`paranmt_hf.corpus.translation` whatever the engine (tests/test_backtranslate.py checks both ways against a full
+scoring). Weights are stored in float32; ``compute_type`` (``int8`` on CPU by default, ``float32`` for exact float
+arithmetic) chooses how they run.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ mark or is full of NUL bytes is refused with an :class:`InputError` naming it (i
 garbage). A truncated or corrupt gzip/zip stream raises an :class:`InputError` naming the file and the last line
 read.
 
+A line longer than ``max_line_bytes`` (1 MiB by default; a pair of sentences is a few hundred bytes) is never held in
+memory: the reader drops its bytes as they stream past and puts a short marker line in its place
+(:data:`LONG_LINE_MARKER`, counted by the line parsers as a bad line, ``line too long``), so a file of one endless
+line (a decompression bomb) is read at constant memory, and the lines after it keep their numbers.
+
 Shards (``Shard(index, count)``) split the inputs into ``count`` contiguous byte ranges of the uncompressed text
 (inputs taken in order); a line belongs to the shard whose range holds its first byte. So the shards partition the
 lines, and concatenating the shards' outputs in shard order gives the one-machine output.
@@ -29,6 +34,11 @@ ZIP_MAGIC = b"PK\x03\x04"
 UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 BLOCK_BYTES = 1 << 20
+MAX_LINE_BYTES = 1 << 20
+"""The default bound on a line's length in bytes (without its newline)."""
+LONG_LINE_MARKER = "\x00paranmt-hf: line over "
+"""The start of the line that stands for a line over the bound (``<marker><bytes> bytes``; a NUL byte, so no valid
+line can look like it)."""
 
 Opener = Callable[..., Any]
 
@@ -195,6 +205,7 @@ def iter_blocks(
     opener: Opener = open,
     block_bytes: int = BLOCK_BYTES,
     shard: Shard | None = None,
+    max_line_bytes: int | None = MAX_LINE_BYTES,
 ) -> Iterator[Block]:
     """Blocks of whole lines of ``paths``, in order (only this shard's lines when ``shard`` is given).
 
@@ -204,6 +215,7 @@ def iter_blocks(
         opener: function opening a path in binary mode.
         block_bytes: about how many bytes each block holds (a block ends at a line end).
         shard: read only the lines of this shard (needs local files whose sizes can be measured).
+        max_line_bytes: a longer line is replaced by a marker line (see the module docstring; None: no bound).
 
     Raises:
         InputError: a file is UTF-16/32 or binary, or its compressed data is truncated or corrupt.
@@ -219,35 +231,107 @@ def iter_blocks(
             for stream in _streams(path, member_pattern, opener, stack):
                 if end is not None and offset >= end:
                     return
-                offset = yield from _stream_blocks(stream, offset, disk_before, block_bytes, start, end)
+                offset = yield from _stream_blocks(stream, offset, disk_before, block_bytes, start, end,
+                                                   max_line_bytes)
         try:
             disk_before += os.path.getsize(path)
         except OSError:
             pass
 
 
+def long_line_marker(size: int) -> bytes:
+    """The marker line that stands for a line of ``size`` bytes over the bound (with its newline)."""
+    return f"{LONG_LINE_MARKER}{size} bytes\n".encode()
+
+
+def _long_line_at(body: bytes, limit: int, pos: int = 0) -> tuple[int, int] | None:
+    """``(start, end)`` of the first line of ``body[pos:]`` (which ends with a newline) longer than ``limit`` bytes.
+
+    ``end`` is the position after its newline. Steps of about ``limit`` bytes, each one C-level search.
+    """
+    while len(body) - pos > limit + 1:
+        newline = body.rfind(b"\n", pos, pos + limit + 1)
+        if newline < 0:
+            return pos, body.index(b"\n", pos + limit + 1) + 1
+        pos = newline + 1
+    return None
+
+
+def _pieces(body: bytes, size: int, limit: int | None) -> Iterator[tuple[bytes, int]]:
+    """``body`` (whole lines, ``size`` input bytes) as ``(bytes, input size)`` pieces.
+
+    Each line over ``limit`` bytes is a piece of its own, the marker line in its place.
+    """
+    if limit is None or _long_line_at(body, limit) is None:
+        yield body, size
+        return
+    extra = size - len(body)  # -1 when a newline was added to the stream's last line
+    pos = 0
+    while (found := _long_line_at(body, limit, pos)) is not None:
+        first, after = found
+        if first > pos:
+            yield body[pos:first], first - pos
+        yield long_line_marker(after - first - 1), after - first + (extra if after == len(body) else 0)
+        pos = after
+    if pos < len(body):
+        yield body[pos:], len(body) - pos + extra
+
+
+def _skip_long_line(stream: _Stream, size: int, block_bytes: int, line: int) -> tuple[int, bytes, bool]:
+    """Read past the rest of a line of which ``size`` bytes (no newline) were read, without keeping it.
+
+    Returns the line's input size (its newline included, when it has one), the bytes after its newline and whether
+    the stream ended without one.
+    """
+    while True:
+        chunk = _read(stream, block_bytes, line)
+        if not chunk:
+            return size, b"", True
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return size + newline + 1, chunk[newline + 1 :], False
+        size += len(chunk)
+
+
 def _stream_blocks(stream: _Stream, offset: int, disk_before: int, block_bytes: int, start: int,
-                   end: int | None) -> Iterator[Block]:
+                   end: int | None, max_line_bytes: int | None = None) -> Iterator[Block]:
     """Blocks of one stream, which starts at global byte ``offset``; returns the offset after it."""
     line = 1
     buffer = _read(stream, block_bytes, line)
     skip = check_text_head(stream.source, buffer[:4096])
     buffer, offset = buffer[skip:], offset + skip
+
+    def emit(body: bytes, size: int, marker: bool = False) -> Iterator[Block]:
+        nonlocal line, offset
+        for piece, piece_size in [(body, size)] if marker else _pieces(body, size, max_line_bytes):
+            block = _owned(stream.source, line, piece, offset, piece_size, start, end)
+            if block is not None:
+                block.position = disk_before + stream.position()
+                yield block
+            line += piece.count(b"\n")
+            offset += piece_size
+
     while True:
         cut = buffer.rfind(b"\n") + 1
-        chunk = _read(stream, block_bytes, line) if cut or buffer else b""
+        if max_line_bytes is not None and len(buffer) - cut > max_line_bytes:
+            # the unfinished line at the end of the buffer is over the bound: drop its bytes as they stream past
+            if cut:
+                yield from emit(buffer[:cut], cut)
+                if end is not None and offset >= end:
+                    return offset
+            size, buffer, ended = _skip_long_line(stream, len(buffer) - cut, block_bytes, line)
+            yield from emit(long_line_marker(size - (0 if ended else 1)), size, marker=True)
+            if (end is not None and offset >= end) or ended:
+                return offset
+            continue
+        chunk = _read(stream, block_bytes, line)
         if not chunk:  # end of the stream: the rest, with a newline added to a last line that has none
             cut = len(buffer)
         if cut:
             body, size = buffer[:cut], cut
             if not body.endswith(b"\n"):
                 body += b"\n"
-            block = _owned(stream.source, line, body, offset, size, start, end)
-            if block is not None:
-                block.position = disk_before + stream.position()
-                yield block
-            line += body.count(b"\n")
-            offset += size
+            yield from emit(body, size)
             buffer = buffer[cut:]
             if end is not None and offset >= end:
                 return offset
@@ -267,6 +351,24 @@ def _owned(source: str, line: int, body: bytes, offset: int, size: int, start: i
     if lo >= hi:
         return None
     return Block(source, line + body.count(b"\n", 0, lo), body[lo:hi], offset + lo)
+
+
+def text_lines(text: str) -> list[str]:
+    r"""The lines of ``text`` split at ``\n`` only (a ``\r`` before it is dropped; no empty line after a last ``\n``).
+
+    ``str.splitlines`` also splits at U+2028, U+0085, form feeds and the other Unicode line ends, which may stand
+    inside a sentence of a data file: a line-aligned file would then get more lines than its partner.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
+    r"""The lines of a UTF-8 text file, split at ``\n`` only (:func:`text_lines`)."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return text_lines(handle.read())
 
 
 def iter_raw_lines(

@@ -1,10 +1,11 @@
 """Parse tab-separated pair lines, skipping (and counting) or rejecting bad lines.
 
-A line is bad when it is not valid UTF-8, holds a NUL byte, has the wrong number of columns, has an empty (or
-all-whitespace) text side, or has a score that is not a finite number. Everything else is valid and is kept
-unchanged (only the line ending is removed). By default bad lines are skipped, counted by reason, and summarised in
-one warning when the file has been read; with ``strict=True`` the first bad line raises :class:`BadLineError`
-naming ``file:line``.
+A line is bad when it is not valid UTF-8, holds a NUL byte, is longer than the reader's bound (``line too long``:
+the reader never holds it, :data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`), has the wrong number of columns, has
+an empty (or all-whitespace) text side, or has a score that is not a finite number. Everything else is valid and is
+kept unchanged (only the line ending is removed). By default bad lines are skipped, counted by reason, and
+summarised in one warning when the file has been read; with ``strict=True`` the first bad line raises
+:class:`BadLineError` naming ``file:line``.
 
 :func:`parse_block` parses a whole :class:`~paranmt_hf.data.reader.Block` into columns (the fast path every reader
 uses); :func:`iter_records` yields one record dict per valid line.
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reader import Block, Opener, Shard, iter_blocks
+from .reader import LONG_LINE_MARKER, Block, Opener, Shard, iter_blocks
 
 logger = logging.getLogger("paranmt_hf.data")
 
@@ -138,7 +139,9 @@ class ParsedBlock:
 
 
 def _encoding_problem(line: str) -> tuple[str, str] | None:
-    """``(reason, detail)`` when the line is not valid UTF-8 or holds a NUL byte."""
+    """``(reason, detail)`` when the line is not valid UTF-8, holds a NUL byte, or stands for a line too long."""
+    if line.startswith(LONG_LINE_MARKER):
+        return "line too long", line[len(LONG_LINE_MARKER) :]
     if _SURROGATE.search(line):
         return "invalid UTF-8", _bad_utf8_detail(line)
     if "\x00" in line:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UnknownTaskError
+from .reader import read_text_lines
 
 # Datasets of each SemEval English test set, in the papers' order. STS13 "SMT" is absent for licence reasons (as
 # in SentEval): the papers' list names it, but no public copy exists, so it is left out here.
@@ -96,8 +97,7 @@ def _gold(text: str, path: str | os.PathLike[str], lineno: int) -> float | None:
 
 
 def _read_lines(path: Path) -> list[str]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return handle.read().splitlines()
+    return read_text_lines(path)  # "\n" only: U+2028 inside a sentence is not a line end
 
 
 def read_sts_pair_files(

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .reader import read_text_lines
+
 # Languages evaluated by default (those of the papers' bilingual models), with mteb ISO codes.
 TATOEBA_LANGS: dict[str, str] = {
     "ara": "ara-Arab",
@@ -66,8 +68,7 @@ def load_tatoeba(root: str | os.PathLike[str], langs: list[str] | None = None) -
 
 
 def _lines(path: Path) -> list[str]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return [" ".join(line.split()) for line in handle.read().splitlines()]
+    return [" ".join(line.split()) for line in read_text_lines(path)]  # "\n" only, as its aligned partner
 
 
 def all_sentences(root: str | os.PathLike[str]) -> list[str]:

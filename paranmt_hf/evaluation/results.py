@@ -31,8 +31,25 @@ def _mteb_version() -> str | None:
 
 
 def model_folder_name(name: str) -> str:
-    """Mteb's folder name for a model name: ``org/name`` -> ``org__name``."""
-    return name.replace("/", "__").replace(" ", "_")
+    """Mteb's folder name for a model name: ``org/name`` -> ``org__name``.
+
+    Raises:
+        UnsafeNameError: the name would not stay one folder (``..``).
+    """
+    from ..utils.atomic import path_name
+
+    return path_name(name.replace("/", "__").replace(" ", "_"), "model name")
+
+
+def results_folder(output_dir: str | os.PathLike[str], model_name: str, revision: str) -> Path:
+    """``<output_dir>/<org>__<name>/<revision>``, both names confined to one folder each.
+
+    Raises:
+        UnsafeNameError: the name or the revision would lead out of ``output_dir`` (``..``, ``/``, absolute).
+    """
+    from ..utils.atomic import path_name
+
+    return Path(output_dir) / model_folder_name(model_name) / path_name(revision, "revision")
 
 
 def _rounded(entry: dict[str, Any], version: str | None) -> dict[str, Any]:
@@ -130,7 +147,7 @@ def write_results(
     from ..utils.content_hash import model_record
 
     record = model if isinstance(model, dict) or model is None else model_record(model)
-    folder = Path(output_dir) / model_folder_name(model_name) / revision
+    folder = results_folder(output_dir, model_name, revision)
     meta = model_meta if model_meta is not None else {"name": model_name, "revision": revision}
     with atomic_output(folder, overwrite=overwrite, directory=True, wait=RECORD_WAIT) as tmp:
         for result in results.values():

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.eval_sets import EVAL_SETS
+from ..data.reader import read_text_lines
 
 _BREAKS = re.compile(r"[\t\n\r]")
 
@@ -77,8 +78,7 @@ def clean_pairs(pairs: Iterable[tuple[str, str]], held_out: set[str], stats: Cle
 
 
 def _lines(path: Path) -> list[str]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return handle.read().splitlines()
+    return read_text_lines(path)
 
 
 def eval_sentences(eval_root: Path) -> set[str]:

@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..data.reader import read_text_lines
 from ..utils.atomic import (
     RECORD_WAIT,
     TEMP_PREFIX,
@@ -142,7 +143,7 @@ def read_checksums(dest: str | os.PathLike[str]) -> dict[str, str]:
     if not path.is_file():
         return {}
     listed: dict[str, str] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(read_text_lines(path), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise ValueError(f"{path}:{lineno}: not '<sha256>  <path>'")

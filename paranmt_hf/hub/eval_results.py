@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.eval_sets import EVAL_SETS, PAPER_YEARS
 from ..evaluation.mteb_layout import EXTRA_KEY, full_scores, mteb_subset
+from ..utils.tree import files_within, within
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
@@ -89,7 +90,8 @@ def find_results_folder(eval_dir: str | os.PathLike[str]) -> Path:
     root = Path(eval_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"evaluation folder {root} does not exist")
-    folders = sorted({p.parent for p in root.rglob("*.json") if _is_task_json(p)})
+    folders = sorted({p.parent for p in files_within(root, root.rglob("*.json"), "result file")
+                      if _is_task_json(p)})
     if not folders:
         raise EvalResultsError(f"no mteb-layout task result JSON below {root} (run `paranmt-hf eval MODEL --output "
                                f"{root}` first)")
@@ -103,12 +105,13 @@ def load_eval_results(eval_dir: str | os.PathLike[str]) -> EvalSummary:
     """Read every task JSON (and ``model_meta.json``) of the results folder below ``eval_dir``."""
     folder = find_results_folder(eval_dir)
     tasks: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.glob("*.json")):
+    for path in files_within(eval_dir, sorted(folder.glob("*.json")), "result file"):
         if _is_task_json(path):
             data = json.loads(path.read_text(encoding="utf-8"))
             tasks[str(data["task_name"])] = data
     meta_path = folder / "model_meta.json"
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else None
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() and within(eval_dir, meta_path) \
+        else None
     return EvalSummary(folder, tasks, meta)
 
 

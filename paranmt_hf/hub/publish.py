@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..utils.tree import files_within
 from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
 from .eval_results import EvalSummary, check_results_model, load_eval_results
@@ -117,8 +118,8 @@ def _write_records(
     if evaluation is not None:
         relative = Path("results") / model_id.replace("/", "__") / evaluation.folder.name
         (staging / relative).mkdir(parents=True)
-        for path in evaluation.folder.glob("*.json"):
-            shutil.copy2(path, staging / relative / path.name)
+        for path in files_within(evaluation.folder, sorted(evaluation.folder.glob("*.json")), "result file"):
+            shutil.copyfile(path, staging / relative / path.name)  # links out of the folder are never followed
         meta = staging / relative / "model_meta.json"
         if meta.is_file():
             value = json.loads(meta.read_text(encoding="utf-8"))

@@ -134,11 +134,12 @@ def paraphrase_file(generator: ParaphraseGenerator, input_path: str | os.PathLik
     Empty lines are skipped and counted; the output is written atomically and never replaces the input. Returns
     the counts (inputs, empty lines skipped, truncated inputs, output lines).
     """
-    from ..utils.atomic import atomic_output
+    from ..utils.atomic import atomic_output, local_paths
 
     counts = {"inputs": 0, "empty_skipped": 0, "truncated": 0, "output_lines": 0}
     before = generator.report.truncated
-    with atomic_output(output_path, [input_path], overwrite) as tmp, \
+    model = local_paths(getattr(generator.model, "name_or_path", None))  # never over the generator's files
+    with atomic_output(output_path, [input_path, *model], overwrite) as tmp, \
             open(input_path, encoding="utf-8") as source, open(tmp, "w", encoding="utf-8", newline="\n") as out:
         chunk: list[str] = []
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..utils.atomic import atomic_output, check_output
+from ..utils.atomic import atomic_output, check_output, local_paths
 from ..utils.imports import require
 from .build import SIZES, Seq2SeqSize, build_seq2seq_model, train_seq2seq_tokenizer, zero_pad_row
 
@@ -209,7 +209,7 @@ def train_seq2seq(
     transformers = require("transformers", "generator")
     datasets = require("datasets", "generator")
     settings = settings or Seq2SeqTrainingSettings()
-    check_output(output, overwrite=overwrite)
+    check_output(output, local_paths(model), overwrite=overwrite)  # never over the model it fine-tunes
     if not sources:
         raise GeneratorError("no training pairs")
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -228,7 +228,7 @@ def train_seq2seq(
     limit = _time_limit_callback(settings.max_cpu_minutes) if settings.max_cpu_minutes else None
     if limit is not None:
         callbacks.append(limit)
-    with atomic_output(output, overwrite=overwrite, directory=True) as tmp:
+    with atomic_output(output, local_paths(model), overwrite=overwrite, directory=True) as tmp:
         args = transformers.Seq2SeqTrainingArguments(
             output_dir=str(tmp / "checkpoints"), per_device_train_batch_size=settings.batch_size,
             learning_rate=settings.learning_rate, lr_scheduler_type="inverse_sqrt",

@@ -19,7 +19,7 @@ from typing import Any
 from ..corpus.filters import Bound
 from ..corpus.measures import MeasureContext
 from ..corpus.translation import DecodingOptions
-from ..utils.atomic import atomic_output, atomic_write_json, check_output
+from ..utils.atomic import atomic_output, atomic_write_json, check_output, local_paths
 from .build import Seq2SeqSize
 from .data import generator_pairs, read_pairs
 from .evaluate import evaluate_generator
@@ -72,7 +72,7 @@ def train_generator(
         the training result and the evaluation (None without held-out pairs).
     """
     settings = settings or Seq2SeqTrainingSettings()
-    check_output(output, inputs, overwrite)
+    check_output(output, [*inputs, *local_paths(model, score_model, eval_model)], overwrite)
     context = MeasureContext(encoder=score_model, trust_remote_code=trust_remote_code)
     data = generator_pairs(read_pairs(inputs, fmt), bounds, context, both_directions, held_out, max_pairs,
                            settings.seed)

@@ -76,6 +76,22 @@ class OutputIsInputError(ValueError):
     """The output is one of the inputs (writing it would destroy the input)."""
 
 
+class UnsafeNameError(ValueError):
+    """A name that becomes a path (a config, a revision, a model name) would leave the folder it names an entry of."""
+
+
+def path_name(name: str, what: str) -> str:
+    """``name`` if it names one entry of a folder (not empty, ``.``, ``..``, absolute, nor with a slash or NUL).
+
+    Raises:
+        UnsafeNameError: it does not: written as a path, it would land outside its output folder.
+    """
+    if not name or name.strip() in (".", "..") or any(c in name for c in "/\\\x00") or os.path.isabs(name):
+        raise UnsafeNameError(f"{what} {name!r} cannot be a folder name inside the output (it would be written "
+                              "elsewhere): use letters, digits, '-', '_' or '.', without '/' or '..'")
+    return name
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -92,11 +108,26 @@ def _contains(directory: Path, path: Path) -> bool:
     return True
 
 
+PROTECTED_FILES_MAX = 100_000
+"""At most this many files of a folder input are compared with an output (a model folder holds a handful)."""
+
+
+def _input_files(src: Path) -> Iterator[Path]:
+    """``src`` and, for a folder, every file below it (a folder input protects each of its files)."""
+    yield src
+    if src.is_dir():
+        for count, entry in enumerate(src.rglob("*")):
+            if count >= PROTECTED_FILES_MAX:
+                return
+            yield entry
+
+
 def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False) -> Path:
     """Refuse an output that is an input, or that exists without ``overwrite``; return it as a ``Path``.
 
     An output directory that contains an input counts as the input too (replacing the directory would delete it).
-    To protect the files of a model folder, pass them (:func:`paranmt_hf.utils.content_hash.model_files`).
+    An input that is a folder (a model folder a command loads) protects every file below it: no output may be one
+    of them (compared as files on disk), the folder itself, or a folder that contains it.
 
     Raises:
         OutputIsInputError: ``output`` is (or contains) one of ``inputs``.
@@ -106,10 +137,11 @@ def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: b
     for item in inputs:
         if item is None or "://" in str(item):
             continue
-        src = Path(item)
-        if _same_file(out, src) or out.resolve() == src.resolve() or (out.is_dir() and _contains(out, src)):
-            raise OutputIsInputError(f"output {out} is the input {src}: writing it would destroy the input; "
-                                     "choose another output path")
+        for src in _input_files(Path(item)):
+            if _same_file(out, src) or out.resolve() == src.resolve() or (out.is_dir() and _contains(out, src)):
+                named = src if src == Path(item) else f"{src} (a file of the input folder {item})"
+                raise OutputIsInputError(f"output {out} is the input {named}: writing it would destroy the input; "
+                                         "choose another output path")
     if out.exists() or out.is_symlink():
         if not overwrite:
             kind = "directory" if out.is_dir() else "file"
@@ -118,9 +150,35 @@ def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: b
     return out
 
 
+def local_paths(*items: Any) -> list[str]:
+    """The local files and folders among ``items`` (models a command loads), to pass as inputs to protect.
+
+    Hub ids, None and objects (a model already loaded) are left out.
+    """
+    return [os.fspath(item) for item in items
+            if isinstance(item, (str, os.PathLike)) and "://" not in str(item) and os.path.exists(item)]
+
+
 # ------------------------------------------------------------------------------------------------------ locks
 _held: dict[tuple[str, int], int] = {}
 _held_guard = threading.Lock()
+_lock_fds: set[int] = set()
+
+
+def _drop_inherited_locks() -> None:
+    """In a forked child: close the lock files inherited from the parent.
+
+    A lock belongs to the process that took it: a child that outlives it (a pool's manager) must not keep it.
+    """
+    for fd in list(_lock_fds):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _lock_fds.clear()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def lock_path(output: PathLike) -> Path:
@@ -204,11 +262,13 @@ def output_lock(output: PathLike, wait: float = 0.0) -> Iterator[Path]:
     fd = _acquire(path, target, wait)
     with _held_guard:
         _held[key] = 1
+        _lock_fds.add(fd)
     try:
         yield path
     finally:
         with _held_guard:
-            del _held[key]
+            _held.pop(key, None)
+            _lock_fds.discard(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)  # while still locked: a waiting process then sees another inode and retries
         os.close(fd)
@@ -226,6 +286,44 @@ def temp_sibling(path: PathLike, directory: bool = False) -> Path:
     if directory:
         tmp.mkdir(mode=0o777)
     return tmp
+
+
+ATTEMPT_TEMP_SUFFIX = ".tmp"
+"""Per-attempt temporary names (:func:`attempt_temp`) end with this."""
+
+
+def attempt_temp(path: PathLike) -> Path:
+    """A temporary name next to ``path`` that no other process or attempt uses: ``.<name>.<pid>-<12 hex>.tmp``.
+
+    For the files a task of a run writes and renames into place (parts, records, caches): a second writer of the
+    same file (a task run again while an orphan of a killed run still writes) never writes into this one's file.
+    """
+    target = Path(path)
+    return target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}{ATTEMPT_TEMP_SUFFIX}")
+
+
+def replace_with_bytes(path: PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` under a per-attempt temporary name (:func:`attempt_temp`), then rename it.
+
+    No lock is taken: two writers each write their own file and the last rename wins, so ``path`` always holds one
+    writer's whole bytes. For small records of a run's work folder.
+    """
+    target = Path(path)
+    tmp = attempt_temp(target)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return target
+
+
+def replace_with_text(path: PathLike, text: str) -> Path:
+    """:func:`replace_with_bytes` of UTF-8 text."""
+    return replace_with_bytes(path, text.encode("utf-8"))
 
 
 def _stale_temp_pattern(name: str) -> re.Pattern[str]:

@@ -103,7 +103,8 @@ def one(config: dict, model: Path, source: Path, work: Path, max_new: int) -> di
                                        threads=config["threads"], chunk_bytes=max(size // (4 * config["workers"]), 64),
                                        progress=False, work_dir=str(work / f"work-{os.getpid()}")),
                             engine=config["engine"],
-                            engine_kwargs={"compute_type": config["compute"], "inter_threads": config["inter_threads"]},
+                            engine_kwargs={"compute_type": config["compute"],
+                                           "inter_threads": config["inter_threads"]},
                             model_cache=work / "models",
                             cleaning=SourceCleaning.off(), overwrite=True)
     command_s = time.perf_counter() - start
