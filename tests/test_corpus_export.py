@@ -97,6 +97,28 @@ def test_two_export_tasks_merge_into_the_one_task_export(tmp_path: Path, paranmt
     assert "5 |" in (sharded / "README.md").read_text().replace(",", "")  # the card counts all 5 full rows
 
 
+@pytest.mark.parametrize("damage", ["torn", "missing"])
+def test_a_torn_or_missing_parquet_task_file_never_gives_an_export(tmp_path: Path, paranmt_zip: Path,
+                                                                   capsys: pytest.CaptureFixture, damage: str) -> None:
+    out = tmp_path / "out"
+    args = ["corpus", "export", str(paranmt_zip), "-o", str(out), "--config", "full", "--shard-rows", "2", "--quiet",
+            "--tasks", "2", "--local-tasks", "1", "--chunk-bytes", "200"]
+    assert main([*args, "--local-rank-offset", "1"]) == 0
+    task = tmp_path / ".out.paranmt-work" / "full" / "00001"
+    written = sorted(task.glob("*.parquet"))
+    assert [p.name for p in written] == ["train-00000.parquet"]  # renamed into place: no temporary name is left
+    assert not [p for p in task.iterdir() if p.name.startswith(".")]
+    if damage == "torn":  # an orphaned writer's bytes, cut short
+        written[0].write_bytes(written[0].read_bytes()[:100])
+    else:
+        written[0].unlink()
+    capsys.readouterr()
+    assert main([*args, "--local-rank-offset", "0"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "train-00000.parquet is missing, torn or foreign" in err[0], err
+    assert not out.exists()
+
+
 def test_export_refuses_to_replace_an_existing_folder(tmp_path: Path, paranmt_zip: Path) -> None:
     out = tmp_path / "hub"
     out.mkdir()

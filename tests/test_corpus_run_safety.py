@@ -319,16 +319,16 @@ def test_disk_full_at_the_merge_is_one_sentence_and_keeps_the_work(tmp_path: Pat
     out = tmp_path / "out.tsv"
     args = ["corpus", "annotate", str(pairs), "--format", "paranmt", "--tokenizer", "whitespace", "--quiet",
             "--workers", "1", "-o", str(out)]
-    real = parts._check_parts
+    real = parts.check_parts
 
     def full(paths: list[Path]) -> list[dict]:
         raise OSError(errno.ENOSPC, "No space left on device", str(out))
 
-    monkeypatch.setattr(parts, "_check_parts", full)
+    monkeypatch.setattr(parts, "check_parts", full)
     capsys.readouterr()
     assert main(args) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no space left on the device" in err[0] and "resume" in err[0], err
     assert not out.exists() and (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()
-    monkeypatch.setattr(parts, "_check_parts", real)
+    monkeypatch.setattr(parts, "check_parts", real)
     assert main(args) == 0 and out.read_text().count("\n") == 50  # space freed: the same command finishes

@@ -43,7 +43,12 @@ class ExportedConfig:
 
 
 class ParquetShards:
-    """Append Arrow tables to ``out_dir/train-NNNNN.parquet`` files of at most ``shard_rows`` rows."""
+    """Append Arrow tables to ``out_dir/train-NNNNN.parquet`` files of at most ``shard_rows`` rows.
+
+    Each file is written under a per-attempt temporary name and renamed into place when it is closed
+    (:func:`~paranmt_hf.corpus.task_process.publish`: only while the run that started the task is alive), so a task
+    run again while an orphan of a killed run still writes never shares a file with it.
+    """
 
     def __init__(self, out_dir: str | os.PathLike[str], schema: Any, shard_rows: int = 1_000_000,
                  empty_file: bool = True) -> None:
@@ -57,16 +62,29 @@ class ParquetShards:
         self.file_rows: list[int] = []
         self.rows = 0
         self._writer: Any = None
+        self._tmp: Path | None = None
         self._in_shard = 0
+
+    def _publish(self) -> None:
+        """Close the open file and rename it into place."""
+        from .task_process import publish
+
+        self._writer.close()
+        self._writer = None
+        tmp, self._tmp = self._tmp, None
+        publish(tmp, self.files[-1])
 
     def write(self, table: Any) -> None:
         """Append ``table`` (split across files at ``shard_rows``)."""
         start = 0
         while start < table.num_rows:
             if self._writer is None:
+                from ..utils.atomic import attempt_temp
+
                 self.files.append(self.out_dir / f"train-{len(self.files):05d}.parquet")
                 self.file_rows.append(0)
-                self._writer = self.pq.ParquetWriter(self.files[-1], self.schema)
+                self._tmp = attempt_temp(self.files[-1])
+                self._writer = self.pq.ParquetWriter(self._tmp, self.schema)
             take = min(table.num_rows - start, self.shard_rows - self._in_shard)
             self._writer.write_table(table.slice(start, take))
             start += take
@@ -74,27 +92,34 @@ class ParquetShards:
             self.rows += take
             self.file_rows[-1] += take
             if self._in_shard >= self.shard_rows:
-                self._writer.close()
-                self._writer, self._in_shard = None, 0
+                self._publish()
+                self._in_shard = 0
 
     def close(self) -> list[Path]:
         """Close the last file; an empty config still gets a (schema-only) file so that it loads (``empty_file``)."""
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            self._publish()
         if not self.files and self.empty_file:
+            from ..utils.atomic import attempt_temp
+            from .task_process import publish
+
             self.files.append(self.out_dir / "train-00000.parquet")
-            self.pq.write_table(self.schema.empty_table(), self.files[-1])
+            tmp = attempt_temp(self.files[-1])
+            self.pq.write_table(self.schema.empty_table(), tmp)
+            publish(tmp, self.files[-1])
         return self.files
 
     def close_task(self) -> None:
-        """Close the last file and record the task's files and row counts in ``out_dir/rows.json``.
+        """Close the last file and record the task's files, row counts and sizes in ``out_dir/rows.json``.
 
-        :func:`collect_task_files` reads the record.
+        :func:`collect_task_files` reads the record and checks every file against it.
         """
+        from .task_process import write_file
+
         files = self.close()
-        record = {"files": [f.name for f in files], "rows": self.file_rows}
-        (self.out_dir / TASK_RECORD).write_text(json.dumps(record), encoding="utf-8")
+        record = {"files": [f.name for f in files], "rows": self.file_rows,
+                  "bytes": [f.stat().st_size for f in files]}
+        write_file(self.out_dir / TASK_RECORD, json.dumps(record))
 
 
 def write_parquet_shards(
@@ -186,10 +211,21 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
     pq = require("pyarrow.parquet", "data")
     done = ExportedConfig(name, columns=list(columns))
     target.mkdir(parents=True, exist_ok=True)
+    from .errors import CorpusError
+
     for rank in range(tasks):
         folder = parts_dir / f"{rank:05d}"
-        record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
-        for file, rows in zip(record["files"], record["rows"], strict=True):
+        try:
+            record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CorpusError(f"the Parquet files of task {rank} ({folder}) have no record: run the same command "
+                              "again to redo the task, or with --restart to start afresh") from None
+        sizes = record.get("bytes") or [None] * len(record["files"])
+        for file, rows, size in zip(record["files"], record["rows"], sizes, strict=True):
+            found = (folder / file).stat().st_size if (folder / file).is_file() else None
+            if found is None or (size is not None and found != size):
+                raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
+                                  f"its task wrote {size}): run the command again with --restart")
             dest = target / f"train-{len(done.files):05d}.parquet"
             try:
                 os.link(folder / file, dest)

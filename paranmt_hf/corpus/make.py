@@ -45,7 +45,7 @@ from .columns import Header, header_of, parse_named
 from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .export import ParquetShards, collect_task_files, write_card, write_export_record
 from .filtering import FilterStep, bounds_stages
-from .parts import TsvPartWriter, part_path
+from .parts import TsvPartWriter, check_parts, part_path
 from .runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
 from .score import AnnotateStep
 from .source_cleaning import SourceCleaning, SourceCleanStep, source_side
@@ -73,6 +73,7 @@ class PartReader(CorpusStep):
         from ..data.reader import iter_blocks
 
         path = part_path(self.folder, rank, ".tsv")
+        check_parts([path])  # the part its task recorded, not a torn or foreign one
         index = 0
         for block in iter_blocks([path], block_bytes=self.block_bytes):
             parsed, columns = parse_named(Block(block.source, block.first_line, block.data), self.header)

@@ -91,7 +91,7 @@ class TsvPartWriter(CorpusStep):
             raise
 
 
-def _check_parts(parts: Sequence[Path]) -> list[dict[str, Any]]:
+def check_parts(parts: Sequence[Path]) -> list[dict[str, Any]]:
     """The records of ``parts`` (raises :class:`CorpusError` for a part or record that is missing)."""
     records = []
     for path in parts:
@@ -120,7 +120,7 @@ def concatenate_parts(parts: Sequence[str | os.PathLike[str]], output: str | os.
     never over an input; over an existing output only with ``overwrite``.
     """
     paths = [Path(p) for p in parts]
-    records = _check_parts(paths)
+    records = check_parts(paths)
     with atomic_output(output, inputs=inputs, overwrite=overwrite) as tmp, open(tmp, "wb") as out:
         if header:
             out.write(encode_lines([header], is_gzip_name(output)))
