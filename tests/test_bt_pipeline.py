@@ -33,8 +33,8 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
     seen: dict[str, list] = {"sentences": [], "models": []}
     original = translation_engines.load_translator
 
-    def load(model: str, options: object = None, **kwargs: object) -> object:
-        translator = original(model, options, **kwargs)
+    def load(model: str, options: object = None, *args: object, **kwargs: object) -> object:
+        translator = original(model, options, *args, **kwargs)
         seen["models"].append(Path(model))
         translate = translator.translate
 
