@@ -319,19 +319,27 @@ def test_a_reader_leaves_a_set_aside_folder_to_the_writer_that_holds_the_lock(tm
     assert recover_set_aside(tmp_path / "model") and (tmp_path / "model").is_dir()
 
 
-def test_a_folder_input_protects_every_file_below_it(tmp_path):
+def test_a_folder_input_protects_every_file_a_loader_reads(tmp_path):
     """A model folder a command loads is an input: no output may be one of its files, the folder, or hold it; a new
-    file inside it is fine (issue 34 item 3)."""
+    file inside it, or a result written next to the model earlier, is fine (issue 34 item 3)."""
     model = tmp_path / "model"
-    (model / "sub").mkdir(parents=True)
+    (model / "static").mkdir(parents=True)
+    (model / "export").mkdir()
     (model / "model.safetensors").write_bytes(b"weights")
-    (model / "sub" / "config.json").write_text("{}")
+    (model / "source.spm").write_bytes(b"pieces")
+    (model / "generation_config.json").write_text("{}")
+    (model / "static" / "config.json").write_text("{}")
+    (model / "embeddings.npy").write_bytes(b"rows")
+    (model / "export" / "model.onnx").write_bytes(b"graph")
     (tmp_path / "link.safetensors").symlink_to(model / "model.safetensors")
-    for out in (model / "model.safetensors", model / "sub" / "config.json", model / "sub" / ".." / "sub",
-                model, tmp_path, tmp_path / "link.safetensors"):
+    for out in (model / "model.safetensors", model / "source.spm", model / "generation_config.json",
+                model / "static" / "config.json", model / "static" / ".." / "static", model, tmp_path,
+                tmp_path / "link.safetensors"):
         with pytest.raises(OutputIsInputError, match="is the input"):
             check_output(out, [model], overwrite=True)
     assert check_output(model / "scores.tsv", [model]) == model / "scores.tsv"
+    for result in (model / "embeddings.npy", model / "export"):
+        assert check_output(result, [model], overwrite=True) == result
 
 
 @pytest.mark.parametrize("name", ["..", ".", "", "../x", "a/b", "/abs", "a\\b", "x\x00y", " .. "])

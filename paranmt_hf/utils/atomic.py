@@ -108,26 +108,35 @@ def _contains(directory: Path, path: Path) -> bool:
     return True
 
 
-PROTECTED_FILES_MAX = 100_000
-"""At most this many files of a folder input are compared with an output (a model folder holds a handful)."""
+MODEL_FOLDER_TOP_SUFFIXES = (".json", ".spm", ".txt", ".model", ".safetensors", ".bin", ".pt", ".onnx", ".msgpack",
+                             ".tiktoken", ".vocab")
+"""Files at the top of a folder input that a loader may read (configurations, tokenizers, weights of any model:
+a translation model's ``source.spm``, ``vocab.json``, ``generation_config.json`` included)."""
 
 
 def _input_files(src: Path) -> Iterator[Path]:
-    """``src`` and, for a folder, every file below it (a folder input protects each of its files)."""
+    """``src`` and, for a folder (a model a command loads), the files a loader reads from it.
+
+    Those are :func:`~paranmt_hf.utils.content_hash.model_files` (weights, configuration, tokenizer, ``static/`` and
+    the sentence-transformers module folders) and every top-level file with a suffix of
+    :data:`MODEL_FOLDER_TOP_SUFFIXES`; results written next to a model (``embeddings.npy``, an ``export`` subfolder,
+    evaluation results) are not among them and stay replaceable with ``--overwrite``.
+    """
+    from .content_hash import model_files
+
     yield src
     if src.is_dir():
-        for count, entry in enumerate(src.rglob("*")):
-            if count >= PROTECTED_FILES_MAX:
-                return
-            yield entry
+        yield from model_files(src)
+        yield from (p for p in src.iterdir() if p.is_file() and p.suffix in MODEL_FOLDER_TOP_SUFFIXES)
 
 
 def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False) -> Path:
     """Refuse an output that is an input, or that exists without ``overwrite``; return it as a ``Path``.
 
     An output directory that contains an input counts as the input too (replacing the directory would delete it).
-    An input that is a folder (a model folder a command loads) protects every file below it: no output may be one
-    of them (compared as files on disk), the folder itself, or a folder that contains it.
+    An input that is a folder (a model folder a command loads) protects the files a loader reads from it
+    (:func:`_input_files`): no output may be one of them (compared as files on disk), the folder itself, or a folder
+    that contains it.
 
     Raises:
         OutputIsInputError: ``output`` is (or contains) one of ``inputs``.
