@@ -281,7 +281,7 @@ def test_a_run_killed_between_the_two_renames_loses_nothing(tmp_path):
     import sys
 
     from paranmt_hf.utils.atomic import recover_set_aside
-    from paranmt_hf.utils.paths import check_model_path
+    from paranmt_hf.utils.integrity import check_model_path
 
     out = tmp_path / "model"
 

@@ -74,9 +74,12 @@ def test_all_identical_gold_scores_are_an_error_not_a_zero(tmp_path):
         sts_correlations(np.eye(3, 2) + 1, np.ones((3, 2)), [2.0, 2.0, 2.0])
 
 
-def _writer(folder, results, tag, rounds):
+def _writer(folder, results, tag, enough, rounds):
+    """Write until the reader has read ``enough`` times while writers ran (at most ``rounds`` writes; no timing)."""
     for _ in range(rounds):
         write_results(results, folder, "me/model", "r", {"name": "me/model", "writer": tag}, overwrite=True)
+        if enough.is_set():
+            return
 
 
 def test_two_concurrent_writers_never_tear_the_results(tmp_path):
@@ -86,7 +89,8 @@ def test_two_concurrent_writers_never_tear_the_results(tmp_path):
                for i in range(400)]
     results = {"MyTask": TaskResult("MyTask", "sts", {"test": entries}, 1.0)}
     context = multiprocessing.get_context("fork")
-    writers = [context.Process(target=_writer, args=(tmp_path, results, tag, 25)) for tag in ("a", "b")]
+    enough = context.Event()
+    writers = [context.Process(target=_writer, args=(tmp_path, results, tag, enough, 100_000)) for tag in ("a", "b")]
     for w in writers:
         w.start()
     path, torn, reads = tmp_path / "me__model" / "r" / "MyTask.json", 0, 0
@@ -97,6 +101,8 @@ def test_two_concurrent_writers_never_tear_the_results(tmp_path):
                 json.loads(path.read_text(encoding="utf-8"))
             except ValueError:
                 torn += 1
+            if reads >= 20:  # the writers stop once the reader has seen 20 versions while they wrote
+                enough.set()
     for w in writers:
         w.join()
         assert w.exitcode == 0

@@ -83,8 +83,7 @@ class ParaNMTEncoder:
                 message says how to load it.
         """
         from ..modeling.modeling_paranmt import WeightsMismatchError
-        from ..utils.integrity import damaged_file_error
-        from ..utils.paths import check_model_path
+        from ..utils.integrity import check_model_path, damaged_file_error
         from .folder_kind import check_paranmt_folder
         from .storage import is_int8_dir, load_int8_model
 

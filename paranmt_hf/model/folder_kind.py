@@ -64,7 +64,7 @@ def check_paranmt_folder(path: str | os.PathLike[str]) -> None:
     """Refuse a local folder that is not a ParaNMT model, saying what it is and how to load it.
 
     Hub ids and folders that are not there are left to the caller (transformers asks the Hub; a missing local path
-    is reported by :func:`paranmt_hf.utils.paths.check_model_path`).
+    is reported by :func:`paranmt_hf.utils.integrity.check_model_path`).
 
     Raises:
         NotAParaNMTFolderError: a model2vec, sentence-transformers or unknown folder. DamagedFileError: its

@@ -168,7 +168,7 @@ class StaticEncoder:
             ValueError: a recurrent model (it needs torch: ``ParaNMTEncoder``), or files that do not match.
         """
         from ..utils.imports import install_command
-        from ..utils.paths import check_model_path
+        from ..utils.integrity import check_model_path
         from .folder_kind import check_paranmt_folder
 
         name = os.fspath(name_or_path)

@@ -104,3 +104,20 @@ def damaged_file_error(directory: str | os.PathLike[str], cause: BaseException) 
     detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
     return DamagedFileError(f"{path} is damaged: {problem}. Save, copy or download that model again (loading "
                             f"failed with: {detail})")
+
+
+def check_model_path(name_or_path: str | os.PathLike[str]) -> None:
+    """Raise ``FileNotFoundError`` for a local model path that does not exist (instead of asking the Hub for it).
+
+    A folder that a run replacing it left set aside when it was killed between its two renames is put back first
+    (:func:`paranmt_hf.utils.atomic.recover_set_aside`).
+
+    Raises:
+        FileNotFoundError: ``name_or_path`` looks local (:func:`looks_local`) and is not a folder.
+    """
+    from .atomic import recover_set_aside
+    from .paths import looks_local
+
+    if looks_local(name_or_path) and not Path(name_or_path).expanduser().is_dir() \
+            and not recover_set_aside(Path(name_or_path).expanduser()):
+        raise FileNotFoundError(f"model directory {name_or_path} not found (a local path: the Hub was not asked)")

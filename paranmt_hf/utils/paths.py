@@ -67,19 +67,3 @@ def looks_local(name_or_path: str | os.PathLike[str]) -> bool:
         return True
     first = name.split("/", 1)[0]
     return "/" in name and Path(first).is_dir()
-
-
-def check_model_path(name_or_path: str | os.PathLike[str]) -> None:
-    """Raise ``FileNotFoundError`` for a local model path that does not exist (instead of asking the Hub for it).
-
-    A folder that a run replacing it left set aside when it was killed between its two renames is put back first
-    (:func:`paranmt_hf.utils.atomic.recover_set_aside`).
-
-    Raises:
-        FileNotFoundError: ``name_or_path`` looks local (:func:`looks_local`) and is not a folder.
-    """
-    from .atomic import recover_set_aside
-
-    if looks_local(name_or_path) and not Path(name_or_path).expanduser().is_dir() \
-            and not recover_set_aside(Path(name_or_path).expanduser()):
-        raise FileNotFoundError(f"model directory {name_or_path} not found (a local path: the Hub was not asked)")
