@@ -62,3 +62,16 @@ def test_the_work_folder_is_removed(tmp_path: Path) -> None:
     work = tmp_path / "work"
     _run(path, tmp_path / "out.tsv", RunOptions(workers=1, progress=False, work_dir=str(work)))
     assert not work.exists()
+
+
+def test_a_corpus_command_called_from_python_leaves_the_sigterm_handler_as_it_was(tmp_path: Path) -> None:
+    """The CLI unwinds on SIGTERM while it runs; called in-process (``main([...])``), it puts the caller's handler
+    back, so processes the caller forks later (a Pool's workers) still die when terminated."""
+    import signal
+
+    from paranmt_hf.cli.main import main
+
+    before = signal.getsignal(signal.SIGTERM)
+    src = _corpus(tmp_path / "in.tsv", n=50)
+    assert main(["corpus", "dedup", str(src), "-o", str(tmp_path / "out.tsv"), "--quiet"]) == 0
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -173,35 +173,48 @@ def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
         import signal
         import threading
 
-        from ..corpus.errors import CorpusError
-        from ..data.reader import InputError
-        from ..data.records import BadLineError
-        from ..fetch.http import DownloadError
-        from ..utils.atomic import OutputExistsError, OutputIsInputError, UnsafeNameError
-
+        previous = None
         if threading.current_thread() is threading.main_thread():  # `kill`: unwind, removing temporary outputs
-            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-        known: tuple[type[BaseException], ...] = (InputError, BadLineError, OutputExistsError, OutputIsInputError,
-                                                  UnsafeNameError, FileNotFoundError, CorpusError, DownloadError)
+            previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         try:
-            from ..corpus.translation import TranslationModelError
+            return _reported(func, args)
+        finally:  # called from Python (main([...])), the caller's handler comes back: forked workers get the default
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
-            known = (*known, TranslationModelError)
-        except ImportError:  # pragma: no cover - the module itself has no heavy import
-            pass
-        try:
-            return func(args)
-        except KeyboardInterrupt:  # Ctrl-C: the runner said how to resume; no traceback
-            return 128 + signal.SIGINT
-        except known as err:
-            print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
-            return 1
-        except ImportError as err:
-            if "paranmt-hf[" not in str(err):
-                raise
-            print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
-            return 1
     return run
+
+
+def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run ``func``; a problem of the input, the options or the installation becomes one line and status 1."""
+    import signal
+
+    from ..corpus.errors import CorpusError
+    from ..data.reader import InputError
+    from ..data.records import BadLineError
+    from ..fetch.http import DownloadError
+    from ..utils.atomic import OutputExistsError, OutputIsInputError, UnsafeNameError
+
+    known: tuple[type[BaseException], ...] = (InputError, BadLineError, OutputExistsError, OutputIsInputError,
+                                              UnsafeNameError, FileNotFoundError, CorpusError, DownloadError)
+    try:
+        from ..corpus.translation import TranslationModelError
+
+        known = (*known, TranslationModelError)
+    except ImportError:  # pragma: no cover - the module itself has no heavy import
+        pass
+    try:
+        return func(args)
+    except KeyboardInterrupt:  # Ctrl-C: the runner said how to resume; no traceback
+        return 128 + signal.SIGINT
+    except known as err:
+        print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
+        return 1
+    except ImportError as err:
+        if "paranmt-hf[" not in str(err):
+            raise
+        print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
+        return 1
 
 
 def _print_summary(summary: Any, output: str, what: str = "lines") -> None:
