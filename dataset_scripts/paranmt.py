@@ -10,7 +10,7 @@ Pass plain local paths or http(s) URLs (``file://`` URIs break datasets' streami
 
 * ``full``: ``para-nmt-50m.txt`` (reference \\t back-translation \\t paraphrase score) with trigram overlap and
   whitespace token lengths added.
-* ``filtered``: ``full`` rows passing a filter of :data:`paranmt_hf.corpus.filters.FILTERS`: the PRAS filter
+* ``filtered``: ``full`` rows passing a filter of :data:`paranmt_hf.corpus.selection.filters.FILTERS`: the PRAS filter
   (``filter="pras"``) or the ACL-2018 recipe (``filter="acl2018"``); every threshold is a config parameter.
 * ``processed-5m``: the filtered, tokenised 5M release (reference \\t paraphrase, no score).
 * ``pairs``: any TSV(.gz/.zip) with 2-4 columns: text_a \\t text_b [\\t score [\\t trigram_overlap]].
@@ -26,7 +26,7 @@ from typing import Any
 
 import datasets
 
-from paranmt_hf.corpus.rows import RowMaker
+from paranmt_hf.corpus.output.rows import RowMaker
 from paranmt_hf.data.configs import CONFIGS, ConfigOptions
 from paranmt_hf.data.records import BadLineReport, iter_parsed
 

@@ -2,5 +2,5 @@
 
 Rendered through huggingface_hub's ``ModelCard.from_template`` / ``DatasetCard.from_template`` by
 ``paranmt_hf.hub.card`` (model card), ``paranmt_hf.hub.generator_card`` (paraphrase generator card) and
-``paranmt_hf.corpus.export`` (dataset card).
+``paranmt_hf.corpus.output.export`` (dataset card).
 """

@@ -17,9 +17,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentencepiece")
 
+from _synthetic_translation import build_translation_model, model_sentences  # noqa: E402
+
 from paranmt_hf.cli.main import main  # noqa: E402
-from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences  # noqa: E402
-from paranmt_hf.corpus.translation import DecodingOptions, TransformersTranslator  # noqa: E402
+from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions, TransformersTranslator  # noqa: E402
 
 CODES = {"marian": {}, "nllb": {"source_lang": "deu_Latn", "target_lang": "eng_Latn"},
          "m2m100": {"source_lang": "de", "target_lang": "en"}}
@@ -128,7 +129,7 @@ def test_long_sources_are_truncated_and_counted(models: dict[str, Path]) -> None
 def test_ctranslate2_greedy_equals_transformers_greedy_in_float32(models: dict[str, Path], kind: str,
                                                                   tmp_path: Path) -> None:
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     options = DecodingOptions(num_beams=1, **CODES[kind])
     sentences = SENTENCES[:40]

@@ -14,9 +14,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sentencepiece")
 
+from _synthetic_translation import build_translation_model, model_sentences  # noqa: E402
+
 from paranmt_hf.cli.main import main  # noqa: E402
 from paranmt_hf.corpus import model_prep, translation_engines  # noqa: E402
-from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences  # noqa: E402
 
 SENTENCES = model_sentences(300, seed=0)
 
@@ -226,7 +227,7 @@ def test_make_never_decodes_what_its_filter_drops_and_writes_the_same_pairs(
 
 
 def test_cleaning_follows_the_filter_it_precedes() -> None:
-    from paranmt_hf.corpus.source_cleaning import SourceCleaning, default_cleaning
+    from paranmt_hf.corpus.translation.source_cleaning import SourceCleaning, default_cleaning
     from paranmt_hf.data.configs import ConfigOptions
 
     pras = SourceCleaning.for_filter(ConfigOptions(filter="pras"))
@@ -267,9 +268,9 @@ def test_sources_in_another_language_are_not_decoded(models: dict[str, Path], tm
 
 def test_summary_gives_sentences_and_target_tokens_per_second(models: dict[str, Path], tmp_path: Path,
                                                                capsys: pytest.CaptureFixture) -> None:
-    from paranmt_hf.corpus.backtranslate import backtranslate
-    from paranmt_hf.corpus.runner import RunOptions
-    from paranmt_hf.corpus.translation import DecodingOptions, TransformersTranslator
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions, TransformersTranslator
 
     src = _plain_bitext(tmp_path / "bitext.en-de.tsv", 16)
     options = DecodingOptions(num_beams=2, num_return=2)
@@ -291,7 +292,7 @@ def test_batch_budget_scales_with_the_device(monkeypatch: pytest.MonkeyPatch) ->
     import torch
     from transformers import MarianConfig, PretrainedConfig
 
-    from paranmt_hf.corpus.translation import CPU_BATCH_TOKENS, device_batch_tokens
+    from paranmt_hf.corpus.translation.transformers_engine import CPU_BATCH_TOKENS, device_batch_tokens
 
     class Properties:
         total_memory = 80 * 2**30
@@ -306,8 +307,8 @@ def test_batch_budget_scales_with_the_device(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_ctranslate2_inter_threads_decode_batches_in_parallel_with_the_same_output(models: dict[str, Path]) -> None:
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation import DecodingOptions
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions
 
     options = DecodingOptions(num_beams=2, batch_tokens=64)
     sentences = model_sentences(30, seed=4)

@@ -34,7 +34,7 @@ open(args[args.index("--arpa") + 1], "w").write(open({str(arpa)!r}).read())
 
 
 def test_list_names_every_measure(capsys: pytest.CaptureFixture) -> None:
-    from paranmt_hf.corpus.measures import MEASURES
+    from paranmt_hf.corpus.measures.registry import MEASURES
 
     assert main(["measures", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -50,7 +50,7 @@ def test_train_lm_runs_lmplz_and_the_model_scores(tmp_path: Path) -> None:
     config = json.loads((tmp_path / "lm" / "paranmt_lm.json").read_text(encoding="utf-8"))
     assert config["order"] == 3 and config["sentences"] == 2 and config["lowercase"]
     assert not (tmp_path / "lm" / "corpus.txt").exists()
-    from paranmt_hf.corpus.language_model import NgramLanguageModel
+    from paranmt_hf.corpus.measures.language_model import NgramLanguageModel
 
     assert NgramLanguageModel(tmp_path / "lm").perplexity_many(["A B"]).tolist() == pytest.approx([10 ** (1.4 / 3)])
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _synthetic import BAD_LINES, write_synthetic_paranmt
 
 from paranmt_hf import load_paranmt
 from paranmt_hf.cli.main import main
-from paranmt_hf.corpus.langid import LanguageIdentifier
-from paranmt_hf.corpus.overlap import ngram_overlap
-from paranmt_hf.corpus.synthetic import BAD_LINES, write_synthetic_paranmt
-from paranmt_hf.corpus.tokens import nltk_word_tokenize_reference
+from paranmt_hf.corpus.measures.overlap import ngram_overlap
+from paranmt_hf.corpus.text.langid import LanguageIdentifier
+from paranmt_hf.corpus.text.tokens import nltk_word_tokenize_reference
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paranmt_hf.corpus.fasttext_batch import BatchTopLabel, FastTextFile, fnv1a, hs_tree
-from paranmt_hf.corpus.langid import LanguageIdentifier
+from paranmt_hf.corpus.text.fasttext_batch import BatchTopLabel, FastTextFile, fnv1a, hs_tree
+from paranmt_hf.corpus.text.langid import LanguageIdentifier
 
 
 @pytest.fixture(scope="module")

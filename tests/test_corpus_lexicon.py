@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf.cli.main import main
-from paranmt_hf.corpus.lexicon import ParaphraseLexicon, evaluate_simlex
+from paranmt_hf.corpus.output.lexicon import ParaphraseLexicon, evaluate_simlex
 
 # "happy" is paraphrased by "glad"; "hong" / "kong" always share a sentence (high cross PMI, not paraphrases)
 CORPUS = [

@@ -16,13 +16,13 @@ pytest.importorskip("sentencepiece")
 
 @pytest.fixture(scope="module")
 def marian(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
+    from _synthetic_translation import build_translation_model, model_sentences
 
     return build_translation_model(tmp_path_factory.mktemp("mt") / "marian", model_sentences(300), seed=1)
 
 
 def _bitext(path: Path) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import model_sentences
+    from _synthetic_translation import model_sentences
 
     sentences = model_sentences(24, seed=7)
     lines = [f"reference {i % 17}\t{s}\n" for i, s in enumerate(sentences)]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paranmt_hf.corpus.measures import MEASURES, MeasureContext, compute_measures, get_measure
+from paranmt_hf.corpus.measures.registry import MEASURES, MeasureContext, compute_measures, get_measure
 
 CAT_REF, CAT_HYP = "The cat sat on the mat", "the cat is on the mat"
 
@@ -42,7 +42,7 @@ def test_overlap_uses_the_papers_lowercased_nltk_tokens() -> None:
 
 
 def test_smoothed_bleu_is_nakov_et_al() -> None:
-    from paranmt_hf.corpus.bleu import smoothed_bleu
+    from paranmt_hf.corpus.measures.bleu import smoothed_bleu
 
     # Moses' unit test of smoothedSentenceBleu(stats, 1, smoothBP=true): 6/6, 4/5, 2/4, 1/3 matches, ref length 7
     assert smoothed_bleu([6, 4, 2, 1], [6, 5, 4, 3], 6, 7) == pytest.approx(0.5067, abs=1e-4)
@@ -98,7 +98,7 @@ def test_lm_perplexity_of_the_translation_counts_end_of_sentence(tmp_path: Path)
 
 def test_reference_probability_is_the_classifier_on_the_translation(tmp_path: Path) -> None:
     pytest.importorskip("sklearn")
-    from paranmt_hf.corpus.reference_classifier import ReferenceClassifier, train_reference_classifier
+    from paranmt_hf.corpus.measures.reference_classifier import ReferenceClassifier, train_reference_classifier
 
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(200)]

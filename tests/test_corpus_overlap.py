@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from paranmt_hf.corpus.overlap import ngram_overlap, trigram_overlap
-from paranmt_hf.corpus.tokens import _nltk_parts, get_tokenizer, nltk_word_tokenize
+from paranmt_hf.corpus.measures.overlap import ngram_overlap, trigram_overlap
+from paranmt_hf.corpus.text.tokens import _nltk_parts, get_tokenizer, nltk_word_tokenize
 
 
 def test_shared_trigrams_over_the_side_with_fewer() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf.cli.main import main
-from paranmt_hf.corpus.pivot import PivotStats, pivot_files, pivot_groups
+from paranmt_hf.corpus.output.pivot import PivotStats, pivot_files, pivot_groups
 
 
 def _write(path: Path, rows: list[tuple[str, str]]) -> str:

@@ -74,13 +74,13 @@ def ray_head() -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def marian(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
+    from _synthetic_translation import build_translation_model, model_sentences
 
     return build_translation_model(tmp_path_factory.mktemp("mt") / "marian", model_sentences(300), seed=1)
 
 
 def _bitext(path: Path) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import model_sentences
+    from _synthetic_translation import model_sentences
 
     lines = [f"reference {i % 11}\t{s}\n" for i, s in enumerate(model_sentences(16, seed=7))]
     lines += lines[:4]
@@ -125,8 +125,8 @@ def test_dedup_on_ray_in_process_gives_the_local_output(ray_head: dict[str, str]
     """A Python user's run: RunOptions(executor="ray") connects this process (RAY_ADDRESS) and disconnects it."""
     import ray
 
-    from paranmt_hf.corpus.dedup import dedup_files
-    from paranmt_hf.corpus.runner import RunOptions
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.selection.dedup import dedup_files
 
     for name in ("HOME", "RAY_TMPDIR"):
         monkeypatch.setenv(name, ray_head[name])

@@ -107,14 +107,14 @@ def launched(args: list[str], new_session: bool = False) -> Iterator[subprocess.
 def marian(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("sentencepiece")
-    from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
+    from _synthetic_translation import build_translation_model, model_sentences
 
     return build_translation_model(tmp_path_factory.mktemp("models") / "marian", model_sentences(300, seed=0),
                                    kind="marian", seed=1)
 
 
 def _bitext(path: Path, count: int) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import model_sentences
+    from _synthetic_translation import model_sentences
 
     path.write_text("".join(f"english reference {i}\t{s}\n" for i, s in enumerate(model_sentences(count, seed=3))),
                     encoding="utf-8")
@@ -313,7 +313,7 @@ def test_disk_full_at_the_merge_is_one_sentence_and_keeps_the_work(tmp_path: Pat
     space is freed (issue 34 item 9)."""
     import errno
 
-    import paranmt_hf.corpus.parts as parts
+    import paranmt_hf.corpus.pipeline.parts as parts
 
     pairs = _pairs(tmp_path / "pairs.txt", 50)
     out = tmp_path / "out.tsv"

@@ -53,13 +53,13 @@ def _stage_jobs(fake: FakeSlurm) -> dict[str, object]:
 def marian(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("sentencepiece")
-    from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
+    from _synthetic_translation import build_translation_model, model_sentences
 
     return build_translation_model(tmp_path_factory.mktemp("mt") / "marian", model_sentences(300), seed=1)
 
 
 def _bitext(path: Path) -> Path:
-    from paranmt_hf.corpus.synthetic_translation import model_sentences
+    from _synthetic_translation import model_sentences
 
     sentences = model_sentences(18, seed=7)
     lines = [f"reference {i % 11}\t{s}\n" for i, s in enumerate(sentences)]

@@ -10,14 +10,14 @@ import pytest
 
 from paranmt_hf import load_paranmt
 from paranmt_hf.cli.main import main
-from paranmt_hf.corpus.filters import (
+from paranmt_hf.corpus.measures.registry import MEASURES, MeasureContext, MeasureSpec
+from paranmt_hf.corpus.selection.filters import (
     FILTERS,
     ACL2018Filter,
     PRASFilter,
     ThresholdFilter,
     parse_bound,
 )
-from paranmt_hf.corpus.measures import MEASURES, MeasureContext, MeasureSpec
 
 REFS = ["a b c d e", "a b c d e", "one two", "x y z", "p q r s t u v w x y z"]
 HYPS = ["a b c d e", "a b x y e", "three four", "x y z w", "p q"]

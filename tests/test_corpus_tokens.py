@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paranmt_hf.corpus.overlap import ngram_overlap, overlaps_many, trigram_overlaps
-from paranmt_hf.corpus.tokens import (
+from paranmt_hf.corpus.measures.overlap import ngram_overlap, overlaps_many, trigram_overlaps
+from paranmt_hf.corpus.text.tokens import (
     AUDITED_PATTERNS,
     ChunkCachedTokenizer,
     _memoised_punkt,
@@ -116,7 +116,7 @@ def test_vectorised_trigram_overlap_equals_the_definition() -> None:
 def test_overlaps_many_equals_trigram_overlap(data_dir: Path) -> None:
     texts = _real(data_dir, 200)
     refs, paras = texts[0::2], texts[1::2]
-    from paranmt_hf.corpus.tokens import nltk_word_tokenize_reference as ref
+    from paranmt_hf.corpus.text.tokens import nltk_word_tokenize_reference as ref
 
     expected = [ngram_overlap(ref(a.strip().lower()), ref(b.strip().lower()))
                 for a, b in zip(refs, paras, strict=True)]
@@ -126,7 +126,7 @@ def test_overlaps_many_equals_trigram_overlap(data_dir: Path) -> None:
 
 
 def test_whitespace_ids_in_one_split_equal_per_text_splits() -> None:
-    from paranmt_hf.corpus.tokens import whitespace_ids_many
+    from paranmt_hf.corpus.text.tokens import whitespace_ids_many
 
     rng = random.Random(0)
     alphabet = ["a", "b", "ab", " ", "\t", "\x0b", "\x1c", "\u2028", "\u3000", "é", "\x01"]
@@ -146,7 +146,7 @@ def test_whitespace_ids_in_one_split_equal_per_text_splits() -> None:
 def test_the_treebank_port_is_nltks_tokenizer() -> None:
     from nltk.tokenize import NLTKWordTokenizer
 
-    from paranmt_hf.corpus.treebank import fingerprint, treebank_tokenize
+    from paranmt_hf.corpus.text.treebank import fingerprint, treebank_tokenize
 
     assert fingerprint() == AUDITED_PATTERNS  # the same patterns and substitutions, in the same order
     texts = _fuzz(2, 1500) + ["Good muffins cost $3.88 (roughly 3,36 euros)\nin New York.  Please buy me\ntwo.",
@@ -178,7 +178,7 @@ TRICKY = [
 
 @pytest.mark.parametrize("text", TRICKY)
 def test_fast_mode_tokenises_tricky_sentences_as_nltk(text: str) -> None:
-    from paranmt_hf.corpus.tokens import FastTokenizer
+    from paranmt_hf.corpus.text.tokens import FastTokenizer
 
     fast = FastTokenizer()
     assert fast.tokenize_many([text, text.capitalize(), "x"]) == [nltk_word_tokenize_reference(text),
@@ -187,7 +187,7 @@ def test_fast_mode_tokenises_tricky_sentences_as_nltk(text: str) -> None:
 
 
 def test_fast_mode_counts_tokens_per_text_and_cleans_its_marks() -> None:
-    from paranmt_hf.corpus.tokens import FastTokenizer, token_ids_many
+    from paranmt_hf.corpus.text.tokens import FastTokenizer, token_ids_many
 
     fast = FastTokenizer(max_entries=50)  # small: the cache empties itself between batches
     texts = ["a word. c", "", "\x01 \x03x\x04. \"y", "one", "  spaced  out  ", "\x02\"q"]
@@ -204,7 +204,7 @@ def test_fast_mode_counts_tokens_per_text_and_cleans_its_marks() -> None:
 
 def _agreement(texts_a: list[str], texts_b: list[str]) -> tuple[float, float]:
     """(share of texts tokenised as NLTK does, share of pairs with NLTK's trigram overlap) of the fast mode."""
-    from paranmt_hf.corpus.tokens import tokenize_many
+    from paranmt_hf.corpus.text.tokens import tokenize_many
 
     texts = [t.strip().lower() for t in (*texts_a, *texts_b)]
     same = np.mean([a == b for a, b in zip(tokenize_many(texts, "fast"), tokenize_many(texts, "nltk"),
@@ -235,7 +235,7 @@ def test_fast_mode_does_not_import_nltk() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from paranmt_hf.corpus.overlap import overlaps_many; "
+    code = ("import sys; from paranmt_hf.corpus.measures.overlap import overlaps_many; "
             "print(overlaps_many(['Hello, Mr. Smith. Bye.'], ['hello , mr. smith . bye .'], 'fast'), "
             "'nltk' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,10 +11,10 @@ import pytest
 
 from paranmt_hf import load_paranmt
 from paranmt_hf.cli.main import main
-from paranmt_hf.corpus.dedup import DedupStats, dedup_records
-from paranmt_hf.corpus.histogram import score_histogram
-from paranmt_hf.corpus.overlap import trigram_overlap
-from paranmt_hf.corpus.steps import CorpusStep
+from paranmt_hf.corpus.measures.overlap import trigram_overlap
+from paranmt_hf.corpus.output.histogram import score_histogram
+from paranmt_hf.corpus.pipeline.steps import CorpusStep
+from paranmt_hf.corpus.selection.dedup import DedupStats, dedup_records
 from paranmt_hf.data.records import iter_records
 
 PAIRS = [
@@ -135,7 +135,7 @@ def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path, ca
 
 
 def test_language_identifier() -> None:
-    from paranmt_hf.corpus.langid import LanguageIdentifier
+    from paranmt_hf.corpus.text.langid import LanguageIdentifier
 
     lid = LanguageIdentifier()
     assert lid.is_english("I don't believe we ought to attend the party this evening.")
@@ -145,7 +145,7 @@ def test_language_identifier() -> None:
 
 
 def test_hash_set_merges_buffer_and_keeps_membership() -> None:
-    from paranmt_hf.corpus.dedup import HashSet64
+    from paranmt_hf.corpus.selection.dedup import HashSet64
 
     values = [2**64 - 1, 0, 2**63, 12345, *range(1000, 1100)]
     hs = HashSet64(buffer_size=8)
@@ -209,15 +209,15 @@ def test_corpus_tasks_use_one_blas_thread(tmp_path: Path, workers: int, tasks: i
     threadpoolctl = pytest.importorskip("threadpoolctl")
     import torch
 
-    from paranmt_hf.corpus.parts import TsvPartWriter
-    from paranmt_hf.corpus.runner import RunOptions, Stage, execute, make_spec, merge_stage
+    from paranmt_hf.corpus.pipeline.parts import TsvPartWriter
+    from paranmt_hf.corpus.pipeline.runner import RunOptions, Stage, execute, make_spec, merge_stage
 
     path = tmp_path / "in.tsv"
     path.write_text("".join(f"a{i}\tb{i}\n" for i in range(50)), encoding="utf-8")
     out = tmp_path / "threads.txt"
     run = RunOptions(workers=workers, tasks=tasks, chunk_bytes=64, progress=False)
     spec, n = make_spec("threads", [path], out, run, False, {"part_suffix": ".tsv", "reading_stage": "main"})
-    from paranmt_hf.corpus.parts import merge_tsv
+    from paranmt_hf.corpus.pipeline.parts import merge_tsv
 
     stages = [Stage("main", [spec.reader("main", "pairs"), _ThreadsStep(), TsvPartWriter(spec.parts_dir())]),
               merge_stage(merge_tsv, spec)]
@@ -269,8 +269,8 @@ def test_histogram_counts_float32_cosines_of_one_and_prints_table3(tmp_path: Pat
 
 def test_histogram_of_several_tasks_equals_one_task_and_numpy(tmp_path: Path) -> None:
     # each task's overlap sums and sums of squares add up: mean and std of 3 tasks = 1 task = numpy's
-    from paranmt_hf.corpus.histogram import TABLE3_EDGES, histogram_files
-    from paranmt_hf.corpus.runner import RunOptions
+    from paranmt_hf.corpus.output.histogram import TABLE3_EDGES, histogram_files
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
 
     rng = np.random.default_rng(0)
     scores, overlaps = rng.uniform(-0.05, 1.0, 90).round(4), rng.uniform(0.0, 1.0, 90).round(4)

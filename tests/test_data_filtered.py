@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paranmt_hf import load_paranmt
-from paranmt_hf.corpus.filters import ACL2018Filter, PRASFilter, fold_bounds
+from paranmt_hf.corpus.selection.filters import ACL2018Filter, PRASFilter, fold_bounds
 
 WORDS = [f"w{i}" for i in range(60)]
 

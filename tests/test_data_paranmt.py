@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf import load_paranmt
-from paranmt_hf.corpus.overlap import trigram_overlap
+from paranmt_hf.corpus.measures.overlap import trigram_overlap
 
 # para-nmt-50m.txt lines: reference \t back-translation \t paraphrase score
 FULL_LINES = [

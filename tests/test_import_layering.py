@@ -125,10 +125,11 @@ def test_no_modules_import_each_other():
 
 
 def test_the_layering_checks_catch_a_back_import_and_a_circle():
-    graph = {"paranmt_hf.data.reader": {"paranmt_hf.corpus.filters"}, "paranmt_hf.corpus.filters": set(),
+    graph = {"paranmt_hf.data.reader": {"paranmt_hf.corpus.selection.filters"},
+             "paranmt_hf.corpus.selection.filters": set(),
              "paranmt_hf.model.a": {"paranmt_hf.model.b"}, "paranmt_hf.model.b": {"paranmt_hf.model.a"}}
     assert layering_violations(graph) == [
-        "paranmt_hf.data.reader -> paranmt_hf.corpus.filters: data/ imports corpus/, which stands above it"]
+        "paranmt_hf.data.reader -> paranmt_hf.corpus.selection.filters: data/ imports corpus/, which stands above it"]
     assert circles(graph) == [["paranmt_hf.model.a", "paranmt_hf.model.b"]]
 
 
@@ -228,3 +229,40 @@ def test_encoder_keeps_the_model_training_mode(mode):
     assert all(m.training is mode for m in model.modules())
     encoder.encode(["a man runs"])
     assert all(m.training is mode for m in model.modules())
+
+
+CORPUS_ROOMS = ("errors", "text", "measures", "pipeline", "annotate", "selection", "translation", "output", "make")
+"""The rooms of ``paranmt_hf/corpus/`` from the bottom of its pipeline to the top (docs/CONTRIBUTING.md's map)."""
+
+
+def corpus_room_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a room of ``corpus/`` to a room above it (or to a module outside every room)."""
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["paranmt_hf", "corpus"] else None
+
+    bad = []
+    for module, targets in graph.items():
+        source = room(module)
+        for target in targets:
+            dest = room(target)
+            if source is None or dest is None or source == dest:
+                continue
+            if source not in CORPUS_ROOMS or dest not in CORPUS_ROOMS:
+                bad.append(f"{module} -> {target}: not a room of CORPUS_ROOMS")
+            elif CORPUS_ROOMS.index(dest) > CORPUS_ROOMS.index(source):
+                bad.append(f"{module} -> {target}: corpus/{source} imports corpus/{dest}, which stands above it")
+    return bad
+
+
+def test_corpus_rooms_import_only_rooms_below_them():
+    assert corpus_room_violations(module_imports()) == []
+    graph = {"paranmt_hf.corpus.measures.columns": {"paranmt_hf.corpus.pipeline.runner"}}
+    assert corpus_room_violations(graph) == [
+        "paranmt_hf.corpus.measures.columns -> paranmt_hf.corpus.pipeline.runner: corpus/measures imports "
+        "corpus/pipeline, which stands above it"]
+
+
+def test_test_helpers_are_not_in_the_wheel():
+    """The synthetic corpora and translation models that tests build live in tests/, not in the package."""
+    assert not list((ROOT / "paranmt_hf").rglob("synthetic*.py"))

@@ -25,7 +25,7 @@ def test_the_packages_export_lazily() -> None:
 
     assert "ParaNMTEncoder" in dir(paranmt_hf) and "trigram_overlap" in dir(paranmt_hf.corpus)
     from paranmt_hf.corpus import trigram_overlap
-    from paranmt_hf.corpus.overlap import trigram_overlap as defined
+    from paranmt_hf.corpus.measures.overlap import trigram_overlap as defined
 
     assert trigram_overlap is defined and vars(paranmt_hf.corpus)["trigram_overlap"] is defined
     with pytest.raises(AttributeError, match="module 'paranmt_hf' has no attribute 'Encoder'"):

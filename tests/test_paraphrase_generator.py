@@ -215,7 +215,7 @@ def test_paraphrase_do_sample_draws_independent_samples(trained: Path, monkeypat
                                                         capsys: pytest.CaptureFixture) -> None:
     """The README's `paraphrase --do-sample --top-p 0.9 --num-return 5`: 5 samples (beam 1), through the translation
     engine's batched generate."""
-    from paranmt_hf.corpus.translation import TransformersTranslator
+    from paranmt_hf.corpus.translation.transformers_engine import TransformersTranslator
 
     calls: list[int] = []
     original = TransformersTranslator.translate_ids

@@ -16,17 +16,18 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sentencepiece")
 
+from _synthetic_translation import build_translation_model, model_sentences  # noqa: E402
+
 from paranmt_hf.cli.main import main  # noqa: E402
 from paranmt_hf.corpus.errors import InvalidOptionError  # noqa: E402
-from paranmt_hf.corpus.placement import task_device  # noqa: E402
-from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences  # noqa: E402
-from paranmt_hf.corpus.translation import (  # noqa: E402
+from paranmt_hf.corpus.translation.engines import ENGINES, engine_options, load_translator  # noqa: E402
+from paranmt_hf.corpus.translation.placement import task_device  # noqa: E402
+from paranmt_hf.corpus.translation.transformers_engine import (  # noqa: E402
     DecodingOptions,
     TransformersOptions,
     TransformersTranslator,
     TranslationModelError,
 )
-from paranmt_hf.corpus.translation_engines import ENGINES, engine_options, load_translator  # noqa: E402
 
 SENTENCES = model_sentences(200, seed=0)
 NLLB = {"source_lang": "deu_Latn", "target_lang": "eng_Latn"}
@@ -101,7 +102,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
     from transformers import GenerationConfig
 
     from paranmt_hf.corpus import translation
-    from paranmt_hf.corpus.backtranslate import BacktranslateStep
+    from paranmt_hf.corpus.translation.backtranslate import BacktranslateStep
 
     generation = GenerationConfig.from_pretrained(models["marian"])
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -145,7 +146,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
 
 def test_engine_options_are_typed_and_checked_before_any_work(models: dict[str, Path], tmp_path: Path) -> None:
     from paranmt_hf.corpus.make import make_paranmt
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options
 
     assert engine_options("ctranslate2", {"compute_type": "int8", "device": None}) == \
         CTranslate2Options(compute_type="int8")
@@ -191,7 +192,7 @@ def test_do_sample_means_independent_samples_in_both_engines(models: dict[str, P
     assert [len(h) for h in result] == [5] * 4
     assert any(len({c.token_ids for c in h}) > 1 for h in result)  # samples, not one beam's n-best
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     ct2 = CTranslate2Translator(beam4, options, CTranslate2Options(compute_type="float32", cache_dir=str(tmp_path)))
     assert ct2.translate_kwargs()["beam_size"] == 1 and [len(h) for h in ct2.translate(SENTENCES[:4]).hypotheses] \
@@ -233,7 +234,7 @@ def test_the_length_cap_is_the_same_rule_in_both_engines(models: dict[str, Path]
     """opus-mt's real generation config forces the end token at max_length: neither engine applies it, so a
     capped candidate has no end token in both (and its cost counts no end token)."""
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     forced = _variant(models["marian"], tmp_path / "forced", generation={"forced_eos_token_id": 0, "max_length": 7})
     options = DecodingOptions(num_beams=1)
@@ -263,7 +264,7 @@ def test_ctranslate2_honours_the_generation_config_and_the_positions(models: dic
                                                                      tmp_path: Path) -> None:
     """The README's offline model: 130 positions, generation max_new_tokens 128: no position-encoding crash."""
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     short = _variant(models["marian"], tmp_path / "short", generation={"max_length": 300},
                      config={"max_position_embeddings": 12})
@@ -302,7 +303,7 @@ def test_a_model_with_renamed_tensors_is_refused_in_both_engines(models: dict[st
     src = tmp_path / "bitext.en-de.tsv"
     src.write_text("a reference\tein satz\n", encoding="utf-8")
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     with pytest.raises(TranslationModelError, match="do not match its architecture"):
         CTranslate2Translator(renamed, None, CTranslate2Options(cache_dir=str(tmp_path / "ct2")))
@@ -325,7 +326,7 @@ def test_backtranslation_refuses_a_target_language_other_than_english(models: di
     assert len(err) == 1 and "--target-lang fra_Latn is not English" in err[0]
     assert not (tmp_path / "out.tsv").exists()
     # English's codes pass (NLLB, M2M100, mBART)
-    from paranmt_hf.corpus.translation import require_english_target
+    from paranmt_hf.corpus.translation.transformers_engine import require_english_target
 
     for code in ("eng_Latn", "en", "en_XX", None):
         require_english_target(code)
@@ -337,7 +338,7 @@ def test_backtranslation_refuses_a_target_language_other_than_english(models: di
 def test_ctranslate2_sampling_restarts_with_its_seed(models: dict[str, Path], tmp_path: Path) -> None:
     """Two calls with the same seed in one process give the same samples (set_random_seed alone does not)."""
     pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
     translator = CTranslate2Translator(models["marian"], DecodingOptions(do_sample=True, num_return=3),
                                        CTranslate2Options(compute_type="float32", cache_dir=str(tmp_path)))
@@ -369,7 +370,7 @@ def test_sampled_backtranslation_is_the_same_for_any_task_count(models: dict[str
 
 
 def test_run_records_the_typed_engine_options(models: dict[str, Path], tmp_path: Path) -> None:
-    from paranmt_hf.corpus.backtranslate import engine_settings
+    from paranmt_hf.corpus.translation.backtranslate import engine_settings
 
     recorded = engine_settings(TransformersOptions(dtype="float32", threads=3))
     assert recorded == {"engine": "transformers", "engine_kwargs": {"device": "auto", "trust_remote_code": False,

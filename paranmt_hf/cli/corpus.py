@@ -134,8 +134,8 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
 
 
 def _run(args: argparse.Namespace) -> Any:
-    """The :class:`~paranmt_hf.corpus.runner.RunOptions` of the command line."""
-    from ..corpus.runner import RunOptions
+    """The :class:`~paranmt_hf.corpus.pipeline.runner.RunOptions` of the command line."""
+    from ..corpus.pipeline.runner import RunOptions
 
     tasks, local_tasks, offset = args.tasks, args.local_tasks, args.local_rank_offset
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -153,7 +153,7 @@ def _run(args: argparse.Namespace) -> Any:
 
         raise InvalidOptionError(f"--{slurm_only[0].replace('_', '-')} is a Slurm setting: add --executor slurm")
     if getattr(args, "sbatch_arg", None):
-        from ..corpus.cluster import parse_sbatch_arg
+        from ..corpus.pipeline.cluster import parse_sbatch_arg
 
         cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in args.sbatch_arg)
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
@@ -198,7 +198,7 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
     known: tuple[type[BaseException], ...] = (InputError, BadLineError, OutputExistsError, OutputIsInputError,
                                               UnsafeNameError, FileNotFoundError, CorpusError, DownloadError)
     try:
-        from ..corpus.translation import TranslationModelError
+        from ..corpus.translation.transformers_engine import TranslationModelError
 
         known = (*known, TranslationModelError)
     except ImportError:  # pragma: no cover - the module itself has no heavy import
@@ -231,8 +231,8 @@ def _print_summary(summary: Any, output: str, what: str = "lines") -> None:
 
 
 def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") -> None:
-    from ..corpus.filters import FILTERS
-    from ..corpus.measures import MEASURES
+    from ..corpus.measures.registry import MEASURES
+    from ..corpus.selection.filters import FILTERS
 
     group = parser.add_argument_group("filter")
     group.add_argument("--filter", dest="filter_name", default=default, choices=list(FILTERS),
@@ -261,7 +261,7 @@ def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") 
 
 
 def _bound(text: str) -> tuple[str, float | None, float | None]:
-    from ..corpus.filters import parse_bound
+    from ..corpus.selection.filters import parse_bound
 
     try:
         return parse_bound(text)
@@ -270,7 +270,7 @@ def _bound(text: str) -> tuple[str, float | None, float | None]:
 
 
 def _tokenizer_arg(parser: argparse.ArgumentParser) -> None:
-    from ..corpus.tokenizer_names import TOKENIZERS
+    from ..corpus.text.tokenizer_names import TOKENIZERS
 
     parser.add_argument("--tokenizer", default="nltk", choices=list(TOKENIZERS),
                         help="overlap tokenizer: " + "; ".join(f"{name} = {text}" for name, text in
@@ -305,7 +305,7 @@ def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _decoding(args: argparse.Namespace) -> Any:
-    from ..corpus.translation import DecodingOptions
+    from ..corpus.translation.transformers_engine import DecodingOptions
 
     return DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
                            top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
@@ -315,10 +315,10 @@ def _decoding(args: argparse.Namespace) -> Any:
 
 
 def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
-    """The :class:`~paranmt_hf.corpus.source_cleaning.SourceCleaning` of the command line."""
+    """The :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` of the command line."""
     from dataclasses import replace
 
-    from ..corpus.source_cleaning import SourceCleaning, default_cleaning
+    from ..corpus.translation.source_cleaning import SourceCleaning, default_cleaning
 
     if args.no_source_cleaning:
         return SourceCleaning.off()
@@ -335,7 +335,7 @@ def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
 
 @_user_errors
 def _backtranslate(args: argparse.Namespace) -> int:
-    from ..corpus.backtranslate import backtranslate
+    from ..corpus.translation.backtranslate import backtranslate
 
     summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
                             engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
@@ -370,7 +370,7 @@ def _make(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _annotate(args: argparse.Namespace) -> int:
-    from ..corpus.score import annotate_corpus
+    from ..corpus.annotate import annotate_corpus
 
     summary = annotate_corpus(args.inputs, args.output, args.model, _run(args), measures=args.measure or (),
                               fmt=args.format, strict=args.strict, overlap=not args.no_overlap,
@@ -384,7 +384,7 @@ def _annotate(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _filter(args: argparse.Namespace) -> int:
-    from ..corpus.filtering import filter_corpus
+    from ..corpus.selection.filtering import filter_corpus
 
     summary = filter_corpus(args.inputs, args.output, _filter_options(args), _run(args), fmt=args.format,
                             with_overlap=args.with_overlap, member_pattern=args.member, overwrite=args.overwrite)
@@ -394,7 +394,7 @@ def _filter(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _dedup(args: argparse.Namespace) -> int:
-    from ..corpus.dedup import dedup_files
+    from ..corpus.selection.dedup import dedup_files
 
     summary = dedup_files(args.inputs, args.output, _run(args), fmt=args.format, keep=args.keep, key=args.key,
                           strict=args.strict, member_pattern=args.member, overwrite=args.overwrite)
@@ -407,7 +407,7 @@ def _histogram(args: argparse.Namespace) -> int:
     import itertools
     import tempfile
 
-    from ..corpus.histogram import TABLE3_PAPER, format_table3, histogram_files, plot_histogram, score_histogram
+    from ..corpus.output.histogram import TABLE3_PAPER, format_table3, histogram_files, plot_histogram, score_histogram
     from ..data.records import iter_records
     from ..utils.atomic import atomic_output, atomic_write_json, check_output
 
@@ -444,7 +444,7 @@ def _histogram(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _export(args: argparse.Namespace) -> int:
-    from ..corpus.export import export_files
+    from ..corpus.output.export import export_files
     from ..data.configs import ConfigOptions
 
     inputs = args.inputs or [_download_default()]
@@ -487,7 +487,7 @@ def _download_default() -> str:
 
 @_user_errors
 def _merge(args: argparse.Namespace) -> int:
-    from ..corpus.runner import merge_job
+    from ..corpus.pipeline.runner import merge_job
 
     summary = merge_job(args.output, work_dir=args.work_dir, overwrite=args.overwrite)
     print(summary.line(), file=sys.stderr)
@@ -497,8 +497,8 @@ def _merge(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _lexicon(args: argparse.Namespace) -> int:
-    from ..corpus.lexicon import ParaphraseLexicon, evaluate_simlex
-    from ..corpus.progress import iter_records_progress
+    from ..corpus.output.lexicon import ParaphraseLexicon, evaluate_simlex
+    from ..corpus.pipeline.progress import iter_records_progress
     from ..data.simlex import read_simlex
     from ..utils.atomic import atomic_write_json, check_output
 
@@ -526,7 +526,7 @@ def _lexicon(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _pivot(args: argparse.Namespace) -> int:
-    from ..corpus.pivot import PivotStats, pivot_files
+    from ..corpus.output.pivot import PivotStats, pivot_files
     from ..data.writer import write_pairs
     from ..utils.atomic import atomic_output, check_output
 
@@ -577,7 +577,7 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                        help="token budget per batch: sentences x longest source x max(beams, candidates) "
                             "(sentences are sorted by length; default: 16384 on CPU, scaled to the GPU's memory "
                             "and the model's size on CUDA)")
-    from ..corpus.translation_engines import ENGINES
+    from ..corpus.translation.engines import ENGINES
 
     group.add_argument("--engine", default="transformers", choices=list(ENGINES),
                        help="transformers: model.generate (exact); ctranslate2: the model converted once (cached) "
@@ -636,7 +636,7 @@ def add_parser(subparsers: Any) -> None:
     _run_options(p, chunk_default="64 KiB")
     p.set_defaults(func=_backtranslate)
 
-    from ..corpus.measures import MEASURES  # numpy only
+    from ..corpus.measures.registry import MEASURES  # numpy only
 
     computable = [m for m, s in MEASURES.items() if s.compute]
     p = sub.add_parser(

@@ -49,7 +49,7 @@ USER_ERRORS: tuple[str, ...] = (
     "paranmt_hf.data.reader.InputError",
     "paranmt_hf.data.records.BadLineError",
     "paranmt_hf.corpus.errors.CorpusError",
-    "paranmt_hf.corpus.language_model.LanguageModelError",
+    "paranmt_hf.corpus.measures.language_model.LanguageModelError",
     "paranmt_hf.paraphrase_generator.train.GeneratorError",
     "paranmt_hf.fetch.http.DownloadError",
     "paranmt_hf.fetch.lock.UnpinnedError",

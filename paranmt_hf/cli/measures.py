@@ -1,6 +1,7 @@
 """``paranmt-hf measures``: the per-pair measure registry, and the models two of its measures need.
 
-``list`` prints the columns of :data:`paranmt_hf.corpus.measures.MEASURES` (what ``corpus annotate`` can add and
+``list`` prints the columns of :data:`paranmt_hf.corpus.measures.registry.MEASURES` (what ``corpus annotate`` can add
+and
 ``corpus filter --filter thresholds --bound COLUMN=LOW:HIGH`` can threshold). ``train-lm`` trains the KenLM language
 model of ``lm_perplexity``; ``train-classifier`` the reference-vs-translation classifier of
 ``reference_probability`` (EMNLP 2017 §5.6).
@@ -12,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..corpus.tokenizer_names import TOKENIZERS
+from ..corpus.text.tokenizer_names import TOKENIZERS
 
 EPILOG = """examples (EMNLP 2017 §5.6: a 3-gram KenLM on 40,000 held-out references; a classifier on held-out
 references vs their back-translations):
@@ -79,7 +80,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..corpus.measures import MEASURES
+    from ..corpus.measures.registry import MEASURES
 
     for spec in MEASURES.values():
         needs = f" [needs {', '.join(spec.needs)}]" if spec.needs else ""
@@ -89,7 +90,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _train_lm(args: argparse.Namespace) -> int:
-    from ..corpus.language_model import LanguageModelError, train_language_model
+    from ..corpus.measures.language_model import LanguageModelError, train_language_model
     from ..utils.atomic import OutputExistsError
 
     try:
@@ -105,7 +106,7 @@ def _train_lm(args: argparse.Namespace) -> int:
 def _train_classifier(args: argparse.Namespace) -> int:
     import json
 
-    from ..corpus.reference_classifier import train_reference_classifier
+    from ..corpus.measures.reference_classifier import train_reference_classifier
     from ..utils.atomic import OutputExistsError, check_output
 
     try:

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Generate."""
     import sys
 
-    from ..corpus.translation import DecodingOptions
+    from ..corpus.translation.transformers_engine import DecodingOptions
     from ..paraphrase_generator.generate import ParaphraseGenerator, paraphrase_file
     from ..paraphrase_generator.train import GeneratorError
     from ..utils.atomic import OutputExistsError, check_output

@@ -67,8 +67,8 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train and evaluate."""
-    from ..corpus.filters import parse_bound
-    from ..corpus.translation import DecodingOptions
+    from ..corpus.selection.filters import parse_bound
+    from ..corpus.translation.transformers_engine import DecodingOptions
     from ..paraphrase_generator.train import GeneratorError, Seq2SeqTrainingSettings
     from ..paraphrase_generator.train_generator import train_generator
     from ..utils.atomic import OutputExistsError

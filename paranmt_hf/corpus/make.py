@@ -1,12 +1,15 @@
 """Make a ParaNMT from a bitext in one run: back-translate, annotate, filter, de-duplicate, export.
 
 :func:`make_paranmt` (``paranmt-hf corpus make``) is one datatrove pipeline per stage
-(:mod:`paranmt_hf.corpus.runner`), on this machine or a cluster:
+(:mod:`paranmt_hf.corpus.pipeline.runner`), on this machine or a cluster:
 
-1. every task reads its chunks of the bitext, back-translates them (:mod:`paranmt_hf.corpus.backtranslate`, finished
-   chunks kept for resuming), adds the columns (:class:`~paranmt_hf.corpus.score.AnnotateStep`: the paraphrase score
-   under a paranmt_hf model, the trigram overlap, any measure of :data:`~paranmt_hf.corpus.measures.MEASURES`),
-   keeps the pairs a filter of :data:`~paranmt_hf.corpus.filters.FILTERS` passes, spills the key hash of every kept
+1. every task reads its chunks of the bitext, back-translates them
+   (:mod:`paranmt_hf.corpus.translation.backtranslate`, finished
+   chunks kept for resuming), adds the columns (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`: the paraphrase score
+   under a paranmt_hf model, the trigram overlap, any measure of
+   :data:`~paranmt_hf.corpus.measures.registry.MEASURES`),
+   keeps the pairs a filter of :data:`~paranmt_hf.corpus.selection.filters.FILTERS` passes, spills the key hash of
+   every kept
    pair (de-duplication, stage 1) and writes its kept pairs;
 2. one task per group of hash buckets finds the duplicates, across every task;
 3. every task writes its pairs without duplicates as Parquet;
@@ -31,7 +34,16 @@ from ..data.configs import ConfigOptions
 from ..data.reader import Block
 from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
-from .backtranslate import (
+from .annotate import AnnotateStep
+from .measures.columns import Header, header_of, parse_named
+from .output.export import ParquetShards, collect_task_files, write_card, write_export_record
+from .pipeline.batches import PairBatch
+from .pipeline.parts import TsvPartWriter, check_parts, part_path
+from .pipeline.runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
+from .pipeline.steps import CorpusStep
+from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
+from .selection.filtering import FilterStep, bounds_stages
+from .translation.backtranslate import (
     CHUNK_BYTES,
     BacktranslateStep,
     TranslationSummary,
@@ -40,17 +52,8 @@ from .backtranslate import (
     open_model_run,
     prepare_model,
 )
-from .batches import PairBatch
-from .columns import Header, header_of, parse_named
-from .dedup import KEEP, DedupWriteStep, FindStep, HashStep
-from .export import ParquetShards, collect_task_files, write_card, write_export_record
-from .filtering import FilterStep, bounds_stages
-from .parts import TsvPartWriter, check_parts, part_path
-from .runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
-from .score import AnnotateStep
-from .source_cleaning import SourceCleaning, SourceCleanStep, source_side
-from .steps import CorpusStep
-from .translation import DecodingOptions, EngineOptions
+from .translation.source_cleaning import SourceCleaning, SourceCleanStep, source_side
+from .translation.transformers_engine import DecodingOptions, EngineOptions
 
 TEXT_TYPES = ("reference", "paraphrase", "source")
 
@@ -120,7 +123,7 @@ def arrow_schema(columns: Sequence[str]) -> Any:
 
 def merge_made(spec: JobSpec) -> None:
     """Write the Hub folder of :func:`make_paranmt` (atomically)."""
-    from .runner import check_some_valid
+    from .pipeline.runner import check_some_valid
 
     check_some_valid(spec, "main", spec.output)
     name, columns = spec.options["config"], spec.options["columns"]
@@ -168,14 +171,17 @@ def make_paranmt(
         output: the folder to write (atomically; never holding an input; an existing one only with ``overwrite``).
         model: the translation model into English (Hub id or folder).
         options: decoding options (beam, n-best, sampling, language codes...).
-        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.runner.RunOptions`; 64 KiB chunks unless set).
-        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation_engines.ENGINES` or its options object.
-        engine_kwargs: with an engine name, its settings (as :func:`~paranmt_hf.corpus.backtranslate.backtranslate`);
+        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; 64 KiB chunks unless
+        set).
+        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` or its options object.
+        engine_kwargs: with an engine name, its settings (as
+        :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`);
             a setting of another engine is refused before any work (``inter_threads`` for CTranslate2 too).
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: keep the source sentence as a column.
         scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
-        measures: more columns (:data:`~paranmt_hf.corpus.measures.MEASURES`), e.g. ``bleu``, ``unigram_overlap``.
+        measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``,
+        ``unigram_overlap``.
         filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
             keep every pair). Its columns must be among the ones made.
         dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
@@ -185,17 +191,19 @@ def make_paranmt(
         tokenizer: overlap tokenizer.
         language_model: the KenLM model ``lm_perplexity`` needs.
         classifier: the reference classifier ``reference_probability`` needs.
-        card: :func:`~paranmt_hf.corpus.export.write_card` options (``repo_id``, ``pretty_name``, ``license_name``).
+        card: :func:`~paranmt_hf.corpus.output.export.write_card` options (``repo_id``, ``pretty_name``,
+        ``license_name``).
         model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
         model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
         cleaning: what is removed before decoding (default: what ``filter_options`` would drop whatever the
-            translation, :meth:`~paranmt_hf.corpus.source_cleaning.SourceCleaning.for_filter`; duplicate sources of
+            translation, :meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; duplicate
+            sources of
             a chunk decoded once).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
     """
-    from .measures import MeasureContext, get_measure
+    from .measures.registry import MeasureContext, get_measure
 
     options = options or DecodingOptions()
     run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
@@ -207,7 +215,7 @@ def make_paranmt(
             raise ValueError(f"{name} cannot be computed from the texts")
     for path in inputs:
         source_side(os.fspath(path), source_column)
-    from .translation_engines import engine_options
+    from .translation.engines import engine_options
 
     typed = engine_options(engine, engine_kwargs)
     cleaning = cleaning if cleaning is not None else SourceCleaning.for_filter(filter_options)

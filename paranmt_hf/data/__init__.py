@@ -7,7 +7,7 @@
 - :mod:`.sts`, :mod:`.tatoeba`, :mod:`.simlex`: the evaluation sets' files (STS 2012-2017 and STS-B, LASER's
   Tatoeba sets, SimLex-999).
 
-The rows of each builder config (with the papers' filters) are made in :mod:`paranmt_hf.corpus.rows`;
+The rows of each builder config (with the papers' filters) are made in :mod:`paranmt_hf.corpus.output.rows`;
 :func:`paranmt_hf.load_paranmt` runs the builder (``dataset_scripts/``).
 """
 

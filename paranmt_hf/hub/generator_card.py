@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..corpus.translation import DecodingOptions
+from ..corpus.translation.transformers_engine import DecodingOptions
 from ..paraphrase_generator.generate import ParaphraseGenerator
 from ..paraphrase_generator.train import SUMMARY_NAME
 from ..paraphrase_generator.train_generator import EVALUATION_NAME

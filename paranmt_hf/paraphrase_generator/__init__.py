@@ -5,7 +5,7 @@ torch and transformers load only when a function needs them.
 
 from __future__ import annotations
 
-from ..corpus.translation import DecodingOptions
+from ..corpus.translation.transformers_engine import DecodingOptions
 from .build import SIZES, Seq2SeqSize, build_seq2seq_model, train_seq2seq_tokenizer
 from .data import DEFAULT_BOUNDS, generator_pairs, read_pairs
 from .evaluate import evaluate_generator, paraphrase_metrics

@@ -3,8 +3,9 @@
 ParaNMT-50M §6 trains its generator on the corpus without saying which pairs; the thresholds "used in prior papers
 when generating training data for paraphrase generation" are, by PRAS (Figure 3): paraphrase score in [0.7, 1.0]
 and trigram overlap below 0.5 (:data:`DEFAULT_BOUNDS`). Any bounds on the columns of
-:data:`~paranmt_hf.corpus.measures.MEASURES` can be given instead (a
-:class:`~paranmt_hf.corpus.filters.ThresholdFilter` selects the pairs). A held-out set of pairs is drawn first
+:data:`~paranmt_hf.corpus.measures.registry.MEASURES` can be given instead (a
+:class:`~paranmt_hf.corpus.selection.filters.ThresholdFilter` selects the pairs). A held-out set of pairs is drawn
+first
 (seeded); training pairs sharing a sentence with it are left out (counted), so the evaluation inputs were never
 seen. Every kept pair trains both directions (a -> b and b -> a) unless asked otherwise.
 """
@@ -17,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus.filters import Bound, ThresholdFilter
-from ..corpus.measures import MeasureContext
+from ..corpus.measures.registry import MeasureContext
+from ..corpus.selection.filters import Bound, ThresholdFilter
 
 DEFAULT_BOUNDS: dict[str, Bound] = {"paraphrase_score": (0.7, 1.0), "trigram_overlap": (None, 0.5)}
 """PRAS Figure 3's generation-data thresholds (score 0.7-1.0, trigram overlap <= 0.5)."""
@@ -40,8 +41,8 @@ def read_pairs(paths: Sequence[str | os.PathLike[str]], fmt: str = "pairs", stri
     A file whose first line names its columns (``corpus backtranslate`` / ``annotate`` output) is read by name;
     others with ``fmt`` (``text_a TAB text_b [TAB score [TAB trigram_overlap]]`` for ``pairs``). Files may differ.
     """
-    from ..corpus.batches import PairReader
-    from ..corpus.columns import common_header
+    from ..corpus.measures.columns import common_header
+    from ..corpus.pipeline.batches import PairReader
 
     out = PairColumns()
     chunks: list[tuple[int, dict[str, list[Any]]]] = []

@@ -1,7 +1,8 @@
 """How good a paraphrase generator is on held-out pairs: meaning kept, and how different the output is.
 
 ParaNMT-50M §6 reports no number for its generator (examples only). Here, for held-out inputs and their reference
-paraphrases, each system's outputs are measured with the columns of :data:`~paranmt_hf.corpus.measures.MEASURES`:
+paraphrases, each system's outputs are measured with the columns of
+:data:`~paranmt_hf.corpus.measures.registry.MEASURES`:
 
 * meaning kept: the cosine between input and output under a paranmt_hf encoder (``paraphrase_score``), and between
   output and reference;
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.measures import MeasureContext, compute_measures
+from ..corpus.measures.registry import MeasureContext, compute_measures
 from ..utils.imports import require
 
 
@@ -65,7 +66,7 @@ def evaluate_generator(generator: Any, inputs: Sequence[str], references: Sequen
         inputs: held-out inputs.
         references: their reference paraphrases (optional).
         encoder: a paranmt_hf encoder for the cosines (optional).
-        settings: decoding options (:class:`~paranmt_hf.corpus.translation.DecodingOptions`).
+        settings: decoding options (:class:`~paranmt_hf.corpus.translation.transformers_engine.DecodingOptions`).
         batch_size: generation batch size.
         examples: how many (input, output, reference) examples to keep.
     """

@@ -2,8 +2,9 @@
 
 :class:`ParaphraseGenerator` wraps any ``AutoModelForSeq2SeqLM`` folder or Hub id (a model trained by
 :func:`~paranmt_hf.paraphrase_generator.train.train_seq2seq`, or any other) and decodes with the translation engine
-of the corpus tools (:class:`~paranmt_hf.corpus.translation.TransformersTranslator`: the same
-:class:`~paranmt_hf.corpus.translation.DecodingOptions`, the same length-sorted batches, the same length rule).
+of the corpus tools (:class:`~paranmt_hf.corpus.translation.transformers_engine.TransformersTranslator`: the same
+:class:`~paranmt_hf.corpus.translation.transformers_engine.DecodingOptions`, the same length-sorted batches, the same
+length rule).
 Inputs are returned in input order; an input longer than the model's limit is truncated and counted
 (:attr:`GenerationReport.truncated`), never dropped; an empty input is refused with its position.
 
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..corpus.translation import DecodingOptions, TransformersTranslator, encode_sources
+from ..corpus.translation.transformers_engine import DecodingOptions, TransformersTranslator, encode_sources
 from .train import load_seq2seq
 
 DEFAULT_BEAMS = 4
@@ -81,8 +82,9 @@ class ParaphraseGenerator:
         return cls(model, tokenizer, max_input_tokens)
 
     def translator(self, options: DecodingOptions | None = None, batch_size: int | None = None) -> Any:
-        """The :class:`~paranmt_hf.corpus.translation.TransformersTranslator` decoding with ``options``.
+        """The translator decoding with ``options``.
 
+        A :class:`~paranmt_hf.corpus.translation.transformers_engine.TransformersTranslator`.
         The options are checked against the model: an impossible combination raises :class:`ValueError` before any
         generation.
         """

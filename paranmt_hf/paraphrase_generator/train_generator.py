@@ -16,9 +16,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..corpus.filters import Bound
-from ..corpus.measures import MeasureContext
-from ..corpus.translation import DecodingOptions
+from ..corpus.measures.registry import MeasureContext
+from ..corpus.selection.filters import Bound
+from ..corpus.translation.transformers_engine import DecodingOptions
 from ..utils.atomic import atomic_output, atomic_write_json, check_output, local_paths
 from .build import Seq2SeqSize
 from .data import generator_pairs, read_pairs

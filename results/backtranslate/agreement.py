@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -48,9 +49,15 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from paranmt_hf.corpus.synthetic_translation import build_translation_model, model_sentences
-    from paranmt_hf.corpus.translation import DecodingOptions, TransformersOptions, TransformersTranslator
-    from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the test fixtures
+    from _synthetic_translation import build_translation_model, model_sentences
+
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
+    from paranmt_hf.corpus.translation.transformers_engine import (
+        DecodingOptions,
+        TransformersOptions,
+        TransformersTranslator,
+    )
     from paranmt_hf.utils.provenance import provenance
 
     record = provenance(packages=("paranmt_hf", "torch", "transformers", "ctranslate2", "numpy"))

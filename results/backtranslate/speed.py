@@ -18,13 +18,15 @@ whole command with CTranslate2 called directly includes it on both sides.
 Rows (all with the same sentences, beam and length):
 
 - ``transformers generate``: ``model.generate`` on length-sorted batches, the candidates decoded (no cost);
-- ``paranmt_hf transformers``: :class:`~paranmt_hf.corpus.translation.TransformersTranslator` (+ the cost, by
+- ``paranmt_hf transformers``: :class:`~paranmt_hf.corpus.translation.transformers_engine.TransformersTranslator` (+
+  the cost, by
   scoring the candidates);
 - ``ctranslate2 direct``: the tokenizer, ``Translator.translate_batch`` (sorted, token-budget batches) and decoding,
   as a user would call CTranslate2 themselves (no cost);
 - ``ctranslate2 direct + scores``: the same plus ``Translator.score_batch`` (what the cost needs);
-- ``paranmt_hf ctranslate2``: :class:`~paranmt_hf.corpus.translation_ct2.CTranslate2Translator`;
-- ``paranmt_hf backtranslate (ctranslate2)``: the whole command, :func:`paranmt_hf.corpus.backtranslate.backtranslate`
+- ``paranmt_hf ctranslate2``: :class:`~paranmt_hf.corpus.translation.ctranslate2_engine.CTranslate2Translator`;
+- ``paranmt_hf backtranslate (ctranslate2)``: the whole command,
+  :func:`paranmt_hf.corpus.translation.backtranslate.backtranslate`
   (datatrove run, reading the bitext, writing the TSV, in one task), model load included as for the direct row.
 
 Writes ``speed.json`` (with provenance), ``README.md`` and ``speed.png`` here.
@@ -66,7 +68,8 @@ def sentences(data_dir: Path, count: int) -> list[str]:
 
 def build_model(work: Path, data_dir: Path) -> Path:
     """The opus-mt-sized random Marian model (built once)."""
-    from paranmt_hf.corpus.synthetic_translation import OPUS_MT_SIZE, build_translation_model
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the test fixtures
+    from _synthetic_translation import OPUS_MT_SIZE, build_translation_model
 
     folder = work / "opus-mt-size"
     if not (folder / "config.json").is_file():
@@ -99,14 +102,14 @@ def measure(kind: str, compute: str, model: Path, texts: list[str], beams: int, 
     import torch
 
     torch.set_num_threads(threads)
-    from paranmt_hf.corpus.translation import DecodingOptions
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions
 
     options = DecodingOptions(num_beams=beams, num_return=1, max_new_tokens=max_new, batch_tokens=4096)
     clock = Clock()
     if kind == "hf-direct":
         tokens = _hf_direct(model, texts, options, clock)
     elif kind == "hf-package":
-        from paranmt_hf.corpus.translation import TransformersOptions, TransformersTranslator
+        from paranmt_hf.corpus.translation.transformers_engine import TransformersOptions, TransformersTranslator
 
         translator = TransformersTranslator(model, options, TransformersOptions(threads=threads))
         clock.loaded()
@@ -114,7 +117,7 @@ def measure(kind: str, compute: str, model: Path, texts: list[str], beams: int, 
     elif kind.startswith("ct2-direct"):
         tokens = _ct2_direct(model, texts, options, compute, threads, work, kind.endswith("scores"), clock)
     elif kind == "ct2-package":
-        from paranmt_hf.corpus.translation_ct2 import CTranslate2Options, CTranslate2Translator
+        from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator
 
         translator = CTranslate2Translator(model, options, CTranslate2Options(compute_type=compute, threads=threads,
                                                                               cache_dir=str(work / "ct2")))
@@ -133,7 +136,7 @@ def _hf_direct(model_dir: Path, texts: list[str], options: object, clock: Clock)
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from paranmt_hf.corpus.translation import length_sorted_batches
+    from paranmt_hf.corpus.translation.transformers_engine import length_sorted_batches
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
@@ -154,7 +157,7 @@ def _ct2_direct(model_dir: Path, texts: list[str], options: object, compute: str
     import ctranslate2
     from transformers import AutoTokenizer
 
-    from paranmt_hf.corpus.translation_ct2 import converted_model
+    from paranmt_hf.corpus.translation.ctranslate2_engine import converted_model
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     translator = ctranslate2.Translator(str(converted_model(str(model_dir), work / "ct2")), compute_type=compute,
@@ -172,8 +175,8 @@ def _ct2_direct(model_dir: Path, texts: list[str], options: object, compute: str
 
 
 def _command(model_dir: Path, texts: list[str], options: object, compute: str, threads: int, work: Path) -> int:
-    from paranmt_hf.corpus.backtranslate import backtranslate
-    from paranmt_hf.corpus.runner import RunOptions
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.translation.backtranslate import backtranslate
 
     bitext = work / "speed-en-de.tsv"
     bitext.write_text("".join(f"reference {i}\t{t}\n" for i, t in enumerate(texts)), encoding="utf-8")
@@ -219,7 +222,7 @@ def main() -> None:
         print(json.dumps(measure(kind, compute, model, texts, args.beams, args.max_new_tokens, int(threads), work)))
         return
     model = build_model(work, data)
-    from paranmt_hf.corpus.translation_ct2 import converted_model
+    from paranmt_hf.corpus.translation.ctranslate2_engine import converted_model
     from paranmt_hf.utils.provenance import provenance
 
     converted_model(str(model), work / "ct2")  # once, before timing

@@ -4,10 +4,12 @@ Usage:
 
     python results/bt_throughput/throughput.py [--hf-sentences 24] [--ct2-sentences 96]
 
-Each row is the whole command (:func:`paranmt_hf.corpus.backtranslate.backtranslate`: the datatrove run, the model
+Each row is the whole command (:func:`paranmt_hf.corpus.translation.backtranslate.backtranslate`: the datatrove run,
+the model
 prepared once into the run's folder, reading the bitext, decoding, writing the TSV) in its own process pinned with
 ``taskset`` (core 1 for one core, cores 0-1 for two), and reports what the command's summary reports
-(:class:`~paranmt_hf.corpus.backtranslate.TranslationSummary`): sentences/s and target tokens/s of the whole run
+(:class:`~paranmt_hf.corpus.translation.backtranslate.TranslationSummary`): sentences/s and target tokens/s of the
+whole run
 (wall time, model loading in the tasks included) and per task (while it decodes). The model is opus-mt-sized
 (``MarianMTModel``, 6+6 layers, 512 dimensions, 58,101 tokens, seeded random weights, built in code as
 results/backtranslate does); the sentences are real German sentences of the shared Multi30k bitext with their English
@@ -76,7 +78,8 @@ def bitext(data_dir: Path, count: int, path: Path) -> Path:
 
 def build_model(work: Path, data_dir: Path) -> Path:
     """The opus-mt-sized random Marian model (built once; the vocabulary trained on German Multi30k sentences)."""
-    from paranmt_hf.corpus.synthetic_translation import OPUS_MT_SIZE, build_translation_model
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the test fixtures
+    from _synthetic_translation import OPUS_MT_SIZE, build_translation_model
 
     folder = work / "opus-mt-size"
     if not (folder / "config.json").is_file():
@@ -90,10 +93,10 @@ def build_model(work: Path, data_dir: Path) -> Path:
 
 def one(config: dict, model: Path, source: Path, work: Path, max_new: int) -> dict:
     """One row in this process: the command's summary."""
-    from paranmt_hf.corpus.backtranslate import backtranslate
-    from paranmt_hf.corpus.runner import RunOptions
-    from paranmt_hf.corpus.source_cleaning import SourceCleaning
-    from paranmt_hf.corpus.translation import DecodingOptions
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.source_cleaning import SourceCleaning
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions
 
     out = work / f"out-{os.getpid()}.tsv"
     start = time.perf_counter()

@@ -5,7 +5,7 @@ Usage (one command; the lead reruns it on a quiet machine):
     python results/corpus_scale/benchmark.py [--lines 300000] [--workdir /tmp/paranmt-corpus-scale] [--quick]
 
 1. Writes (or reuses) a synthetic para-nmt-50m.txt of --lines lines made from real ParaNMT text
-   (:func:`paranmt_hf.corpus.synthetic.write_synthetic_paranmt`: detokenised, scored like Table 3, 3% foreign
+   (``write_synthetic_paranmt`` of tests/_synthetic.py: detokenised, scored like Table 3, 3% foreign
    sides, 0.1% bad lines) and builds a trigram and a SentencePiece model for `annotate`.
 2. Runs every command with 1 and 2 workers (datatrove tasks; exact NLTK overlap; `--tokenizer fast` and
    `--tokenizer whitespace` rows where a command tokenises), each as its own `paranmt-hf` process: wall time, input
@@ -111,7 +111,7 @@ def python_speed() -> float:
 
 def profile_filter(corpus: Path) -> dict:
     """CPU µs per input line of each stage of `corpus filter` (one process, in this process): what bounds it."""
-    from paranmt_hf.corpus.executors import task_threads
+    from paranmt_hf.corpus.pipeline.executors import task_threads
 
     with task_threads(1, True):  # as the command line runs a task: one BLAS thread, one torch thread
         return _profile_filter(corpus)
@@ -120,9 +120,9 @@ def profile_filter(corpus: Path) -> dict:
 def _profile_filter(corpus: Path) -> dict:
     import numpy as np
 
-    from paranmt_hf.corpus.filtering import filter_from_options
-    from paranmt_hf.corpus.overlap import trigram_overlaps
-    from paranmt_hf.corpus.tokens import shared_tokenizer
+    from paranmt_hf.corpus.measures.overlap import trigram_overlaps
+    from paranmt_hf.corpus.selection.filtering import filter_from_options
+    from paranmt_hf.corpus.text.tokens import shared_tokenizer
     from paranmt_hf.data.configs import ConfigOptions
     from paranmt_hf.data.reader import iter_blocks
     from paranmt_hf.data.records import parse_block
@@ -181,8 +181,8 @@ def _tsv_pairs(path: Path, limit: int) -> list[tuple[str, str]]:
 
 def agreement(data_dir: Path, workdir: Path, pairs: int = 100_000) -> dict:
     """How often the fast and whitespace modes give exactly NLTK's tokens (per text) and overlap (per pair)."""
-    from paranmt_hf.corpus.overlap import overlaps_many
-    from paranmt_hf.corpus.tokens import tokenize_many
+    from paranmt_hf.corpus.measures.overlap import overlaps_many
+    from paranmt_hf.corpus.text.tokens import tokenize_many
     from paranmt_hf.data.records import iter_records
 
     raw = [(r["text_a"], r["text_b"]) for _, _, r in iter_records([workdir / "para-nmt-50m.txt"], "paranmt")][:pairs]
@@ -214,9 +214,9 @@ def agreement(data_dir: Path, workdir: Path, pairs: int = 100_000) -> dict:
 
 def reference_rows(path: Path, limit: int) -> list[str]:
     """The PRAS filter line by line, as the original scripts: one NLTK call per sentence, fastText per sentence."""
-    from paranmt_hf.corpus.langid import LanguageIdentifier
-    from paranmt_hf.corpus.overlap import ngram_overlap
-    from paranmt_hf.corpus.tokens import nltk_word_tokenize_reference as tokenize
+    from paranmt_hf.corpus.measures.overlap import ngram_overlap
+    from paranmt_hf.corpus.text.langid import LanguageIdentifier
+    from paranmt_hf.corpus.text.tokens import nltk_word_tokenize_reference as tokenize
     from paranmt_hf.data.records import iter_records
 
     lid = LanguageIdentifier()
@@ -277,7 +277,8 @@ def main() -> None:
     corpus = work / "para-nmt-50m.txt"
     stamp = work / f"corpus-{args.lines}.done"
     if not stamp.exists():
-        from paranmt_hf.corpus.synthetic import write_synthetic_paranmt
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the test fixtures
+        from _synthetic import write_synthetic_paranmt
 
         print(f"writing {args.lines:,} synthetic lines to {corpus}", flush=True)
         write_synthetic_paranmt(corpus, args.lines, data, seed=0)

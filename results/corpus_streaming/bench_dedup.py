@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from paranmt_hf.corpus.dedup import DedupStats, dedup_records
+from paranmt_hf.corpus.selection.dedup import DedupStats, dedup_records
 from paranmt_hf.utils.atomic import atomic_write_json
 from paranmt_hf.utils.provenance import provenance
 

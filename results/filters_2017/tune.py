@@ -14,7 +14,7 @@ trigram overlap, BLEU) and each setting of its grid, as E17 §2.2 does:
 
 "None (random)" samples without a filter (three seeds or more, to show the run-to-run spread); ``--seeds`` runs
 every setting with several seeds (sample and training), and make_table.py chooses by the mean dev score over them.
-The columns are those of :data:`paranmt_hf.corpus.measures.MEASURES`, read from the annotated file (``corpus
+The columns are those of :data:`paranmt_hf.corpus.measures.registry.MEASURES`, read from the annotated file (``corpus
 annotate``); the language model (KenLM 3-gram, E17) and the reference classifier behind two of them are trained on
 the held-out pool (its references; references vs back-translations), never on the mining pool. Resumable: settings
 already in ``runs.jsonl`` are skipped.
@@ -82,7 +82,7 @@ NEEDED = ("translation_length", "translation_cost", "lm_perplexity", "reference_
 def read_backtranslations(path: Path) -> dict[str, Any]:
     """Rows of a back-translation file (``corpus backtranslate``, possibly ``corpus annotate``d): the texts, every
     numeric column the header names, and a group per source sentence (its n-best list)."""
-    from paranmt_hf.corpus.measures import MEASURES
+    from paranmt_hf.corpus.measures.registry import MEASURES
 
     lines = path.read_text(encoding="utf-8").splitlines()
     header = lines[0].split("\t")
@@ -107,7 +107,7 @@ def columns_for(mining: dict[str, Any], work: Path, language_model: str | None,
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    from paranmt_hf.corpus.measures import MeasureContext, compute_measures
+    from paranmt_hf.corpus.measures.registry import MeasureContext, compute_measures
 
     values = {k: v for k, v in mining["columns"].items() if k in NEEDED}
     missing = [name for name in NEEDED if name not in values]
@@ -124,7 +124,7 @@ def columns_for(mining: dict[str, Any], work: Path, language_model: str | None,
 def select(mining: dict[str, Any], columns: dict[str, Any], bounds: dict[str, Any], pairs: int,
            seed: int) -> tuple[list[tuple[str, str]], int]:
     """One passing candidate per reference (random), ``pairs`` references sampled; and how many references pass."""
-    from paranmt_hf.corpus.filters import ThresholdFilter
+    from paranmt_hf.corpus.selection.filters import ThresholdFilter
 
     n = len(mining["reference"])
     if bounds:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from paranmt_hf import load_paranmt
-from paranmt_hf.corpus.lexicon import ParaphraseLexicon, evaluate_simlex
+from paranmt_hf.corpus.output.lexicon import ParaphraseLexicon, evaluate_simlex
 from paranmt_hf.data.simlex import read_simlex
 from paranmt_hf.utils.atomic import atomic_write_json
 from paranmt_hf.utils.paths import data_dir

@@ -27,7 +27,7 @@ import random
 import sys
 from pathlib import Path
 
-from paranmt_hf.corpus.pivot import pivot_files
+from paranmt_hf.corpus.output.pivot import pivot_files
 from paranmt_hf.utils.atomic import atomic_output, atomic_write_json
 from paranmt_hf.utils.paths import data_dir as default_data_dir
 from paranmt_hf.utils.provenance import provenance

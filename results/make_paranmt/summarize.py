@@ -83,7 +83,7 @@ def chunk_counts(folder: Path) -> dict[str, Any]:
 
 def filter_counts(header: list[str], rows: list[list[str]]) -> dict[str, Any]:
     """PRAS filter (package default) on rows with annotated columns: first failed test, and each test alone."""
-    from paranmt_hf.corpus.filters import PRASFilter, ThresholdFilter
+    from paranmt_hf.corpus.selection.filters import PRASFilter, ThresholdFilter
 
     text_a = [r[0] for r in rows]
     text_b = [r[1] for r in rows]

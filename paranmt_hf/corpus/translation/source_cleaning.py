@@ -1,0 +1,204 @@
+"""Clean a bitext before it is back-translated: what a later filter would drop is never decoded.
+
+Decoding is the expensive part of back-translation, so :class:`SourceCleanStep` runs first, on the bitext lines
+(``reference`` = the English side, ``source`` = the side to translate), and drops, counting each reason:
+
+- lines whose reference has fewer than ``min_reference_tokens`` or more than ``max_reference_tokens`` whitespace
+  tokens (the filters' token count);
+- lines whose reference fastText lid.176 does not label English (``reference_english``: what the English test of
+  PRAS's filter, or a ``english`` bound, drops later);
+- lines whose source fastText does not label ``source_language`` (optional).
+
+:meth:`SourceCleaning.for_filter` derives the bounds from the filter a command applies later, so that exactly the
+lines it would certainly drop, whatever their translations, are dropped before decoding (the output is the same):
+PRAS (``(reference + paraphrase) / 2 <= max_mean_tokens`` with a paraphrase of at least one token: a reference of
+more than ``2 * max_mean_tokens - 1`` tokens; both sides English), ACL 2018 (both sides ``<= max_tokens``) and
+``thresholds`` bounds on ``reference_length``, ``max_length``, ``mean_length`` and ``english``. Exact duplicate
+sources are decoded once (:class:`~paranmt_hf.corpus.translation.backtranslate.BacktranslateStep`, ``dedup``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...data.configs import ConfigOptions, bitext_sides
+from ..errors import CorpusError
+from ..pipeline.steps import CorpusStep
+
+
+@dataclass(frozen=True)
+class SourceCleaning:
+    """What is removed from a bitext before decoding (see the module docstring).
+
+    Attributes:
+        dedup: decode each distinct source of a chunk once (every reference still gets its candidates).
+        min_reference_tokens / max_reference_tokens: bounds on the reference's whitespace tokens (None: open).
+        reference_english: drop lines whose reference is not labelled English (fastText lid.176).
+        source_language: the fastText code (``cs``, ``de``...) every source must be labelled with (None: no check).
+        langid_model: a fastText language-ID model (default: the bundled lid.176.ftz).
+    """
+
+    dedup: bool = True
+    min_reference_tokens: int | None = None
+    max_reference_tokens: int | None = None
+    reference_english: bool = False
+    source_language: str | None = None
+    langid_model: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("min_reference_tokens", "max_reference_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+
+    @property
+    def drops_lines(self) -> bool:
+        """Whether any line can be dropped (else the step passes every batch on untouched)."""
+        return (self.min_reference_tokens is not None or self.max_reference_tokens is not None
+                or self.reference_english or self.source_language is not None)
+
+    @classmethod
+    def off(cls) -> SourceCleaning:
+        """Nothing removed, every source decoded (the behaviour before cleaning existed)."""
+        return cls(dedup=False)
+
+    @classmethod
+    def for_filter(cls, options: ConfigOptions | None, **given: Any) -> SourceCleaning:
+        """The cleaning that drops what the filter ``options`` describes would drop later whatever the translation.
+
+        ``options`` None: no filter, nothing to drop (duplicates are still decoded once). ``given``: fields that
+        override the derived ones (None values are ignored).
+        """
+        derived = cls() if options is None else _derive(options)
+        return replace(derived, **{k: v for k, v in given.items() if v is not None})
+
+
+def source_side(path: str, source_column: int | None) -> bool:
+    """Whether the source (non-English) side is the first column of ``path``'s lines.
+
+    Raises:
+        CorpusError: neither ``source_column`` (1 or 2) nor an ``en-xx`` / ``xx-en`` file name says it.
+    """
+    if source_column is not None:
+        if source_column not in (1, 2):
+            raise CorpusError(f"--source-column must be 1 or 2 (a bitext has two columns), got {source_column}")
+        return source_column == 1
+    sides = bitext_sides(path.split("::")[0])
+    if sides is None:
+        raise CorpusError(f"cannot tell which column of {path} is the non-English source: pass --source-column 1|2 "
+                          "(or name the file en-xx / xx-en)")
+    return not sides[0]
+
+
+def _floor(value: float | None) -> int | None:
+    return None if value is None else math.floor(value)
+
+
+def _tighter(a: int | None, b: int | None, pick: Any) -> int | None:
+    return b if a is None else a if b is None else pick(a, b)
+
+
+def _derive(options: ConfigOptions) -> SourceCleaning:
+    from ..selection.filters import PRASFilter
+
+    lows: list[int] = []
+    highs: list[int | None] = []
+    english = False
+    if options.filter == "pras":
+        mean = options.max_mean_tokens if options.max_mean_tokens is not None else PRASFilter.max_mean_tokens
+        highs.append(_floor(2 * mean - 1))  # the paraphrase has at least one token
+        english = options.require_english if options.require_english is not None else PRASFilter.require_english
+    elif options.filter == "acl2018":
+        highs.append(options.max_tokens)
+    elif options.filter == "thresholds":
+        for name, low, high in options.bounds:
+            if name == "reference_length":
+                if low is not None:
+                    lows.append(math.ceil(low))
+                highs.append(_floor(high))
+            elif name == "max_length":
+                highs.append(_floor(high))
+            elif name == "mean_length" and high is not None:
+                highs.append(_floor(2 * high - 1))
+            elif name == "english" and low is not None and low > 0:
+                english = True
+    high: int | None = None
+    for value in highs:
+        high = _tighter(high, value, min)
+    return SourceCleaning(min_reference_tokens=max(lows) if lows else None, max_reference_tokens=high,
+                          reference_english=bool(english),
+                          langid_model=options.langid_model if english else None)
+
+
+def default_cleaning() -> SourceCleaning:
+    """The cleaning of ``corpus backtranslate``, whose pairs are filtered later by another command.
+
+    The reference bound of the default filter of ``corpus filter`` (PRAS: a reference of more than
+    ``2 * max_mean_tokens - 1`` tokens is dropped whatever its paraphrase); no language check (PRAS's English test
+    is made on the pairs, where a mislabelled short reference can be seen).
+    """
+    return replace(SourceCleaning.for_filter(ConfigOptions(filter="pras")), reference_english=False,
+                   langid_model=None)
+
+
+class SourceCleanStep(CorpusStep):
+    """Drop the bitext lines :class:`SourceCleaning` removes, before the back-translation step (counted).
+
+    Args:
+        cleaning: what to remove.
+        source_column: 1 or 2, the non-English column (None: from the file names, as the back-translation).
+    """
+
+    name = "clean sources"
+    type = "🧹 - CLEAN"
+
+    def __init__(self, cleaning: SourceCleaning, source_column: int | None = None) -> None:
+        super().__init__()
+        self.cleaning, self.source_column = cleaning, source_column
+
+    def setup(self, rank: int, world_size: int) -> None:
+        """Load the language identifier when a check needs one."""
+        c = self.cleaning
+        self._langid = None
+        if c.reference_english or c.source_language is not None:
+            from ..text.langid import LanguageIdentifier
+
+            self._langid = LanguageIdentifier(c.langid_model)
+
+    def process(self, batch: Any) -> Any:
+        """The batch without the removed lines."""
+        c = self.cleaning
+        if not c.drops_lines or not len(batch):
+            return batch
+        parsed = batch.parsed
+        source_first = source_side(batch.source, self.source_column)
+        sources, references = (parsed.text_a, parsed.text_b) if source_first else (parsed.text_b, parsed.text_a)
+        keep = list(range(len(sources)))
+        counts: dict[str, int] = {}
+
+        def drop(reason: str, bad: set[int]) -> None:
+            nonlocal keep
+            if bad:
+                counts[reason] = counts.get(reason, 0) + len(bad)
+                keep = [i for i in keep if i not in bad]
+
+        if c.min_reference_tokens is not None or c.max_reference_tokens is not None:
+            low, high = c.min_reference_tokens, c.max_reference_tokens
+            lengths = {i: len(references[i].split()) for i in keep}
+            drop(f"references under {low} tokens (not decoded)",
+                 {i for i, n in lengths.items() if low is not None and n < low})
+            drop(f"references over {high} tokens (not decoded)",
+                 {i for i, n in lengths.items() if high is not None and n > high})
+        if c.reference_english and keep:
+            english = self._langid.is_english_many([references[i] for i in keep])
+            drop("references not English (not decoded)", {i for i, ok in zip(keep, english, strict=True) if not ok})
+        if c.source_language is not None and keep:
+            labels = self._langid.labels_many([sources[i] for i in keep])
+            drop(f"sources not {c.source_language} (not decoded)",
+                 {i for i, label in zip(keep, labels, strict=True) if label != c.source_language})
+        if len(keep) < len(sources):
+            batch.keep(keep)
+        self.count(counts)
+        return batch
