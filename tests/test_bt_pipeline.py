@@ -17,7 +17,8 @@ pytest.importorskip("sentencepiece")
 from _synthetic_translation import build_translation_model, model_sentences  # noqa: E402
 
 from paranmt_hf.cli.main import main  # noqa: E402
-from paranmt_hf.corpus import model_prep, translation_engines  # noqa: E402
+from paranmt_hf.corpus.translation import engines as translation_engines  # noqa: E402
+from paranmt_hf.corpus.translation import model_prep  # noqa: E402
 
 SENTENCES = model_sentences(300, seed=0)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from paranmt_hf.corpus import dedup as dedup_module
 from paranmt_hf.corpus.pipeline.runner import RunOptions
+from paranmt_hf.corpus.selection import dedup as dedup_module
 from paranmt_hf.corpus.selection.dedup import dedup_files, dedup_records
 from paranmt_hf.data.records import iter_records
 
