@@ -14,6 +14,10 @@ from typing import Any
 from .distributed import is_main_process
 from .teacher import Distillation
 
+BUILD_OPTIONS = ("vocab_size", "embedding_dim", "token_type", "min_count", "lookup", "word_vectors",
+                 "vector_vocab_size", "combination")
+"""The :class:`ModelSpec` fields that are ``build_encoder``'s keywords of the same names."""
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -41,6 +45,10 @@ class ModelSpec:
     config: dict[str, Any] = field(default_factory=dict)
     distillation: Distillation | None = None
 
+    def build_options(self) -> dict[str, Any]:
+        """The keywords of :func:`paranmt_hf.model.build.build_encoder` (after kind and sentences) this spec sets."""
+        return {name: getattr(self, name) for name in BUILD_OPTIONS}
+
 
 def build_initial_encoder(spec: ModelSpec, sentences: list[str], seed: int) -> Any:
     """The untrained ``ParaNMTEncoder`` of ``spec`` with vocabularies built from ``sentences``.
@@ -56,21 +64,7 @@ def build_initial_encoder(spec: ModelSpec, sentences: list[str], seed: int) -> A
         from ..model.distill import build_teacher_encoder
 
         build, teacher_options = build_teacher_encoder, spec.distillation.options()
-    return build(
-        spec.kind,
-        sentences,
-        vocab_size=spec.vocab_size,
-        embedding_dim=spec.embedding_dim,
-        token_type=spec.token_type,
-        min_count=spec.min_count,
-        lookup=spec.lookup,
-        word_vectors=spec.word_vectors,
-        vector_vocab_size=spec.vector_vocab_size,
-        combination=spec.combination,
-        seed=seed,
-        **teacher_options,
-        **spec.config,
-    )
+    return build(spec.kind, sentences, seed=seed, **spec.build_options(), **teacher_options, **spec.config)
 
 
 def vocab_corpus(pairs: Any, limit: int | None = None) -> list[str]:

@@ -25,7 +25,7 @@ The whole recipe still defines the run's identity: the checkpoints' run record a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .initial_model import ModelSpec
 from .loss import LossSpec
@@ -58,6 +58,10 @@ class TrainingPlan:
     finish: FinishSpec | None
 
 
+MODEL_SPEC_OWN = ("config", "distillation")
+"""The :class:`ModelSpec` fields that are no recipe field (the others are the recipe's of the same names)."""
+
+
 def distillation(recipe: Recipe) -> Distillation | None:
     """The teacher's distilled table of ``recipe`` (``None``: no teacher)."""
     if not recipe.teacher:
@@ -77,20 +81,9 @@ def model_spec(recipe: Recipe) -> ModelSpec:
     }
     if recipe.rnn_hidden_size:
         config["rnn_hidden_size"] = recipe.rnn_hidden_size
-    return ModelSpec(
-        kind=recipe.kind,
-        combination=recipe.combination,
-        embedding_dim=recipe.embedding_dim,
-        token_type=recipe.token_type,
-        vocab_size=recipe.vocab_size,
-        min_count=recipe.min_count,
-        lookup=recipe.lookup,
-        word_vectors=recipe.word_vectors,
-        vector_vocab_size=recipe.vector_vocab_size,
-        vocab_sentences=recipe.vocab_sentences,
-        config=config,
-        distillation=distillation(recipe) if recipe.trains_teacher_table else None,
-    )
+    same_names = {f.name: getattr(recipe, f.name) for f in fields(ModelSpec) if f.name not in MODEL_SPEC_OWN}
+    return ModelSpec(**same_names, config=config,
+                     distillation=distillation(recipe) if recipe.trains_teacher_table else None)
 
 
 def plan_training(recipe: Recipe) -> TrainingPlan:
