@@ -198,22 +198,24 @@ def test_teacher_recipe_optimizer_freezes_or_scales_the_distilled_table(tiny_tea
     pytest.importorskip("model2vec.distill")
     import torch
 
+    from paranmt_hf.training.initial_model import build_initial_encoder
+    from paranmt_hf.training.optim import run_optimizer
+    from paranmt_hf.training.plan import plan_training
     from paranmt_hf.training.recipes import Recipe
-    from paranmt_hf.training.teacher import teacher_optimizer
-    from paranmt_hf.training.trainer import build_initial_encoder
 
     recipe = Recipe(kind="trigram+subword", teacher=tiny_teacher, teacher_pca_dims=4, embedding_dim=6,
                     learning_rate=0.1, teacher_learning_rate=0.0)
-    encoder = build_initial_encoder(recipe, CORPUS, seed=0)
+    plan = plan_training(recipe)
+    encoder = build_initial_encoder(plan.model, CORPUS, seed=0)
     table = encoder.model.components[1].embedding.weight
     before = table.detach().clone()
-    optimizer = teacher_optimizer(recipe, encoder.model)
+    optimizer = run_optimizer(plan.optimizer, encoder.model)
     assert not table.requires_grad and [g["lr"] for g in optimizer.param_groups] == [0.1]
 
-    recipe = recipe.replace(teacher_learning_rate=0.01, keep_norms=True)
-    encoder = build_initial_encoder(recipe, CORPUS, seed=0)
+    plan = plan_training(recipe.replace(teacher_learning_rate=0.01, keep_norms=True))
+    encoder = build_initial_encoder(plan.model, CORPUS, seed=0)
     table = encoder.model.components[1].embedding.weight
-    optimizer = teacher_optimizer(recipe, encoder.model)
+    optimizer = run_optimizer(plan.optimizer, encoder.model)
     assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.01]
     ids = torch.tensor(encoder.token_ids(["a man is playing"])[0])
     encoder.model.train()

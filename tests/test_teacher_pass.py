@@ -108,19 +108,16 @@ def test_engines_and_precisions(tiny_teacher, cache, monkeypatch):
 
 
 def test_teacher_sentence_limit():
-    from dataclasses import replace
-
     from paranmt_hf.training.recipes import get_recipe
     from paranmt_hf.training.teacher_pass import QUICK_TEACHER_SENTENCES, teacher_sentence_limit
 
-    best = get_recipe("best")
+    best = get_recipe("best").tokenlearn_sentences
     assert teacher_sentence_limit(best)[0] is None  # a full run: every sentence
     assert teacher_sentence_limit(best, max_steps=20) == (QUICK_TEACHER_SENTENCES, "a quick run (max_steps given)")
     assert teacher_sentence_limit(best, max_steps=20, teacher_sentences="all")[0] is None
     assert teacher_sentence_limit(best, max_steps=20, teacher_sentences=300)[0] == 300
     assert teacher_sentence_limit(best, teacher_sentences=300)[0] == 300
-    small = replace(best, tokenlearn_sentences=100)
-    assert teacher_sentence_limit(small, max_steps=20)[0] == 100  # the recipe's own bound is smaller
+    assert teacher_sentence_limit(100, max_steps=20)[0] == 100  # the recipe's own bound is smaller
     with pytest.raises(ValueError, match="positive"):
         teacher_sentence_limit(best, teacher_sentences=0)
 
@@ -128,12 +125,13 @@ def test_teacher_sentence_limit():
 def test_plan_says_how_many_sentences_and_how_long_and_sees_the_cache(tiny_teacher, cache):
     from dataclasses import replace
 
+    from paranmt_hf.training.plan import plan_training
     from paranmt_hf.training.recipes import get_recipe
     from paranmt_hf.training.teacher_embeddings import teacher_embeddings
     from paranmt_hf.training.teacher_pass import plan_teacher_pass
     from paranmt_hf.training.tokenlearn import unique_sentences
 
-    recipe = replace(get_recipe("best"), teacher=tiny_teacher)
+    recipe = plan_training(replace(get_recipe("best"), teacher=tiny_teacher)).finish.tokenlearn
     texts = [*MIXED, *MIXED[:5]]
     plan = plan_teacher_pass(recipe, texts, seed=0, max_steps=5, teacher_sentences=12)
     assert (plan.limit, plan.unique, plan.sentences, plan.cached) == (12, len(set(MIXED)), 12, False)
@@ -143,7 +141,7 @@ def test_plan_says_how_many_sentences_and_how_long_and_sees_the_cache(tiny_teach
     assert "onnxruntime float32" in message
     full = plan_teacher_pass(recipe, texts, seed=0, probe=False)
     assert full.limit is None and full.sentences == len(set(MIXED)) and full.seconds is None
-    teacher_embeddings(unique_sentences(texts, 12, 0), tiny_teacher, recipe.teacher_precision, show_progress=False)
+    teacher_embeddings(unique_sentences(texts, 12, 0), tiny_teacher, recipe.precision, show_progress=False)
     cached = plan_teacher_pass(recipe, texts, seed=0, max_steps=5, teacher_sentences=12)
     assert cached.cached and "already in the cache" in cached.message() and cached.rate is None
 

@@ -94,13 +94,14 @@ def test_recipes_build_the_models_the_docs_describe():
     from pathlib import Path
 
     from paranmt_hf.training.initial_model import build_initial_encoder
+    from paranmt_hf.training.plan import model_spec
 
     assert set(BUILT) == set(RECIPES)
     readme = {line.split("|")[1].strip(" `"): line for line in
               (Path(__file__).parents[1] / "docs" / "training.md").read_text().splitlines() if line.startswith("| `")}
     corpus = ["a man plays a guitar .", "two dogs run in the snow ."] * 5
     for name, (components, dim) in BUILT.items():
-        encoder = build_initial_encoder(get_recipe(name), corpus, seed=0)
+        encoder = build_initial_encoder(model_spec(get_recipe(name)), corpus, seed=0)
         built = [(c["kind"], c["embedding_dim"]) for c in encoder.config.resolved_components()]
         assert (built, encoder.embedding_dim) == (components, dim), name
         assert encoder.encode(["a man plays"]).shape == (1, dim)

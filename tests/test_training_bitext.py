@@ -15,7 +15,8 @@ from paranmt_hf import ParaNMTEncoder  # noqa: E402
 from paranmt_hf.cli.main import main as cli  # noqa: E402
 from paranmt_hf.data.configs import bitext_sides  # noqa: E402
 from paranmt_hf.evaluation.metrics import bitext_error_rates  # noqa: E402
-from paranmt_hf.training.data import load_pairs, vocab_corpus  # noqa: E402
+from paranmt_hf.training.data import load_pairs  # noqa: E402
+from paranmt_hf.training.initial_model import vocab_corpus  # noqa: E402
 from paranmt_hf.training.recipes import get_recipe  # noqa: E402
 from paranmt_hf.training.trainer import run_folder  # noqa: E402
 

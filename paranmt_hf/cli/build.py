@@ -41,6 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
     from ..training.initial_model import build_initial_encoder
+    from ..training.plan import model_spec
     from ..training.recipes import model_extras
     from ..utils.atomic import check_output
     from ..utils.imports import require_extras
@@ -51,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     recipe = recipe_from_args(args, MODEL_FLAGS)
     require_extras(*model_extras(recipe), feature="this model")
     check_output(args.output, args.input, args.overwrite)
-    encoder = build_initial_encoder(recipe, list(iter_sentences(args.input, args.columns, args.limit)), args.seed)
+    sentences = list(iter_sentences(args.input, args.columns, args.limit))
+    encoder = build_initial_encoder(model_spec(recipe), sentences, args.seed)
     encoder.save_pretrained(args.output)
     print(f"saved {encoder!r} to {args.output}")
     return 0

@@ -13,15 +13,18 @@ uses); :func:`iter_records` yields one record dict per valid line.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
 from .reader import LONG_LINE_MARKER, Block, Opener, Shard, iter_blocks
+
+P = ParamSpec("P")
 
 logger = logging.getLogger("paranmt_hf.data")
 
@@ -253,24 +256,31 @@ def iter_parsed(
         logger.warning("%s", report.summary())
 
 
-def iter_records(
-    paths: Iterable[str | os.PathLike[str]],
-    fmt: LineFormat | str,
-    strict: bool = False,
-    member_pattern: str | None = None,
-    opener: Opener = open,
-    report: BadLineReport | None = None,
-) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """Yield ``(source, line_number, record)`` for every valid line of ``paths``.
+def _each_record(
+    read: Callable[P, Iterator[ParsedBlock]],
+) -> Callable[P, Iterator[tuple[str, int, dict[str, Any]]]]:
+    """A reader of parsed blocks turned into a reader of records, with the same arguments."""
 
-    Args:
-        paths: files (plain, .gz or .zip) read in order.
-        fmt: a :class:`LineFormat` or a name in :data:`FORMATS`.
-        strict: raise :class:`BadLineError` at the first bad line instead of skipping it.
-        member_pattern: glob selecting zip members.
-        opener: binary ``open`` (datasets passes its streaming-aware one).
-        report: collects the counts (a new one if None); a summary warning is logged at the end when lines were bad.
-    """
-    for parsed in iter_parsed(paths, fmt, strict, member_pattern, opener, report):
-        for number, record in zip(parsed.numbers, parsed.records(), strict=True):
-            yield parsed.source, number, record
+    def records(*args: P.args, **kwargs: P.kwargs) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        for parsed in read(*args, **kwargs):
+            for number, record in zip(parsed.numbers, parsed.records(), strict=True):
+                yield parsed.source, number, record
+
+    records.__signature__ = inspect.signature(read).replace(  # type: ignore[attr-defined]
+        return_annotation="Iterator[tuple[str, int, dict[str, Any]]]")
+    return records
+
+
+iter_records = _each_record(iter_parsed)
+iter_records.__name__ = iter_records.__qualname__ = "iter_records"
+iter_records.__doc__ = """Yield ``(source, line_number, record)`` for every valid line of ``paths``.
+
+Takes :func:`iter_parsed`'s arguments:
+    paths: files (plain, .gz or .zip) read in order.
+    fmt: a :class:`LineFormat` or a name in :data:`FORMATS`.
+    strict: raise :class:`BadLineError` at the first bad line instead of skipping it.
+    member_pattern: glob selecting zip members.
+    opener: binary ``open`` (datasets passes its streaming-aware one).
+    report: collects the counts (a new one if None); a summary warning is logged at the end when lines were bad.
+    shard: read only this shard of the files' bytes.
+"""

@@ -22,13 +22,15 @@ import math
 import os
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..utils.atomic import OutputExistsError, atomic_write_json
+from ..utils.atomic import OutputExistsError
 from ..utils.integrity import find_damaged_file
 from .data import PairSource
-from .recipes import Recipe
+from .distributed import is_main_process, world_size
+from .recipes import Recipe, Schedule
 
 logger = logging.getLogger(__name__)
 
@@ -202,26 +204,49 @@ def check_unfinished(checkpoint: Path, target: int, saved_steps: int | None = No
     return done
 
 
-def write_checkpoint_record(path: Path, record: dict[str, Any], loss: Any) -> None:
-    """Add the loss's state, then the run record (last: it marks the checkpoint complete), to a checkpoint."""
-    import torch
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a resumed run starts (:func:`resume_point`).
 
-    if hasattr(loss, "training_state"):
-        tmp = path / f".{LOSS_STATE_FILE}.tmp"
-        torch.save(loss.training_state(), tmp)
-        os.replace(tmp, path / LOSS_STATE_FILE)
-    atomic_write_json(path / RUN_FILE, record)
+    Attributes:
+        checkpoint: the checkpoint it continues from.
+        step: that checkpoint's step.
+        finished: the run took its steps and stopped before its final save: it only saves the model.
+    """
+
+    checkpoint: Path
+    step: int
+    finished: bool
 
 
-def load_loss_state(path: Path, loss: Any) -> bool:
-    """Restore the loss's state saved with checkpoint ``path``; False when there is none."""
-    import torch
+def resume_point(directory: Path, record: dict[str, Any], schedule: Schedule, pairs: int, max_steps: int = -1,
+                 saved_steps: int | None = None) -> ResumePoint:
+    """The checkpoint of ``directory`` a ``--resume`` run continues from, checked against this run.
 
-    file = path / LOSS_STATE_FILE
-    if not (file.is_file() and hasattr(loss, "load_training_state")):
-        return False
-    loss.load_training_state(torch.load(file, map_location="cpu", weights_only=True))
-    return True
+    Args:
+        directory: the run's ``checkpoints/``.
+        record: this run's record (:func:`run_record`).
+        schedule: its epochs and batch size (with ``pairs``, ``max_steps`` and the processes: its target steps).
+        pairs: its training pairs.
+        max_steps: its step bound (``-1``: ``schedule.epochs`` epochs).
+        saved_steps: the steps of the final model saved in the run's folder (``None``: none).
+
+    A run stopped after its last checkpoint but before its final save resumes from that checkpoint with no step
+    left: it only saves the final model. Incomplete newer checkpoints are set aside (by the main process).
+
+    Raises:
+        ResumeError: see :func:`find_resume_checkpoint` and :func:`check_unfinished`.
+    """
+    checkpoint = find_resume_checkpoint(directory, record)
+    target = target_steps(max_steps, schedule.epochs, pairs, schedule.batch_size, world_size())
+    done = check_unfinished(checkpoint, target, saved_steps)
+    if done >= target:
+        logger.warning("%s: the run took its %d steps but stopped before saving its model: saving it now",
+                       checkpoint, done)
+    step = checkpoint_step(checkpoint)
+    if is_main_process():
+        set_aside_incomplete(directory, step)
+    return ResumePoint(checkpoint, step, done >= target)
 
 
 def earlier_run(out: Path, artifacts: Sequence[str]) -> list[str]:

@@ -146,16 +146,3 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
 def has_bitext(sources: Sequence[PairSource | str]) -> bool:
     """Whether any source is X-English bitext (negatives then come from the other language)."""
     return any((PairSource.parse(s) if isinstance(s, str) else s).config == "bitext" for s in sources)
-
-
-def vocab_corpus(pairs: Any, limit: int | None = None) -> list[str]:
-    """The sentences to build vocabularies from: both sides of the first ``ceil(limit / 2)`` pairs (all: ``None``).
-
-    ``pairs`` (from :func:`load_pairs`) is shuffled, so its first pairs are a uniform sample of the sources (with
-    their repeats); ``limit`` caps the cost of building a vocabulary as sentencepiece's ``input_sentence_size`` does.
-    """
-    if limit is not None:
-        if limit < 1:
-            raise ValueError(f"vocab_sentences must be >= 1, got {limit}")
-        pairs = pairs.select(range(min(len(pairs), -(-limit // 2))))
-    return list(pairs["anchor"]) + list(pairs["positive"])

@@ -1,10 +1,14 @@
-"""The sentence-transformers trainer as paranmt_hf runs it: sparse-gradient norms and the loss's state in checkpoints.
+"""The sentence-transformers trainer as paranmt_hf runs it: its arguments, callbacks and what a run reports of it.
+
+Sparse-gradient norms; the loss's state and the run record in every checkpoint (written, and read back on resume).
 
 Imports sentence-transformers at module level: import this module only when training.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,10 @@ from sentence_transformers import SentenceTransformerTrainer
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from .checkpoints import load_loss_state, write_checkpoint_record
+from ..utils.atomic import atomic_write_json
+from .checkpoints import LOSS_STATE_FILE, RUN_FILE, TRAINER_STATE_FILE
+from .distributed import world_size
+from .recipes import Schedule
 
 
 def gradient_norm(parameters: Any) -> float:
@@ -28,6 +35,44 @@ def gradient_norm(parameters: Any) -> float:
             grad = p.grad
         total += float(grad.float().pow(2).sum())
     return total**0.5
+
+
+def training_arguments(
+    schedule: Schedule, checkpoints: Path, *, seed: int = 0, max_steps: int = -1, save_steps: int = 500,
+    eval_steps: int | None = None, logging_steps: int = 50, evaluate: bool = False, show_progress: bool = True,
+) -> Any:
+    """The ``SentenceTransformerTrainingArguments`` of a run: ``schedule`` on CPU, checkpoints in ``checkpoints``.
+
+    No warmup or weight decay (the papers' Adam), the data order seeded by ``seed``, the two newest checkpoints
+    kept, evaluation every ``eval_steps`` (default ``save_steps``) when ``evaluate``, gloo under ``torchrun``.
+    """
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(checkpoints),
+        per_device_train_batch_size=schedule.batch_size,
+        learning_rate=schedule.learning_rate,
+        num_train_epochs=schedule.epochs,
+        max_steps=max_steps,
+        lr_scheduler_type=schedule.lr_scheduler,
+        warmup_steps=0,
+        weight_decay=0.0,
+        optim="adamw_torch",
+        max_grad_norm=schedule.max_grad_norm,
+        seed=seed,
+        data_seed=seed,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="steps",
+        save_steps=save_steps,
+        save_total_limit=2,
+        eval_strategy="steps" if evaluate else "no",
+        eval_steps=eval_steps or save_steps,
+        logging_steps=logging_steps,
+        disable_tqdm=not show_progress,
+        dataloader_drop_last=False,
+        ddp_backend="gloo" if world_size() > 1 else None,
+    )
 
 
 class ParaNMTTrainer(SentenceTransformerTrainer):
@@ -73,3 +118,55 @@ class RunStateCallback(TrainerCallback):
         if state.is_world_process_zero:
             path = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
             write_checkpoint_record(path, self.record, self.loss)
+
+
+def write_checkpoint_record(path: Path, record: dict[str, Any], loss: Any) -> None:
+    """Add the loss's state, then the run record (last: it marks the checkpoint complete), to a checkpoint."""
+    import torch
+
+    if hasattr(loss, "training_state"):
+        tmp = path / f".{LOSS_STATE_FILE}.tmp"
+        torch.save(loss.training_state(), tmp)
+        os.replace(tmp, path / LOSS_STATE_FILE)
+    atomic_write_json(path / RUN_FILE, record)
+
+
+def load_loss_state(path: Path, loss: Any) -> bool:
+    """Restore the loss's state saved with checkpoint ``path``; False when there is none."""
+    import torch
+
+    file = path / LOSS_STATE_FILE
+    if not (file.is_file() and hasattr(loss, "load_training_state")):
+        return False
+    loss.load_training_state(torch.load(file, map_location="cpu", weights_only=True))
+    return True
+
+
+def finished_run(checkpoint: Path, loss: Any) -> tuple[int, list[dict[str, Any]]]:
+    """The steps and log history of a run that took its steps and stopped before its final save.
+
+    Its last checkpoint is the model; ``loss`` gets that checkpoint's state (for the summary's loss statistics).
+    """
+    load_loss_state(checkpoint, loss)
+    trainer_state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
+    return int(trainer_state["global_step"]), trainer_state.get("log_history", [])
+
+
+def dev_scores(log_history: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """The dev evaluations of the trainer's log history."""
+    return [
+        {k: v for k, v in log.items() if k.startswith("eval_")}
+        for log in log_history
+        if any(k.startswith("eval_") for k in log)
+    ]
+
+
+def loss_stats(loss: Any) -> dict[str, Any]:
+    """The mega-batch pool's size and the annealing clock (empty for other losses)."""
+    pool = getattr(loss, "pool", None)
+    stats: dict[str, Any] = (
+        {"pool_pairs": sum(len(entry) for entry in pool), "pool_minibatches": len(pool)} if pool else {}
+    )
+    if hasattr(loss, "steps"):
+        stats["minibatches_seen"] = loss.steps  # the annealing clock, continued across resumes
+    return stats

@@ -1,8 +1,13 @@
-"""``LazyAdam``: Adam for models whose embedding tables give sparse gradients (only used rows are updated)."""
+"""A run's optimizer: ``LazyAdam``, when it runs, and the own learning rate of a teacher's tables.
+
+``LazyAdam`` is Adam for embedding tables with sparse gradients (only used rows are updated); :class:`OptimizerSpec`
+says when a run uses it and at which rates, :func:`run_optimizer` builds the run's optimizer.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -73,6 +78,26 @@ Adam step over e.g. 50K x 1024 rows costs more than the rest of the step); small
 OPTIMIZERS = ("auto", "lazy_adam", "adam")
 
 
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """What choosing and building a run's optimizer takes (the recipe's fields of the same names).
+
+    Attributes:
+        optimizer: ``"auto"``, ``"lazy_adam"`` or ``"adam"`` (see :func:`uses_lazy_adam`).
+        learning_rate: the rate of every parameter but the teacher's tables.
+        max_grad_norm: gradient clipping (``0``: off); it needs dense gradients.
+        table_rate: the own rate of the ``subword`` tables distilled from a teacher (``teacher_learning_rate``, or
+            ``learning_rate`` when that is ``None``; ``0``: frozen); ``None``: no teacher table is trained.
+        keep_norms: restore each table row's initial norm after every step.
+    """
+
+    optimizer: str = "auto"
+    learning_rate: float = 1e-3
+    max_grad_norm: float = 0.0
+    table_rate: float | None = None
+    keep_norms: bool = False
+
+
 def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
     """Whether a run with ``optimizer`` trains ``model`` (a ParaNMTModel) with LazyAdam and sparse gradients.
 
@@ -86,6 +111,56 @@ def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
     if lazy and max_grad_norm > 0:
         raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
     return lazy
+
+
+def run_optimizer(spec: OptimizerSpec, model: Any) -> torch.optim.Optimizer | None:
+    """The optimizer of a run training ``model`` (a ParaNMTModel), its embedding tables switched to match.
+
+    The tables get sparse gradients when :func:`uses_lazy_adam` says so (else dense ones). Returns ``LazyAdam`` then,
+    or with a teacher's tables (:func:`teacher_optimizer`); ``None`` otherwise: the Trainer's own AdamW.
+
+    Raises:
+        ValueError: an unknown optimizer, or gradient clipping with sparse gradients.
+    """
+    lazy = uses_lazy_adam(spec.optimizer, spec.max_grad_norm, model)
+    set_sparse_embeddings(model, lazy)
+    if spec.table_rate is not None:
+        return teacher_optimizer(spec, model)
+    return LazyAdam(model.parameters(), lr=spec.learning_rate) if lazy else None
+
+
+def teacher_tables(model: Any) -> list[torch.nn.Parameter]:
+    """The embedding tables of the ``subword`` components of a ParaNMTModel."""
+    return [c.embedding.weight for c in model.components if c.kind == "subword"]
+
+
+def teacher_optimizer(spec: OptimizerSpec, model: Any) -> torch.optim.Optimizer:
+    """``LazyAdam`` (sparse or dense gradients) with the subword tables at their own rate.
+
+    The tables train at ``spec.table_rate`` (``0``: frozen), the rest at ``spec.learning_rate``;
+    ``spec.keep_norms`` restores the tables' row norms after every step.
+    """
+    tables = teacher_tables(model)
+    rate = spec.learning_rate if spec.table_rate is None else spec.table_rate
+    table_ids = {id(t) for t in tables}
+    others = [p for p in model.parameters() if id(p) not in table_ids]
+    groups: list[dict[str, Any]] = [{"params": others, "lr": spec.learning_rate}]
+    if rate > 0:
+        groups.append({"params": tables, "lr": rate})
+    else:
+        for table in tables:
+            table.requires_grad_(False)
+    optimizer = LazyAdam(groups, lr=spec.learning_rate)
+    if spec.keep_norms and rate > 0:
+        norms = [t.detach().norm(dim=1, keepdim=True).clone() for t in tables]
+        optimizer.register_step_post_hook(lambda *_: _restore_norms(tables, norms))
+    return optimizer
+
+
+@torch.no_grad()
+def _restore_norms(tables: list[torch.nn.Parameter], norms: list[torch.Tensor]) -> None:
+    for table, norm in zip(tables, norms, strict=True):
+        table.mul_(norm / table.norm(dim=1, keepdim=True).clamp_min(1e-12))
 
 
 def set_sparse_embeddings(model: Any, sparse: bool) -> None:

@@ -6,14 +6,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from .loss import LossSpec
-
 
 @dataclass(frozen=True)
 class Schedule:
     """A run's optimisation schedule: the trainer's arguments and the resume check take it, not the whole recipe.
 
-    The fields are the recipe's of the same names (:attr:`Recipe.schedule`).
+    The fields are the recipe's of the same names (:func:`paranmt_hf.training.plan.plan_training`).
     """
 
     batch_size: int
@@ -174,16 +172,6 @@ class Recipe:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form (written next to trained models)."""
         return asdict(self)
-
-    @property
-    def loss_spec(self) -> LossSpec:
-        """What the loss needs of this recipe (:func:`~paranmt_hf.training.loss.make_loss`)."""
-        return LossSpec(self.loss, self.margin, self.megabatch_size, self.anneal, self.sampling)
-
-    @property
-    def schedule(self) -> Schedule:
-        """What the trainer's arguments and the resume check need of this recipe."""
-        return Schedule(self.batch_size, self.learning_rate, self.epochs, self.lr_scheduler, self.max_grad_norm)
 
 
 _ACL = {

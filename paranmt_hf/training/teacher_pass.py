@@ -7,8 +7,9 @@ take. A quick run (``max_steps`` given, e.g. ``--max-steps 20``) bounds the pass
 :data:`QUICK_TEACHER_SENTENCES` sentences unless told otherwise (``teacher_sentences``, ``--teacher-sentences
 N|all``): :func:`teacher_sentence_limit`.
 
+    from paranmt_hf.training.plan import plan_training
     from paranmt_hf.training.teacher_pass import plan_teacher_pass
-    plan = plan_teacher_pass(get_recipe("best"), sentences, max_steps=20)
+    plan = plan_teacher_pass(plan_training(get_recipe("best")).finish.tokenlearn, sentences, max_steps=20)
     print(plan.message())   # teacher pass after training: 5,000 of 120,000 unique training sentences (...)
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .recipes import Recipe
+from .tokenlearn import TokenlearnSpec
 
 QUICK_TEACHER_SENTENCES = 5000
 """The teacher pass of a quick run (``max_steps`` given) embeds at most this many unique training sentences (a
@@ -26,12 +27,12 @@ PROBE_SENTENCES = 256
 ALL = "all"
 
 
-def teacher_sentence_limit(recipe: Recipe, max_steps: int = -1, teacher_sentences: int | str | None = None
+def teacher_sentence_limit(recipe_limit: int | None, max_steps: int = -1, teacher_sentences: int | str | None = None
                            ) -> tuple[int | None, str]:
     """How many unique training sentences the teacher pass may embed, and why.
 
     Args:
-        recipe: the recipe (its ``tokenlearn_sentences``: at most that many; ``None``: all).
+        recipe_limit: the recipe's ``tokenlearn_sentences`` (at most that many; ``None``: all).
         max_steps: the run's step bound (``-1``: none). A run with one is a quick run: its pass embeds at most
             :data:`QUICK_TEACHER_SENTENCES` sentences unless ``teacher_sentences`` says otherwise.
         teacher_sentences: ``None`` (the default above), a positive number (at most that many, whatever the run)
@@ -44,7 +45,6 @@ def teacher_sentence_limit(recipe: Recipe, max_steps: int = -1, teacher_sentence
         if isinstance(teacher_sentences, bool) or not isinstance(teacher_sentences, int) or teacher_sentences < 1:
             raise ValueError(f"teacher_sentences must be a positive number or {ALL!r}, got {teacher_sentences!r}")
         return teacher_sentences, "teacher_sentences given"
-    recipe_limit = recipe.tokenlearn_sentences
     quick = teacher_sentences is None and max_steps > 0
     if quick and (recipe_limit is None or recipe_limit > QUICK_TEACHER_SENTENCES):
         return QUICK_TEACHER_SENTENCES, "a quick run (max_steps given)"
@@ -100,16 +100,16 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
-def plan_teacher_pass(recipe: Recipe, texts: list[str], seed: int = 0, max_steps: int = -1,
+def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max_steps: int = -1,
                       teacher_sentences: int | str | None = None, probe: bool = True) -> TeacherPassPlan:
-    """What the teacher pass of ``recipe`` over ``texts`` will embed and about how long it takes.
+    """What the teacher pass of a tokenlearn ``spec`` over ``texts`` will embed and about how long it takes.
 
     The bound comes from :func:`teacher_sentence_limit`; the estimate from a timed probe: :data:`PROBE_SENTENCES`
     of the pass's sentences (a seeded sample) embedded by the same engine, once the engine is ready (its ONNX
     export, cached, is made here if needed).
 
     Args:
-        recipe: a ``tokenlearn`` recipe.
+        spec: the tokenlearn step's teacher, precision and sentence bound.
         texts: every training sentence (both sides of the pairs).
         seed: the sample's seed (the pass's).
         max_steps: the run's step bound (``-1``: none; else a quick run).
@@ -123,24 +123,24 @@ def plan_teacher_pass(recipe: Recipe, texts: list[str], seed: int = 0, max_steps
     from .teacher_onnx import cores
     from .tokenlearn import unique_sentences
 
-    limit, reason = teacher_sentence_limit(recipe, max_steps, teacher_sentences)
+    limit, reason = teacher_sentence_limit(spec.sentences, max_steps, teacher_sentences)
     unique = unique_sentences(texts)
     sentences = unique_sentences(unique, limit, seed)
-    engine = resolve_engine(recipe.teacher_precision)
-    cached = cache_entry(sentences, recipe.teacher, recipe.teacher_precision, engine=engine).is_file()
+    engine = resolve_engine(spec.precision)
+    cached = cache_entry(sentences, spec.teacher, spec.precision, engine=engine).is_file()
     rate = seconds = None
     sample: list[str] = []
     if probe and not cached and sentences:
         from ..model.distill import resolve_teacher
 
-        encode = teacher_encoder(resolve_teacher(recipe.teacher), recipe.teacher_precision, engine)
+        encode = teacher_encoder(resolve_teacher(spec.teacher), spec.precision, engine)
         sample = random.Random(seed).sample(sentences, min(PROBE_SENTENCES, len(sentences)))
         started = time.perf_counter()
         encode(sample, show_progress=False)
         rate = len(sample) / max(time.perf_counter() - started, 1e-9)
         seconds = len(sentences) / rate
     return TeacherPassPlan(limit=limit, unique=len(unique), sentences=len(sentences), reason=reason, cached=cached,
-                           engine=f"{engine} {recipe.teacher_precision}", threads=cores(), rate=rate,
+                           engine=f"{engine} {spec.precision}", threads=cores(), rate=rate,
                            seconds=seconds, probe=len(sample) if rate is not None else 0)
 
 

@@ -26,6 +26,7 @@ import logging
 import random
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,28 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TokenlearnSpec:
+    """What fitting the distilled table to the teacher's sentence embeddings takes (:func:`learn_table`).
+
+    The teacher pass's plan reads it too (:mod:`paranmt_hf.training.teacher_pass`).
+
+    Attributes:
+        teacher: the sentence-transformers teacher (the recipe's ``teacher``).
+        precision: how it embeds the sentences on CPU (``teacher_precision``).
+        sentences: at most this many unique training sentences, a seeded sample (``tokenlearn_sentences``;
+            ``None``: all).
+        epochs: epochs of the cosine regression (``tokenlearn_epochs``; ``0``: the least-squares map only).
+        learning_rate: its sparse Adam learning rate (``tokenlearn_learning_rate``).
+    """
+
+    teacher: str
+    precision: str = "float32"
+    sentences: int | None = None
+    epochs: float = 6.0
+    learning_rate: float = 3e-3
 
 
 def unique_sentences(texts: Iterable[str], limit: int | None = None, seed: int = 0) -> list[str]:
@@ -180,4 +203,30 @@ def fit_table(
     return out
 
 
-__all__ = ["fit_table", "least_squares_map", "regress_table", "unique_sentences"]
+def learn_table(
+    spec: TokenlearnSpec, table: Any, texts: list[str], seed: int = 0, show_progress: bool = True,
+    stats: dict[str, Any] | None = None,
+) -> Any:
+    """The distilled ``subword`` encoder ``table`` fitted to the teacher's sentence embeddings of ``texts``.
+
+    The unique texts (at most ``spec.sentences``, a seeded sample) are embedded by the teacher on every core
+    (cached: :mod:`paranmt_hf.training.teacher_embeddings`), then :func:`fit_table`. ``stats`` gets
+    ``tokenlearn_sentences``, ``teacher_pass`` (``cached``, ``seconds``, ``path``, ``engine``, ...) and
+    ``tokenlearn_seconds``.
+    """
+    from .teacher_embeddings import teacher_embeddings
+
+    sentences = unique_sentences(texts, spec.sentences, seed)
+    teacher_pass: dict[str, Any] = {}
+    targets = teacher_embeddings(sentences, spec.teacher, spec.precision, show_progress=show_progress,
+                                 info=teacher_pass)
+    started = time.perf_counter()
+    learned = fit_table(table, sentences, targets, epochs=spec.epochs, learning_rate=spec.learning_rate, seed=seed,
+                        show_progress=show_progress)
+    if stats is not None:
+        stats.update(tokenlearn_sentences=len(sentences), teacher_pass=teacher_pass,
+                     tokenlearn_seconds=round(time.perf_counter() - started, 1))
+    return learned
+
+
+__all__ = ["TokenlearnSpec", "fit_table", "learn_table", "least_squares_map", "regress_table", "unique_sentences"]

@@ -1,8 +1,11 @@
 """Train a ParaNMT encoder with the stock ``SentenceTransformerTrainer`` and the papers' mega-batch margin loss.
 
-The pieces live by concept: :mod:`.recipes` (hyper-parameters), :mod:`.initial_model` (recipe -> untrained model),
-:mod:`.loss` (recipe -> loss), :mod:`.optim` (LazyAdam, sparse gradients), :mod:`.distributed` (torchrun ranks),
-:mod:`.hf_trainer` (the trainer class and callbacks) and :mod:`.data` (training pairs). This module runs them.
+The pieces live by concept: :mod:`.recipes` (hyper-parameters), :mod:`.plan` (the recipe cut into each step's spec,
+once), :mod:`.data` (training pairs), :mod:`.checkpoints` (run records, resuming), :mod:`.initial_model` (model spec
+-> untrained model), :mod:`.optim` (LazyAdam, sparse gradients, the teacher's tables' rates), :mod:`.loss` (loss
+spec -> loss), :mod:`.hf_trainer` (the trainer class, its arguments and callbacks), :mod:`.teacher` (the teacher's
+table after training) and :mod:`.distributed` (torchrun ranks). This module runs them in that order; each takes its
+own spec, none the whole recipe.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,26 +25,14 @@ import torch
 
 from ..utils.atomic import OutputIsInputError, atomic_write_json, output_lock, remove_temps_in
 from ..utils.imports import require_extras
-from .checkpoints import (
-    LOSS_STATE_FILE,
-    TRAINER_STATE_FILE,
-    check_unfinished,
-    checkpoint_step,
-    earlier_run,
-    find_resume_checkpoint,
-    list_checkpoints,
-    load_loss_state,
-    refuse_earlier_run,
-    run_record,
-    set_aside_incomplete,
-    target_steps,
-)
-from .data import PairSource, has_bitext, load_pairs, vocab_corpus
+from .checkpoints import LOSS_STATE_FILE, earlier_run, list_checkpoints, refuse_earlier_run, resume_point, run_record
+from .data import PairSource, has_bitext, load_pairs
 from .distributed import is_main_process, world_size
-from .initial_model import build_initial_encoder
+from .initial_model import initial_encoder
 from .loss import make_loss
-from .optim import LazyAdam, set_sparse_embeddings, uses_lazy_adam
-from .recipes import Recipe, Schedule, training_extras
+from .optim import run_optimizer, set_sparse_embeddings
+from .plan import plan_training
+from .recipes import Recipe, training_extras
 
 logger = logging.getLogger(__name__)
 
@@ -169,32 +160,7 @@ def train(
     )
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
-    parsed = [s if isinstance(s, PairSource) else PairSource.parse(s) for s in sources]
-    require_extras(*training_extras(recipe, [s.config for s in parsed]), feature="training")
-    from transformers import set_seed
-
-    set_seed(seed)
-    threads = training_threads(recipe.num_threads, recipe.averaging)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    out = Path(output_dir)
-    try:
-        if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"--output {out} is a file, not a folder")
-        # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
-        with output_lock(out) if is_main_process() else contextlib.nullcontext():
-            if is_main_process():
-                _remove_killed_runs_temps(out)
-            return _train(recipe, list(sources), out, options)
-    finally:
-        torch.set_num_threads(previous_threads)
-
-
-def training_threads(num_threads: int | None, averaging: bool) -> int:
-    """Torch threads for training: ``num_threads`` (the recipe's), else 1 for averaging encoders, else the default."""
-    if num_threads:
-        return num_threads
-    return 1 if averaging else torch.get_num_threads()
+    return _train(recipe, list(sources), Path(output_dir), options)
 
 
 OUTPUT_ARTIFACTS = (SUMMARY_FILE, "config.json", "model.safetensors")
@@ -273,144 +239,95 @@ def _saved_steps(out: Path) -> int | None:
         return None
 
 
-def _resume_checkpoint(
-    schedule: Schedule, out: Path, record: dict[str, Any], pairs: int, options: RunOptions
-) -> tuple[Path, bool]:
-    """The checkpoint to resume from (checked against this run) and whether the run only needs its final save.
-
-    A run stopped after its last checkpoint but before its final save resumes from that checkpoint with no step
-    left: it only saves the final model. Incomplete newer checkpoints are set aside.
-    """
-    checkpoint = find_resume_checkpoint(run_folder(out) / CHECKPOINT_DIR, record)
-    target = target_steps(options.max_steps, schedule.epochs, pairs, schedule.batch_size, world_size())
-    done = check_unfinished(checkpoint, target, _saved_steps(out))
-    if done >= target:
-        logger.warning("%s: the run took its %d steps but stopped before saving its model: saving it now",
-                       checkpoint, done)
-    if is_main_process():
-        set_aside_incomplete(run_folder(out) / CHECKPOINT_DIR, checkpoint_step(checkpoint))
-    return checkpoint, done >= target
-
-
-def _training_arguments(schedule: Schedule, out: Path, options: RunOptions) -> Any:
-    from sentence_transformers import SentenceTransformerTrainingArguments
-
-    evaluating = options.dev_evaluator is not None
-    return SentenceTransformerTrainingArguments(
-        output_dir=str(run_folder(out) / CHECKPOINT_DIR),
-        per_device_train_batch_size=schedule.batch_size,
-        learning_rate=schedule.learning_rate,
-        num_train_epochs=schedule.epochs,
-        max_steps=options.max_steps,
-        lr_scheduler_type=schedule.lr_scheduler,
-        warmup_steps=0,
-        weight_decay=0.0,
-        optim="adamw_torch",
-        max_grad_norm=schedule.max_grad_norm,
-        seed=options.seed,
-        data_seed=options.seed,
-        use_cpu=True,
-        report_to="none",
-        save_strategy="steps",
-        save_steps=options.save_steps,
-        save_total_limit=2,
-        eval_strategy="steps" if evaluating else "no",
-        eval_steps=options.eval_steps or options.save_steps,
-        logging_steps=options.logging_steps,
-        disable_tqdm=not options.show_progress,
-        dataloader_drop_last=False,
-        ddp_backend="gloo" if world_size() > 1 else None,
-    )
-
-
-def _initial_encoder(recipe: Recipe, pairs: Any, out: Path, options: RunOptions) -> Any:
-    from ..model.encoder import ParaNMTEncoder
-
-    init_dir = run_folder(out) / INIT_DIR
-    if options.resume and (init_dir / "config.json").is_file():
-        return ParaNMTEncoder.from_pretrained(init_dir)
-    encoder = build_initial_encoder(recipe, vocab_corpus(pairs, recipe.vocab_sentences), options.seed)
-    if is_main_process():
-        encoder.save_pretrained(init_dir, sentence_transformers=False)
-    return encoder
-
-
 def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: RunOptions) -> TrainResult:
+    """:func:`train`'s route: the recipe is cut into its steps' specs once (:func:`plan_training`).
+
+    Then each step takes its own spec, in the order of the run: the data, the run record and resume point, the
+    teacher pass's plan, the initial model, the optimizer, the loss, the trainer, the teacher's table, the save.
+    """
     from sentence_transformers import SentenceTransformer
+    from transformers import set_seed
 
     from ..model.encoder import ParaNMTEncoder
     from ..modeling.input_module_paranmt import ParaNMTInputModule
-    from .hf_trainer import ParaNMTTrainer, RunStateCallback
+    from .hf_trainer import ParaNMTTrainer, RunStateCallback, dev_scores, finished_run, loss_stats, training_arguments
 
-    record = run_record(recipe, sources, options.seed)
-    schedule, loss_spec = recipe.schedule, recipe.loss_spec
-    earlier = _check_output(out, sources, options)
-    pairs = load_pairs(sources, recipe.max_pairs, options.seed)
-    _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
-    checkpoint, finished = (_resume_checkpoint(schedule, out, record, len(pairs), options) if options.resume
-                            else (None, False))
-    teacher_recipe = recipe
-    if recipe.tokenlearn and recipe.teacher and not recipe.trains_teacher_table and is_main_process():
-        # say what the teacher pass after training will embed and cost, before training
-        from dataclasses import replace
+    parsed = [s if isinstance(s, PairSource) else PairSource.parse(s) for s in sources]
+    require_extras(*training_extras(recipe, [s.config for s in parsed]), feature="training")
+    plan = plan_training(recipe)
+    set_seed(options.seed)
+    with contextlib.ExitStack() as run:
+        run.callback(torch.set_num_threads, torch.get_num_threads())
+        torch.set_num_threads(plan.threads or torch.get_num_threads())
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(f"--output {out} is a file, not a folder")
+        if is_main_process():
+            # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
+            run.enter_context(output_lock(out))
+            _remove_killed_runs_temps(out)
+        earlier = _check_output(out, sources, options)
+        pairs = load_pairs(sources, plan.max_pairs, options.seed)
+        _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
+        record = run_record(recipe, sources, options.seed)
+        resumed = (resume_point(run_folder(out) / CHECKPOINT_DIR, record, plan.schedule, len(pairs),
+                                options.max_steps, _saved_steps(out)) if options.resume else None)
+        checkpoint, finished = (resumed.checkpoint, resumed.finished) if resumed else (None, False)
+        finish = plan.finish
+        if finish is not None and finish.tokenlearn is not None and is_main_process():
+            # say what the teacher pass after training will embed and cost, before training
+            from .teacher_pass import plan_teacher_pass
 
-        from .teacher_pass import plan_teacher_pass
-
-        plan = plan_teacher_pass(recipe, [*pairs["anchor"], *pairs["positive"]], options.seed, options.max_steps,
-                                 options.teacher_sentences)
-        (options.notify or logger.info)(plan.message())
-        teacher_recipe = replace(recipe, tokenlearn_sentences=plan.limit)
-    encoder = _initial_encoder(recipe, pairs, out, options)
-    lazy = uses_lazy_adam(recipe.optimizer, recipe.max_grad_norm, encoder.model)
-    set_sparse_embeddings(encoder.model, lazy)
-    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
-    loss = make_loss(loss_spec, model, has_bitext(sources), distributed=world_size() > 1)
-    started = time.perf_counter()
-    if finished:  # the run took its steps and stopped before its final save: the last checkpoint is the model
-        load_loss_state(checkpoint, loss)
-        trainer_state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
-        steps, log_history = int(trainer_state["global_step"]), trainer_state.get("log_history", [])
-    else:
-        optimizers = (LazyAdam(model.parameters(), lr=schedule.learning_rate), None) if lazy else (None, None)
-        if recipe.trains_teacher_table:  # own learning rate of the teacher's tables
-            from .teacher import teacher_optimizer
-
-            optimizers = (teacher_optimizer(recipe, encoder.model, model.parameters()), None)
-        trainer = ParaNMTTrainer(
-            model=model,
-            args=_training_arguments(schedule, out, options),
-            train_dataset=pairs,
-            loss=loss,
-            evaluator=options.dev_evaluator,
-            optimizers=optimizers,
-            callbacks=[RunStateCallback(loss, record, checkpoint)],
+            teacher_pass = plan_teacher_pass(finish.tokenlearn, [*pairs["anchor"], *pairs["positive"]],
+                                             options.seed, options.max_steps, options.teacher_sentences)
+            (options.notify or logger.info)(teacher_pass.message())
+            finish = replace(finish, tokenlearn=replace(finish.tokenlearn, sentences=teacher_pass.limit))
+        encoder = initial_encoder(plan.model, pairs, run_folder(out) / INIT_DIR, options.resume, options.seed)
+        optimizer = run_optimizer(plan.optimizer, encoder.model)
+        model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
+        loss = make_loss(plan.loss, model, has_bitext(sources), distributed=world_size() > 1)
+        started = time.perf_counter()
+        if finished:  # the run took its steps and stopped before its final save: the last checkpoint is the model
+            steps, log_history = finished_run(checkpoint, loss)
+        else:
+            trainer = ParaNMTTrainer(
+                model=model,
+                args=training_arguments(plan.schedule, run_folder(out) / CHECKPOINT_DIR, seed=options.seed,
+                                        max_steps=options.max_steps, save_steps=options.save_steps,
+                                        eval_steps=options.eval_steps, logging_steps=options.logging_steps,
+                                        evaluate=options.dev_evaluator is not None,
+                                        show_progress=options.show_progress),
+                train_dataset=pairs,
+                loss=loss,
+                evaluator=options.dev_evaluator,
+                optimizers=(optimizer, None),
+                callbacks=[RunStateCallback(loss, record, checkpoint)],
+            )
+            state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+            steps, log_history = state.global_step, trainer.state.log_history
+        result = TrainResult(
+            output_dir=str(out),
+            steps=steps,
+            seconds=time.perf_counter() - started,
+            train_pairs=len(pairs),
+            world_size=world_size(),
+            dev_scores=dev_scores(log_history),
+            loss_stats=loss_stats(loss),
+            threads=torch.get_num_threads(),
+            resumed_from_step=resumed.step if resumed else 0,
         )
-        state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        steps, log_history = state.global_step, trainer.state.log_history
-    seconds = time.perf_counter() - started
-    result = TrainResult(
-        output_dir=str(out),
-        steps=steps,
-        seconds=seconds,
-        train_pairs=len(pairs),
-        world_size=world_size(),
-        dev_scores=_dev_scores(log_history),
-        loss_stats=_loss_stats(loss),
-        threads=torch.get_num_threads(),
-        resumed_from_step=checkpoint_step(checkpoint) if checkpoint else 0,
-    )
-    if is_main_process():
+        if not is_main_process():
+            return result
         if finished:
             trained = ParaNMTEncoder.from_pretrained(checkpoint)
         else:
             trained = ParaNMTEncoder(model[0].model, model[0].tokenizer)
         set_sparse_embeddings(trained.model, False)  # saved models fine-tune with any optimizer
         teacher_stats: dict[str, Any] = {}
-        if recipe.teacher:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
+        if finish is not None:  # combine with / balance the teacher's table (paranmt_hf.training.teacher)
             from .teacher import finish_teacher_model
 
             started_teacher = time.perf_counter()
-            trained = finish_teacher_model(teacher_recipe, trained, list(pairs["anchor"]), list(pairs["positive"]),
+            trained = finish_teacher_model(finish, trained, list(pairs["anchor"]), list(pairs["positive"]),
                                            seed=options.seed, show_progress=options.show_progress,
                                            stats=teacher_stats)
             teacher_stats["seconds"] = round(time.perf_counter() - started_teacher, 1)
@@ -425,24 +342,4 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         atomic_write_json(out / SUMMARY_FILE, summary, default=str)
         logger.info("model saved in %s; the run's checkpoints and initial model are in %s (for --resume; delete "
                     "that folder when the run needs no resuming)", out, run_folder(out))
-    return result
-
-
-def _dev_scores(log_history: list[dict[str, Any]]) -> list[dict[str, float]]:
-    """The dev evaluations of the trainer's log history."""
-    return [
-        {k: v for k, v in log.items() if k.startswith("eval_")}
-        for log in log_history
-        if any(k.startswith("eval_") for k in log)
-    ]
-
-
-def _loss_stats(loss: Any) -> dict[str, Any]:
-    """The mega-batch pool's size and the annealing clock (empty for other losses)."""
-    pool = getattr(loss, "pool", None)
-    stats: dict[str, Any] = (
-        {"pool_pairs": sum(len(entry) for entry in pool), "pool_minibatches": len(pool)} if pool else {}
-    )
-    if hasattr(loss, "steps"):
-        stats["minibatches_seen"] = loss.steps  # the annealing clock, continued across resumes
-    return stats
+        return result

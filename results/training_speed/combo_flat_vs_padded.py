@@ -27,6 +27,7 @@ from paranmt_hf.training.data import load_pairs
 from paranmt_hf.training.initial_model import build_initial_encoder
 from paranmt_hf.training.loss import make_loss
 from paranmt_hf.training.optim import LazyAdam, set_sparse_embeddings
+from paranmt_hf.training.plan import plan_training
 from paranmt_hf.training.recipes import Recipe
 from paranmt_hf.utils.atomic import atomic_write_json
 from paranmt_hf.utils.paths import data_dir
@@ -47,7 +48,8 @@ def main() -> None:
     pairs = list(zip(rows["anchor"], rows["positive"], strict=True))
     recipe = Recipe().replace(kind="trigram+word", combination="concat", word_vectors="glove-6b-50d",
                               megabatch_size=1, learning_rate=0.01)
-    encoder = build_initial_encoder(recipe, [s for p in pairs for s in p], 0)
+    plan = plan_training(recipe)
+    encoder = build_initial_encoder(plan.model, [s for p in pairs for s in p], 0)
     set_sparse_embeddings(encoder.model, True)
     best: dict[str, float] = {}
     for _ in range(2):
@@ -56,7 +58,7 @@ def main() -> None:
             module.featurizer.flat = layout == "flat"  # same model read through padded features
             model = SentenceTransformer(modules=[module], device="cpu")
             model.train()
-            loss = make_loss(recipe.loss_spec, model, False)
+            loss = make_loss(plan.loss, model, False)
             optimizer = LazyAdam(model.parameters(), lr=recipe.learning_rate)
             start = time.perf_counter()
             for step in range(STEPS):

@@ -1,0 +1,110 @@
+"""A recipe cut into the specs of the training steps: each step takes its own few fields, not the whole recipe.
+
+:func:`plan_training` reads a :class:`~paranmt_hf.training.recipes.Recipe` once, at the top of
+:func:`paranmt_hf.training.trainer.train`; the steps below it never see the recipe:
+
+======================  ==============================================  ==========================================
+spec                    step                                            recipe fields
+======================  ==============================================  ==========================================
+:class:`ModelSpec`      the initial encoder (:mod:`.initial_model`)     model fields, ``vocab_sentences``, teacher
+:class:`OptimizerSpec`  sparse gradients, LazyAdam, per-table rates     ``optimizer``, ``learning_rate``,
+                        (:mod:`.optim`)                                 ``max_grad_norm``, ``teacher_learning_rate``,
+                                                                        ``keep_norms``
+:class:`LossSpec`       the loss (:mod:`.loss`)                         ``loss``, ``margin``, ``megabatch_size``,
+                                                                        ``anneal``, ``sampling``
+:class:`Schedule`       the trainer's arguments, the resume check       ``batch_size``, ``learning_rate``,
+                                                                        ``epochs``, ``lr_scheduler``,
+                                                                        ``max_grad_norm``
+:class:`FinishSpec`     the teacher's table after training              ``teacher*``, ``tokenlearn*``
+                        (:mod:`.teacher`)
+======================  ==============================================  ==========================================
+
+The whole recipe still defines the run's identity: the checkpoints' run record and the training summary keep
+:meth:`Recipe.to_dict`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .initial_model import ModelSpec
+from .loss import LossSpec
+from .optim import OptimizerSpec
+from .recipes import Recipe, Schedule
+from .teacher import Distillation, FinishSpec
+from .tokenlearn import TokenlearnSpec
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """The specs of a run's steps, read from its recipe by :func:`plan_training`.
+
+    Attributes:
+        threads: torch threads of the run (``None``: torch's default).
+        max_pairs: the training pairs kept after shuffling (``None``: all).
+        model: the initial encoder.
+        optimizer: the optimizer and its per-table learning rates.
+        loss: the training loss.
+        schedule: the trainer's schedule.
+        finish: the teacher's steps after training (``None``: the recipe has no teacher).
+    """
+
+    threads: int | None
+    max_pairs: int | None
+    model: ModelSpec
+    optimizer: OptimizerSpec
+    loss: LossSpec
+    schedule: Schedule
+    finish: FinishSpec | None
+
+
+MODEL_SPEC_OWN = ("config", "distillation")
+"""The :class:`ModelSpec` fields that are no recipe field (the others are the recipe's of the same names)."""
+
+
+def distillation(recipe: Recipe) -> Distillation | None:
+    """The teacher's distilled table of ``recipe`` (``None``: no teacher)."""
+    if not recipe.teacher:
+        return None
+    return Distillation(recipe.teacher, recipe.teacher_pca_dims, recipe.teacher_sif_coefficient)
+
+
+def model_spec(recipe: Recipe) -> ModelSpec:
+    """What building the untrained encoder of ``recipe`` takes (``paranmt-hf build`` and ``train``)."""
+    config = {
+        "pooling": recipe.pooling,
+        "scramble_rate": recipe.scramble_rate,
+        "embedding_dropout": recipe.embedding_dropout,
+        "bilstm_merge": recipe.bilstm_merge,
+        "lstm_peepholes": recipe.lstm_peepholes,
+        **recipe.extra,
+    }
+    if recipe.rnn_hidden_size:
+        config["rnn_hidden_size"] = recipe.rnn_hidden_size
+    same_names = {f.name: getattr(recipe, f.name) for f in fields(ModelSpec) if f.name not in MODEL_SPEC_OWN}
+    return ModelSpec(**same_names, config=config,
+                     distillation=distillation(recipe) if recipe.trains_teacher_table else None)
+
+
+def plan_training(recipe: Recipe) -> TrainingPlan:
+    """Cut ``recipe`` into the specs of the training steps (see the module's table)."""
+    trains_table = recipe.trains_teacher_table
+    finish = None
+    if recipe.teacher:
+        tokenlearn = None
+        if recipe.tokenlearn and not trains_table:
+            tokenlearn = TokenlearnSpec(recipe.teacher, recipe.teacher_precision, recipe.tokenlearn_sentences,
+                                        recipe.tokenlearn_epochs, recipe.tokenlearn_learning_rate)
+        finish = FinishSpec(None if trains_table else distillation(recipe), tokenlearn, recipe.teacher_weight)
+    table_rate = recipe.learning_rate if recipe.teacher_learning_rate is None else recipe.teacher_learning_rate
+    return TrainingPlan(
+        threads=recipe.num_threads or (1 if recipe.averaging else None),
+        max_pairs=recipe.max_pairs,
+        model=model_spec(recipe),
+        optimizer=OptimizerSpec(recipe.optimizer, recipe.learning_rate, recipe.max_grad_norm,
+                                table_rate if trains_table else None, recipe.keep_norms),
+        loss=LossSpec(recipe.loss, recipe.margin, recipe.megabatch_size, recipe.anneal, recipe.sampling),
+        schedule=Schedule(recipe.batch_size, recipe.learning_rate, recipe.epochs, recipe.lr_scheduler,
+                          recipe.max_grad_norm),
+        finish=finish,
+    )
