@@ -92,6 +92,10 @@ def test_two_export_tasks_merge_into_the_one_task_export(tmp_path: Path, paranmt
         ours = load_dataset(str(sharded), config, split="train", cache_dir=str(tmp_path / "c1")).to_list()
         one = load_dataset(str(whole), config, split="train", cache_dir=str(tmp_path / "c2")).to_list()
         assert ours == one and ours
+        files = {p.name: p.read_bytes() for p in sorted((sharded / "data" / config).glob("*.parquet"))}
+        # the same shards of --shard-rows rows, byte for byte, whatever the number of tasks
+        assert files == {p.name: p.read_bytes() for p in sorted((whole / "data" / config).glob("*.parquet"))}
+    assert len(list((whole / "data" / "full").glob("*.parquet"))) == 3  # 5 rows in shards of 2
     card = yaml.safe_load((sharded / "README.md").read_text().split("---")[1])
     assert {c["config_name"] for c in card["configs"]} == {"full", "filtered"}
     assert "5 |" in (sharded / "README.md").read_text().replace(",", "")  # the card counts all 5 full rows

@@ -129,7 +129,7 @@ def merge_made(spec: JobSpec) -> None:
     name, columns = spec.options["config"], spec.options["columns"]
     with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
         done = collect_task_files(name, columns, arrow_schema(columns), spec.parts_dir("parquet"), spec.tasks,
-                                  Path(tmp) / "data" / name)
+                                  Path(tmp) / "data" / name, spec.options["shard_rows"])
         card = spec.options["card"]
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)
@@ -187,7 +187,7 @@ def make_paranmt(
         dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
         dedup_key: ``"pair"`` (both texts) or ``"line"`` (texts and every column).
         config: the exported config's name.
-        shard_rows: rows per Parquet file (per task).
+        shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
         tokenizer: overlap tokenizer.
         language_model: the KenLM model ``lm_perplexity`` needs.
         classifier: the reference classifier ``reference_probability`` needs.
@@ -243,7 +243,7 @@ def make_paranmt(
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
-                               "reading_stage": "main", "header": header.line},
+                               "reading_stage": "main", "header": header.line, "shard_rows": shard_rows},
                               protected=[model, scorer, language_model, classifier])
     bounds = None
     if filter_options is not None:

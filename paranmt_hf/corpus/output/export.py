@@ -1,12 +1,12 @@
 """Export configs of the ParaNMT builder as a Hub-ready dataset folder (Parquet shards + README card).
 
 :func:`export_files` streams local files through the builder's row code
-(:class:`~paranmt_hf.corpus.output.rows.RowMaker`)
-as datatrove stages (:mod:`paranmt_hf.corpus.pipeline.runner`): every task turns its chunks of lines into Arrow tables
-and
-appends them to its own Parquet files of ``shard_rows`` rows (memory stays bounded by a chunk); the merge links the
-files in task order into ``data/<config>/`` and writes the card. The folder is written under a temporary name and
-renamed into place when complete. :func:`export_hub_folder` does the same for any iterable datasets (e.g. from
+(:class:`~paranmt_hf.corpus.output.rows.RowMaker`) as datatrove stages (:mod:`paranmt_hf.corpus.pipeline.runner`):
+every task turns its chunks of lines into Arrow tables and appends them to its own Parquet files (memory stays
+bounded by a chunk); the merge checks them, writes their rows in task order as ``data/<config>/`` shards of
+``shard_rows`` rows (the same bytes for any number of tasks, resumed or not) and writes the card. The folder is
+written under a temporary name and renamed into place when complete. :func:`export_hub_folder` does the same for
+any iterable datasets (e.g. from
 :func:`paranmt_hf.load_paranmt`).
 """
 
@@ -203,19 +203,19 @@ def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: i
     return stages
 
 
-def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir: Path, tasks: int,
-                       target: Path) -> ExportedConfig:
-    """Link (or copy) the Parquet files of ``tasks`` tasks, in task order, to ``target/train-NNNNN.parquet``.
+ROW_GROUP_ROWS = 65_536
+"""Rows per Parquet row group of a merged folder (fewer when ``shard_rows`` is smaller)."""
 
-    The tasks wrote them with :meth:`ParquetShards.close_task` in ``parts_dir/<rank>/``; they hold the config
-    ``name`` with ``columns``. With no row at all, ``target`` keeps one file of ``schema`` and no row, so that the
-    config still loads.
+
+def checked_task_files(parts_dir: Path, tasks: int) -> list[tuple[Path, int]]:
+    """The Parquet files of ``tasks`` tasks in ``parts_dir/<rank>/``, in task order, with their row counts.
+
+    Each task wrote them with :meth:`ParquetShards.close_task`; every file must exist with the size its task's
+    record gives (a torn file, one from another attempt or a missing one is one sentence, never an output).
     """
-    pq = require("pyarrow.parquet", "data")
-    done = ExportedConfig(name, columns=list(columns))
-    target.mkdir(parents=True, exist_ok=True)
     from ..errors import CorpusError
 
+    files = []
     for rank in range(tasks):
         folder = parts_dir / f"{rank:05d}"
         try:
@@ -229,13 +229,84 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
             if found is None or (size is not None and found != size):
                 raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
                                   f"its task wrote {size}): run the command again with --restart")
-            dest = target / f"train-{len(done.files):05d}.parquet"
-            try:
-                os.link(folder / file, dest)
-            except OSError:
-                shutil.copyfile(folder / file, dest)
-            done.files.append(dest)
-            done.rows += rows
+            files.append((folder / file, rows))
+    return files
+
+
+class CanonicalShards:
+    """Rows written as ``target/train-NNNNN.parquet`` shards of exactly ``shard_rows`` rows (the last one shorter).
+
+    Row groups hold :data:`ROW_GROUP_ROWS` rows: the bytes depend on the rows only, never on how they arrive.
+    """
+
+    def __init__(self, target: Path, schema: Any, shard_rows: int, done: ExportedConfig) -> None:
+        self.pa, self.pq = require("pyarrow", "data"), require("pyarrow.parquet", "data")
+        self.target, self.schema, self.shard_rows, self.done = target, schema, shard_rows, done
+        self.group = max(1, min(shard_rows, ROW_GROUP_ROWS))
+        self.writer: Any = None
+        self.in_shard = 0
+        self.pending: list[Any] = []
+        self.pending_rows = 0
+
+    def _next(self) -> int:
+        """The size of the next row group: a full group, or what is left of the open shard."""
+        return min(self.group, self.shard_rows - self.in_shard)
+
+    def _flush(self, rows: int) -> None:
+        """Write the first ``rows`` pending rows as one row group of the open shard (opening it if needed)."""
+        table = self.pa.Table.from_batches(self.pending, schema=self.schema)
+        if self.writer is None:
+            self.done.files.append(self.target / f"train-{len(self.done.files):05d}.parquet")
+            self.writer = self.pq.ParquetWriter(self.done.files[-1], self.schema)
+        self.writer.write_table(table.slice(0, rows), row_group_size=rows)
+        self.in_shard += rows
+        self.done.rows += rows
+        rest = table.slice(rows)
+        self.pending, self.pending_rows = rest.to_batches(), rest.num_rows
+        if self.in_shard == self.shard_rows:
+            self.writer.close()
+            self.writer, self.in_shard = None, 0
+
+    def write(self, batch: Any) -> None:
+        """Append a record batch."""
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        while self.pending_rows >= self._next():
+            self._flush(self._next())
+
+    def close(self) -> None:
+        """Write what is pending and close the last shard."""
+        while self.pending_rows:
+            self._flush(min(self.pending_rows, self._next()))
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir: Path, tasks: int,
+                       target: Path, shard_rows: int = 1_000_000) -> ExportedConfig:
+    """Write the rows of ``tasks`` tasks' Parquet files, in task order, as ``target/train-NNNNN.parquet`` shards.
+
+    The files are checked (:func:`checked_task_files`), then their rows written again by :class:`CanonicalShards`:
+    the folder's bytes depend on the rows and ``shard_rows`` only, never on the number of tasks or on where a
+    resumed run was killed. The config is ``name`` with ``columns``. With no row at all, ``target`` keeps one file of
+    ``schema`` and no row, so that the config still loads.
+    """
+    pq = require("pyarrow.parquet", "data")
+    from ..errors import CorpusError
+
+    done = ExportedConfig(name, columns=list(columns))
+    target.mkdir(parents=True, exist_ok=True)
+    shards = CanonicalShards(target, schema, shard_rows, done)
+    for path, rows in checked_task_files(parts_dir, tasks):
+        read = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=shards.group):
+            shards.write(batch)
+            read += batch.num_rows
+        if read != rows:
+            raise CorpusError(f"the Parquet file {path} holds {read} rows where its task wrote {rows}: run the "
+                              "command again with --restart")
+    shards.close()
     if not done.files:
         done.files.append(target / "train-00000.parquet")
         pq.write_table(schema.empty_table(), done.files[-1])
@@ -243,12 +314,12 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
 
 
 def collect_exported(spec: Any, out_dir: Path, configs: Sequence[str]) -> list[ExportedConfig]:
-    """Link (or copy) each config's task files, in task order, to ``out_dir/data/<config>/train-NNNNN.parquet``.
+    """Write each config's rows, in task order, to ``out_dir/data/<config>/train-NNNNN.parquet`` shards.
 
     A config with no row at all keeps one schema-only file, so that it still loads.
     """
     return [collect_task_files(name, CONFIGS[name].column_names, CONFIGS[name].features().arrow_schema,
-                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name)
+                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name, spec.options["shard_rows"])
             for name in configs]
 
 
@@ -286,7 +357,7 @@ def export_files(
         output: the folder (written atomically; never holding an input; an existing one only with ``overwrite``).
         configs: ``{config name: its options}`` (names of :data:`paranmt_hf.data.configs.CONFIGS`).
         run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`).
-        shard_rows: rows per Parquet file (each task starts its own files: the last file of a task may be shorter).
+        shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
         member_pattern: zip member glob (default per config).
         overwrite: replace an existing folder.
         card: :func:`write_card` options (``sources``, ``filter_description``, ``repo_id``, ``kind``, ...).
