@@ -268,6 +268,23 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     assert np.abs(tables[1][1][2:]).sum() > 0
 
 
+def test_training_only_a_frozen_teacher_table_is_refused_before_any_work(tiny_teacher, tmp_path):
+    """``--kind subword --teacher-lr 0``: nothing trains; it once crashed in backward ("does not require grad")."""
+    pytest.importorskip("model2vec.distill")
+    from paranmt_hf.training.recipes import Recipe, RecipeError
+    from paranmt_hf.training.trainer import train
+
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{a}\t{b}\n" for a, b in zip(CORPUS, CORPUS[1:] + CORPUS[:1], strict=True)),
+                    encoding="utf-8")
+    out = tmp_path / "model"
+    recipe = Recipe(kind="subword", teacher=tiny_teacher, teacher_pca_dims=4, teacher_learning_rate=0.0,
+                    batch_size=4, megabatch_size=1)
+    with pytest.raises(RecipeError, match=r"nothing to train: .*teacher_learning_rate=0 \(train --teacher-lr 0\)"):
+        train(recipe, [str(data)], out, max_steps=2, show_progress=False)
+    assert not out.exists() and not run_folder(out).exists()  # refused before the output lock and the initial model
+
+
 def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(tiny_teacher, tmp_path, monkeypatch):
     pytest.importorskip("model2vec.distill")
     import gzip

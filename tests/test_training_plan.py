@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paranmt_hf.training.plan import plan_training
-from paranmt_hf.training.recipes import Recipe
+from paranmt_hf.training.recipes import Recipe, RecipeError
 
 TRAINING = Path(__file__).resolve().parents[1] / "paranmt_hf" / "training"
 STEPS = ("data", "initial_model", "optim", "loss", "hf_trainer", "teacher", "tokenlearn", "teacher_pass",
@@ -69,6 +69,34 @@ def test_the_plan_is_what_the_steps_take():
     assert plan_training(Recipe(kind="lstm")).threads is None and plan_training(Recipe()).finish is None
     with pytest.raises(FrozenInstanceError):
         plan.model.kind = "word"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("recipe", "named"), [
+    (Recipe(kind="subword", teacher="a/teacher", teacher_learning_rate=0.0), "--teacher-lr 0"),
+    (Recipe(kind="subword+subword", teacher="a/teacher", teacher_learning_rate=0.0), "--teacher-lr 0"),
+    (Recipe(kind="subword", teacher="a/teacher", learning_rate=0.0), "--lr"),
+    (Recipe(kind="trigram+subword", teacher="a/teacher", learning_rate=0.0, teacher_learning_rate=0.0),
+     "--teacher-lr 0"),
+    (Recipe(kind="trigram", learning_rate=0.0), "--lr"),
+    (Recipe(kind="trigram", teacher="a/teacher", tokenlearn=True, learning_rate=0.0), "--lr"),
+    (Recipe(kind="lstm", learning_rate=-0.1), "--lr"),
+    (Recipe(kind="trigram+subword", teacher="a/teacher", teacher_learning_rate=-1.0), "--teacher-lr"),
+])
+def test_a_recipe_that_trains_nothing_is_refused_by_the_plan(recipe, named):
+    """Every parameter frozen (or a negative rate): one sentence naming the flag, before any step runs."""
+    with pytest.raises(RecipeError, match="must be >= 0|nothing to train") as caught:
+        plan_training(recipe)
+    assert named in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("recipe", [
+    Recipe(kind="trigram+subword", teacher="a/teacher", teacher_learning_rate=0.0),  # frozen table, trained trigrams
+    Recipe(kind="subword", teacher="a/teacher", learning_rate=0.0, teacher_learning_rate=0.01),  # the table trains
+    Recipe(kind="subword", learning_rate=0.01, teacher_learning_rate=0.0),  # no teacher: no table to freeze
+    Recipe(kind="trigram", teacher="a/teacher", teacher_learning_rate=0.0),  # the table is combined after training
+])
+def test_a_recipe_with_something_to_train_is_planned(recipe):
+    assert plan_training(recipe).optimizer.learning_rate == recipe.learning_rate
 
 
 @pytest.mark.parametrize("module", STEPS)

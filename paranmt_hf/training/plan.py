@@ -19,6 +19,8 @@ spec                    step                                            recipe f
                         (:mod:`.teacher`)
 ======================  ==============================================  ==========================================
 
+:func:`plan_training` also refuses a recipe that would train nothing (:func:`check_trainable`), before any work.
+
 The whole recipe still defines the run's identity: the checkpoints' run record and the training summary keep
 :meth:`Recipe.to_dict`.
 """
@@ -30,7 +32,7 @@ from dataclasses import dataclass, fields
 from .initial_model import ModelSpec
 from .loss import LossSpec
 from .optim import OptimizerSpec
-from .recipes import Recipe, Schedule
+from .recipes import Recipe, RecipeError, Schedule
 from .teacher import Distillation, FinishSpec
 from .tokenlearn import TokenlearnSpec
 
@@ -86,8 +88,45 @@ def model_spec(recipe: Recipe) -> ModelSpec:
                      distillation=distillation(recipe) if recipe.trains_teacher_table else None)
 
 
+def check_trainable(recipe: Recipe) -> None:
+    """Refuse a recipe whose training would update no parameter (its run would fail or train for nothing).
+
+    A model's parameters are its components' (:mod:`.optim`): the ``subword`` tables distilled from a teacher train at
+    ``teacher_learning_rate`` (``None``: ``learning_rate``; ``0``: frozen), every other component at
+    ``learning_rate``. A frozen teacher table next to a trained component (e.g. ``trigram+subword``) is a normal run.
+
+    Raises:
+        RecipeError: a negative learning rate, or no component that trains at a positive rate (naming the field and
+            the ``paranmt-hf train`` flag that froze it).
+    """
+    for name, flag in (("learning_rate", "--lr"), ("teacher_learning_rate", "--teacher-lr")):
+        rate = getattr(recipe, name)
+        if rate is not None and rate < 0:
+            raise RecipeError(f"{name} (train {flag}) must be >= 0, got {rate}")
+    table = recipe.trains_teacher_table
+    table_rate = recipe.learning_rate if recipe.teacher_learning_rate is None else recipe.teacher_learning_rate
+    others = [kind for kind in recipe.kinds if not (table and kind == "subword")]
+    if (others and recipe.learning_rate > 0) or (table and table_rate > 0):
+        return
+    if recipe.learning_rate <= 0 and (not table or recipe.teacher_learning_rate is None):
+        raise RecipeError(f"nothing to train: learning_rate (train --lr) is {recipe.learning_rate}, which freezes "
+                          "every component; give it a positive rate (`paranmt-hf build` makes an untrained model)")
+    if not others:
+        raise RecipeError(f"nothing to train: kind {recipe.kind!r} has only the teacher's distilled subword "
+                          "table(s), frozen by teacher_learning_rate=0 (train --teacher-lr 0); give them a positive "
+                          "rate, or add a trained component (e.g. --kind trigram+subword)")
+    raise RecipeError(f"nothing to train: the teacher's subword table(s) are frozen by teacher_learning_rate=0 (train "
+                      f"--teacher-lr 0) and the other components of kind {recipe.kind!r} by learning_rate="
+                      f"{recipe.learning_rate} (train --lr); give one of them a positive rate")
+
+
 def plan_training(recipe: Recipe) -> TrainingPlan:
-    """Cut ``recipe`` into the specs of the training steps (see the module's table)."""
+    """Cut ``recipe`` into the specs of the training steps (see the module's table).
+
+    Raises:
+        RecipeError: a recipe that would train nothing (:func:`check_trainable`).
+    """
+    check_trainable(recipe)
     trains_table = recipe.trains_teacher_table
     finish = None
     if recipe.teacher:

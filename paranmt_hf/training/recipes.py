@@ -21,6 +21,10 @@ class Schedule:
     max_grad_norm: float = 0.0
 
 
+class RecipeError(ValueError):
+    """A recipe that cannot train, e.g. one whose every parameter is frozen (one sentence naming field and flag)."""
+
+
 @dataclass(frozen=True)
 class Recipe:
     """Everything that defines a training run except the data and the output directory.
