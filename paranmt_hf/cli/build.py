@@ -40,11 +40,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
+    from ..data.sentences import iter_sentences
     from ..training.initial_model import build_initial_encoder
     from ..training.recipes import model_extras
     from ..utils.atomic import check_output
     from ..utils.imports import require_extras
-    from .io import iter_sentences
 
     if not args.recipe and args.kind is None:
         raise UsageError("give --kind (or --recipe)")

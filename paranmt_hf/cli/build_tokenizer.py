@@ -41,10 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the tokenizer."""
+    from ..data.sentences import iter_sentences
     from ..model.tokenization import build_tokenizer
     from ..utils.atomic import atomic_output, check_output
     from .errors import UsageError
-    from .io import iter_sentences
 
     if args.source is not None and args.kind != "subword":
         raise UsageError("--from is for --kind subword")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -41,7 +40,9 @@ FILTER_OPTIONS = {
     "seed": (int, "seed of --sample-rate's draw (a hash of the seed and the pair: any task count draws the same)"),
     "num_folds": (int, "acl2018: folds the scores are ranked into (ACL 2018: 10)"),
 }
-LINE_FORMATS = ("pairs", "paranmt", "processed", "bitext")
+CLUSTER_FLAGS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
+                 "venv_path", "sbatch_args")
+"""The running flags that go to ``RunOptions.cluster``."""
 
 
 class _Renamed(argparse.Action):
@@ -70,7 +71,9 @@ class _ShardIndex(argparse.Action):
 
 def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
     parser.add_argument("inputs", nargs="+", help="TSV / TSV.gz / zip files, read in order")
-    parser.add_argument("--format", default=fmt, choices=LINE_FORMATS,
+    from ..data.records import FORMATS
+
+    parser.add_argument("--format", default=fmt, choices=list(FORMATS),
                         help=f"line format of files without a header line (default {fmt}): pairs = text_a, text_b"
                              "[, score[, overlap]]; paranmt = para-nmt-50m.txt (reference, paraphrase, score); "
                              "processed = the 5M release's 2 columns; bitext = 2 columns")
@@ -117,7 +120,7 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
     group.add_argument("--venv-path", default=None,
                        help="slurm: the virtual environment folder the jobs activate (its bin/activate), e.g. "
                             "/path/to/.venv")
-    group.add_argument("--sbatch-arg", action="append", default=None, metavar="KEY=VALUE",
+    group.add_argument("--sbatch-arg", dest="sbatch_args", action="append", default=None, metavar="KEY=VALUE",
                        help="slurm: an extra #SBATCH --KEY=VALUE line, written as given (repeatable; KEY alone for "
                             "a flag), e.g. constraint=a100; GPU keys (gres, gpus...) go to the stages that run a "
                             "model only")
@@ -135,27 +138,11 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
 
 def _run(args: argparse.Namespace) -> Any:
     """The :class:`~paranmt_hf.corpus.pipeline.runner.RunOptions` of the command line."""
+    from ..corpus.pipeline.cluster import cluster_settings, torchrun_tasks
     from ..corpus.pipeline.runner import RunOptions
 
-    tasks, local_tasks, offset = args.tasks, args.local_tasks, args.local_rank_offset
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if tasks is None and local_tasks is None and world > 1:  # under torchrun: this process runs task RANK
-        tasks, local_tasks, offset = world, 1, int(os.environ.get("RANK", "0"))
-    cluster: dict[str, Any] = {}
-    for name in ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
-                 "venv_path"):
-        if getattr(args, name, None) is not None:
-            cluster[name] = getattr(args, name)
-    slurm_only = [name for name in ("partition", "time", "qos", "account", "venv_path", "sbatch_arg")
-                  if getattr(args, name, None) is not None]
-    if slurm_only and args.executor != "slurm":
-        from ..corpus.errors import InvalidOptionError
-
-        raise InvalidOptionError(f"--{slurm_only[0].replace('_', '-')} is a Slurm setting: add --executor slurm")
-    if getattr(args, "sbatch_arg", None):
-        from ..corpus.pipeline.cluster import parse_sbatch_arg
-
-        cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in args.sbatch_arg)
+    tasks, local_tasks, offset = torchrun_tasks(args.tasks, args.local_tasks, args.local_rank_offset)
+    cluster = cluster_settings(args.executor, {name: getattr(args, name, None) for name in CLUSTER_FLAGS})
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
                       chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
                       progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,
@@ -404,67 +391,25 @@ def _dedup(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _histogram(args: argparse.Namespace) -> int:
-    import itertools
-    import tempfile
+    from ..corpus.output.histogram import corpus_histogram, format_table3
 
-    from ..corpus.output.histogram import TABLE3_PAPER, format_table3, histogram_files, plot_histogram, score_histogram
-    from ..data.records import iter_records
-    from ..utils.atomic import atomic_output, atomic_write_json, check_output
-
-    for path in (args.json, args.plot):
-        if path:
-            check_output(path, args.inputs, args.overwrite)
-    if args.limit:
-        records = (rec for _, _, rec in iter_records(args.inputs, args.format, strict=args.strict,
-                                                     member_pattern=args.member))
-        result = score_histogram(itertools.islice(records, args.limit), tokenizer=args.tokenizer)
-        result["paper_table3"] = TABLE3_PAPER
-        result["inputs"] = [str(p) for p in args.inputs]
-        if args.json:
-            atomic_write_json(args.json, result, overwrite=args.overwrite)
-    elif args.json:
-        result, summary = histogram_files(args.inputs, args.json, _run(args), fmt=args.format, strict=args.strict,
-                                          tokenizer=args.tokenizer, member_pattern=args.member,
-                                          overwrite=args.overwrite)
-        print(summary.line(), file=sys.stderr)
-    else:
-        with tempfile.TemporaryDirectory(prefix="paranmt-histogram-") as tmp:
-            run = _run(args)
-            run.work_dir = run.work_dir or str(Path(tmp) / "work")
-            result, summary = histogram_files(args.inputs, Path(tmp) / "histogram.json", run, fmt=args.format,
-                                              strict=args.strict, tokenizer=args.tokenizer,
-                                              member_pattern=args.member)
+    result, summary = corpus_histogram(args.inputs, _run(args), output=args.json, plot=args.plot, limit=args.limit,
+                                       fmt=args.format, strict=args.strict, tokenizer=args.tokenizer,
+                                       member_pattern=args.member, overwrite=args.overwrite)
+    if summary is not None:
         print(summary.line(), file=sys.stderr)
     print(json.dumps(result, indent=2) if args.print_json else format_table3(result))
-    if args.plot:
-        with atomic_output(args.plot, args.inputs, args.overwrite) as tmp:
-            plot_histogram(result, tmp)
     return 0
 
 
 @_user_errors
 def _export(args: argparse.Namespace) -> int:
-    from ..corpus.output.export import export_files
-    from ..data.configs import ConfigOptions
+    from ..corpus.output.export import config_options, export_files
 
-    inputs = args.inputs or [_download_default()]
-    configs = {}
-    for name in args.config:
-        options = _filter_options(args) if name == "filtered" else ConfigOptions(strict=args.strict)
-        if name in ("full", "pairs"):
-            options.tokenizer = args.tokenizer
-        if name == "pairs":
-            options.compute_overlap = True
-        configs[name] = options
-    description = None
-    if "filtered" in args.config:
-        given = {k: v for k, v in vars(configs["filtered"]).items() if v is not None and k not in ("strict", "paths")
-                 and v != ()}
-        description = "`" + json.dumps(given) + "`"
-    card = {"sources": [os.path.basename(str(p)) for p in args.inputs] or ["the public ParaNMT-50M zip"],
-            "filter_description": description, "repo_id": args.repo_id, "kind": args.card,
-            "pretty_name": args.pretty_name, "license_name": args.license}
-    exported, summaries = export_files(inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,
+    filter_options = _filter_options(args) if "filtered" in args.config else None
+    configs = config_options(args.config, filter_options, strict=args.strict, tokenizer=args.tokenizer)
+    card = {"repo_id": args.repo_id, "kind": args.card, "pretty_name": args.pretty_name, "license_name": args.license}
+    exported, summaries = export_files(args.inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,
                                        member_pattern=args.member, overwrite=args.overwrite,
                                        card={k: v for k, v in card.items() if v is not None})
     if not exported:
@@ -475,14 +420,6 @@ def _export(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"card: {Path(args.output) / 'README.md'}")
     return 0
-
-
-def _download_default() -> str:
-    """The public ParaNMT-50M zip, downloaded once into the user cache (checksummed, resumable)."""
-    from ..fetch import fetch_remote
-    from ..fetch.registry import PARANMT_50M
-
-    return str(fetch_remote(PARANMT_50M))
 
 
 @_user_errors
@@ -579,9 +516,10 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                             "and the model's size on CUDA)")
     from ..corpus.translation.engines import ENGINES
 
-    group.add_argument("--engine", default="transformers", choices=list(ENGINES),
-                       help="transformers: model.generate (exact); ctranslate2: the model converted once (cached) "
-                            "and run by CTranslate2, int8 on CPU by default")
+    group.add_argument("--engine", default=next(iter(ENGINES)), choices=list(ENGINES),
+                       help=f"the translation engine (default: {next(iter(ENGINES))}); transformers runs "
+                            "model.generate (exact), ctranslate2 the model converted once (cached), int8 on CPU by "
+                            "default")
     group.add_argument("--compute-type", default=None,
                        help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
     group.add_argument("--inter-threads", type=int, default=None,

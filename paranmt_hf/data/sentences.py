@@ -1,4 +1,4 @@
-"""Reading sentences for CLI commands: plain text (one per line) or pair files (TSV, optionally gzip'd)."""
+"""Sentences of a corpus for building tokenizers and vocabularies: plain text (one per line) or TSV, gzip'd or not."""
 
 from __future__ import annotations
 
