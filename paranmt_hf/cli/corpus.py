@@ -19,7 +19,6 @@ import argparse
 import functools
 import json
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,30 +42,6 @@ FILTER_OPTIONS = {
 CLUSTER_FLAGS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
                  "venv_path", "sbatch_args")
 """The running flags that go to ``RunOptions.cluster``."""
-
-
-class _Renamed(argparse.Action):
-    """A renamed flag: sets the new one and warns with a FutureWarning naming it (removed in 0.3)."""
-
-    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} is now {self.new} ({option_string} stops working in paranmt_hf 0.3)",
-                      FutureWarning, stacklevel=2)
-        setattr(namespace, self.dest, values)
-
-
-class _ShardIndex(argparse.Action):
-    """``--shard-index I`` (renamed): run task I only (``--local-tasks 1 --local-rank-offset I``)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} I is now --local-tasks 1 --local-rank-offset I ({option_string} stops "
-                      "working in paranmt_hf 0.3)", FutureWarning, stacklevel=2)
-        namespace.local_tasks, namespace.local_rank_offset = 1, values
 
 
 def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
@@ -128,12 +103,6 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
         group.add_argument("--overwrite", action="store_true", help="replace an existing output")
     group.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
                        help="no progress bar")
-    group.add_argument("--processes", dest="workers", type=int, action=_Renamed, new="--workers",
-                       help=argparse.SUPPRESS)
-    group.add_argument("--num-shards", dest="tasks", type=int, action=_Renamed, new="--tasks", help=argparse.SUPPRESS)
-    group.add_argument("--shard-index", type=int, action=_ShardIndex, help=argparse.SUPPRESS)
-    group.add_argument("--block-bytes", dest="chunk_bytes", type=int, action=_Renamed, new="--chunk-bytes",
-                       help=argparse.SUPPRESS)
 
 
 def _run(args: argparse.Namespace) -> Any:
@@ -225,8 +194,6 @@ def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") 
     group.add_argument("--filter", dest="filter_name", default=default, choices=list(FILTERS),
                        help=("" if default else "(default: keep every pair) ")
                        + "; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
-    group.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_Renamed, new="--filter",
-                       help=argparse.SUPPRESS)
     for name, (kind, text) in FILTER_OPTIONS.items():
         flag = "--filter-seed" if name == "seed" and default is None else "--" + name.replace("_", "-")
         group.add_argument(flag, dest="filter_seed" if flag == "--filter-seed" else name, type=kind, default=None,
