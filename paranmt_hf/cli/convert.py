@@ -105,13 +105,7 @@ def run_paranmt50m(args: argparse.Namespace) -> int:
     from ..model.convert.paranmt50m import convert_paranmt50m
 
     _check(args, [args.pickle])
-    encoder, report = convert_paranmt50m(
-        args.pickle,
-        combination=args.combination,
-        token_type=args.token_type,
-        model=args.model,
-        combination_type=args.combination_type,
-        axis=args.axis,
-        lookup=args.lookup,
-    )
+    encoder, report = convert_paranmt50m(args.pickle, combination=args.combination, token_type=args.token_type,
+                                         model=args.model, combination_type=args.combination_type, axis=args.axis,
+                                         lookup=args.lookup)
     return _save(encoder, report, args, [args.pickle])

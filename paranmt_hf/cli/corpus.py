@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.configs import CONFIG_NAMES
+from .decoding_flags import add_decoding_flags, decoding_options
 
 FILTER_OPTIONS = {
     "sim_low": (float, "pras: lowest paraphrase score kept (PRAS: 0.4; its README example 0.7)"),
@@ -39,6 +40,21 @@ FILTER_OPTIONS = {
     "seed": (int, "seed of --sample-rate's draw (a hash of the seed and the pair: any task count draws the same)"),
     "num_folds": (int, "acl2018: folds the scores are ranked into (ACL 2018: 10)"),
 }
+RUN_NUMBERS = {
+    "--workers": (int, "tasks run at the same time on this machine (default: every core)"),
+    "--tasks": (int, "tasks the input is split into, by byte ranges (default: as many as workers, at most one per "
+                     "chunk; under torchrun: WORLD_SIZE, this process running task RANK)"),
+    "--local-tasks": (int, "run only this many tasks here, from --local-rank-offset (machines sharing a folder "
+                           "without a scheduler; then `corpus merge -o OUT`)"),
+    "--local-rank-offset": (int, "the first task --local-tasks runs"),
+    "--chunk-bytes": (int, "input bytes per chunk, the unit of work and of resumption (default {chunk})"),
+    "--max-line-bytes": (int, "skip and count input lines longer than this, never holding them (default 1 MiB)"),
+    "--threads": (int, "CPU threads per task for models (default: cores / workers)"),
+    "--cpus-per-task": (int, "slurm / ray: CPUs per task"),
+    "--gpus-per-task": (int, "slurm / ray: GPUs per task"),
+    "--mem-per-cpu-gb": (float, "slurm / ray: memory per CPU (GB)"),
+}
+"""The running flags that take a number (their type and help)."""
 CLUSTER_FLAGS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
                  "venv_path", "sbatch_args")
 """The running flags that go to ``RunOptions.cluster``."""
@@ -59,21 +75,9 @@ def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
 
 def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_default: str = "1 MiB") -> None:
     group = parser.add_argument_group("running (datatrove)")
-    group.add_argument("--workers", type=int, default=None,
-                       help="tasks run at the same time on this machine (default: every core)")
-    group.add_argument("--tasks", type=int, default=None,
-                       help="tasks the input is split into, by byte ranges (default: as many as workers, at most "
-                            "one per chunk; under torchrun: WORLD_SIZE, this process running task RANK)")
-    group.add_argument("--local-tasks", type=int, default=None,
-                       help="run only this many tasks here, from --local-rank-offset (machines sharing a folder "
-                            "without a scheduler; then `corpus merge -o OUT`)")
-    group.add_argument("--local-rank-offset", type=int, default=0, help="the first task --local-tasks runs")
-    group.add_argument("--chunk-bytes", type=int, default=None,
-                       help=f"input bytes per chunk, the unit of work and of resumption (default {chunk_default})")
-    group.add_argument("--max-line-bytes", type=int, default=None,
-                       help="skip and count input lines longer than this, never holding them (default 1 MiB)")
-    group.add_argument("--threads", type=int, default=None,
-                       help="CPU threads per task for models (default: cores / workers)")
+    for flag, (kind, text) in RUN_NUMBERS.items():
+        group.add_argument(flag, type=kind, default=0 if flag == "--local-rank-offset" else None,
+                           help=text.replace("{chunk}", chunk_default))
     group.add_argument("--work-dir", default=None,
                        help="the run's work folder: logs, parts, resumption (default: .NAME.paranmt-work next to "
                             "the output; a shared filesystem on a cluster)")
@@ -81,15 +85,12 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
                        help="discard the work folder of an earlier run of this output instead of resuming it")
     group.add_argument("--keep-work", action="store_true",
                        help="keep the work folder (datatrove logs and statistics per task) after the merge")
-    group.add_argument("--executor", default="local", choices=["local", "slurm", "ray"],
+    group.add_argument("--executor", default="local",  # RunOptions checks it against the runner's EXECUTORS
                        help="local: this machine; slurm: one job array per stage (needs --partition and --time; "
                             "returns once submitted); ray: the Ray cluster at $RAY_ADDRESS, else the one `ray start "
                             "--head` started on this machine (with its token when it uses token authentication)")
     group.add_argument("--partition", default=None, help="slurm: partition")
     group.add_argument("--time", default=None, help="slurm: time limit per task, e.g. 24:00:00")
-    group.add_argument("--cpus-per-task", type=int, default=None, help="slurm / ray: CPUs per task")
-    group.add_argument("--gpus-per-task", type=int, default=None, help="slurm / ray: GPUs per task")
-    group.add_argument("--mem-per-cpu-gb", type=float, default=None, help="slurm / ray: memory per CPU (GB)")
     group.add_argument("--qos", default=None, help="slurm: quality of service (default: the cluster's)")
     group.add_argument("--account", default=None, help="slurm: account charged for the jobs")
     group.add_argument("--venv-path", default=None,
@@ -258,16 +259,6 @@ def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             "inter_threads": args.inter_threads, "trust_remote_code": args.trust_remote_code or None}
 
 
-def _decoding(args: argparse.Namespace) -> Any:
-    from ..corpus.translation.transformers_engine import DecodingOptions
-
-    return DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
-                           top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
-                           max_length=args.max_length, max_new_tokens=args.max_new_tokens,
-                           source_lang=args.source_lang, target_lang=args.target_lang,
-                           batch_tokens=args.batch_tokens, seed=args.seed)
-
-
 def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
     """The :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` of the command line."""
     from dataclasses import replace
@@ -291,8 +282,8 @@ def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
 def _backtranslate(args: argparse.Namespace) -> int:
     from ..corpus.translation.backtranslate import backtranslate
 
-    summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                            engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
+    summary = backtranslate(args.inputs, args.output, args.model, decoding_options(args), _run(args),
+                            engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                             with_source=args.with_source, model_revision=args.model_revision,
                             model_cache=args.model_cache, cleaning=_cleaning(args), member_pattern=args.member,
                             strict=args.strict, overwrite=args.overwrite)
@@ -307,8 +298,8 @@ def _make(args: argparse.Namespace) -> int:
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
     filter_options = _filter_options(args) if args.filter_name else None
-    summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                           engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
+    summary = make_paranmt(args.inputs, args.output, args.model, decoding_options(args), _run(args),
+                           engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                            with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
                            filter_options=filter_options, model_revision=args.model_revision,
                            model_cache=args.model_cache, cleaning=_cleaning(args, filter_options),
@@ -456,27 +447,21 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                        help="the non-English column (default: from en-xx / xx-en file names)")
     group.add_argument("--source-lang", default=None, help="NLLB / M2M100 / mBART: code of the source language")
     group.add_argument("--target-lang", default=None, help="NLLB / M2M100 / mBART: code of English (eng_Latn, en)")
-    group.add_argument("--num-beams", type=int, default=None,
-                       help="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config, or 1 "
-                            "with --do-sample: independent samples)")
-    group.add_argument("--num-return", type=int, default=1,
-                       help="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
-                            "--num-beams; ACL 2018: 1, the default)")
-    group.add_argument("--do-sample", action="store_true",
-                       help="sample instead of beam search: --num-return independent samples per sentence (beam 1, "
-                            "unless --num-beams is given: beam sampling, transformers engine only)")
-    group.add_argument("--top-k", type=int, default=None, help="sampling: keep the k most probable tokens")
-    group.add_argument("--top-p", type=float, default=None, help="sampling: nucleus probability, e.g. 0.9")
-    group.add_argument("--temperature", type=float, default=None, help="sampling: temperature")
-    group.add_argument("--seed", type=int, default=0,
-                       help="sampling seed (per chunk: any task count samples the same)")
+    add_decoding_flags(
+        group,
+        num_beams="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config, or 1 with "
+                  "--do-sample: independent samples)",
+        num_return="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
+                   "--num-beams; ACL 2018: 1, the default)",
+        do_sample="sample instead of beam search: --num-return independent samples per sentence (beam 1, unless "
+                  "--num-beams is given: beam sampling, transformers engine only)",
+        max_new_tokens="most tokens generated per candidate, a forced language token and the end token included "
+                       "(default: the model's generation config, capped at its positions); no end token is forced "
+                       "at the cap: a candidate cut there is counted unfinished",
+        seed="sampling seed (per chunk: any task count samples the same)")
     group.add_argument("--max-length", type=int, default=None,
                        help="longest source in tokens; longer ones are truncated and counted (default: the model's "
                             "limit)")
-    group.add_argument("--max-new-tokens", type=int, default=None,
-                       help="most tokens generated per candidate, a forced language token and the end token "
-                            "included (default: the model's generation config, capped at its positions); no end "
-                            "token is forced at the cap: a candidate cut there is counted unfinished")
     group.add_argument("--batch-tokens", type=int, default=None,
                        help="token budget per batch: sentences x longest source x max(beams, candidates) "
                             "(sentences are sorted by length; default: 16384 on CPU, scaled to the GPU's memory "

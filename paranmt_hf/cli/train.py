@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 
+from ..data.configs import CONFIG_NAMES
 from ..training.teacher_pass import ALL, QUICK_TEACHER_SENTENCES
 from .errors import UsageError
+from .parsers import command_parser
 from .progress import add_progress_flag
 from .recipe_flags import (
     MODEL_FLAGS,
@@ -62,17 +63,12 @@ def teacher_sentences(value: str) -> int | str:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
-    p = subparsers.add_parser(
-        "train",
-        help="train a paraphrastic encoder (papers' recipes as presets)",
-        description=textwrap.fill(
-            "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
-            "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
-            "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
-            "torchrun for multi-process training.", 100),
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(
+        subparsers, "train", "train a paraphrastic encoder (papers' recipes as presets)",
+        "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
+        "'CONFIG:PATH[,PATH][@N]' with CONFIG in " + ", ".join(CONFIG_NAMES) + ", or a plain TSV path (X-English "
+        "bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under torchrun for "
+        "multi-process training.", EPILOG, fill=True)
     p.add_argument("--recipe", default=None, help=recipe_help())
     p.add_argument("--list-recipes", action="store_true", help="print every preset with its description and exit")
     p.add_argument("--train", nargs="+", default=[], help="training data sources: CONFIG:PATH[,PATH][@N]")
