@@ -392,30 +392,16 @@ def _merge(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _lexicon(args: argparse.Namespace) -> int:
-    from ..corpus.output.lexicon import ParaphraseLexicon, evaluate_simlex
-    from ..corpus.pipeline.progress import iter_records_progress
-    from ..data.simlex import read_simlex
-    from ..utils.atomic import atomic_write_json, check_output
+    from ..corpus.output.lexicon import lexicon_report
 
-    if args.json:
-        check_output(args.json, args.inputs, args.overwrite)
-    targets = set(args.word or [])
-    if args.simlex:
-        targets |= {w for row in read_simlex(args.simlex) for w in row[:2]}
-    records = iter_records_progress(args.inputs, args.format, strict=args.strict, member_pattern=args.member,
-                                    desc="lexicon", progress=not args.no_progress)
-    lexicon = ParaphraseLexicon.from_pairs(records, targets=targets or None, min_score=args.min_score,
-                                           max_tokens=args.max_tokens)
-    out: dict[str, Any] = {"pairs_used": lexicon.pairs}
-    for word in args.word or []:
-        top = lexicon.top(word.lower(), args.top, args.score, args.min_count)
-        out.setdefault("top", {})[word] = top
+    report = lexicon_report(args.inputs, args.word or (), top=args.top, kind=args.score, min_count=args.min_count,
+                            min_score=args.min_score, max_tokens=args.max_tokens, simlex=args.simlex,
+                            output=args.json, fmt=args.format, strict=args.strict, member_pattern=args.member,
+                            progress=not args.no_progress, overwrite=args.overwrite)
+    for word, top in report.get("top", {}).items():
         print(f"{word}: " + ", ".join(f"{v} ({s:.2f})" for v, s in top))
-    if args.simlex:
-        out["simlex"] = {kind: evaluate_simlex(lexicon, args.simlex, kind) for kind in ("cross", "adjusted")}
-        print(json.dumps(out["simlex"], indent=2))
-    if args.json:
-        atomic_write_json(args.json, out, overwrite=args.overwrite)
+    if "simlex" in report:
+        print(json.dumps(report["simlex"], indent=2))
     return 0
 
 

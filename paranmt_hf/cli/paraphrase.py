@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .decoding_flags import add_decoding_flags, decoding_options
@@ -45,44 +46,50 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate."""
-    import sys
-
-    from ..paraphrase_generator.generate import ParaphraseGenerator, paraphrase_file
+    """Generate: into --output, or printed (with the input before each candidate when it comes from --input)."""
     from ..paraphrase_generator.train import GeneratorError
-    from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.atomic import OutputExistsError
 
     if bool(args.texts) == bool(args.input):
         raise SystemExit("paranmt-hf paraphrase: give sentences or --input FILE (one of them)")
     try:
-        settings = decoding_options(args)
-        if args.input and args.output:
-            check_output(args.output, [args.input], args.overwrite)
-        generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
-        generator.translator(settings)  # the options checked against the model before any generation
-        if args.input and args.output:
-            counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
-                                     overwrite=args.overwrite, progress=not args.no_progress)
-            print(f"paraphrased {counts['inputs']:,} lines -> {counts['output_lines']:,} candidates in {args.output}"
-                  + (f"; {counts['empty_skipped']:,} empty lines skipped" if counts["empty_skipped"] else "")
-                  + (f"; {counts['truncated']:,} inputs truncated" if counts["truncated"] else ""), file=sys.stderr)
-            return 0
-        if args.input:
-            with open(args.input, encoding="utf-8") as f:
-                lines = [line.rstrip("\r\n") for line in f]
-            texts = [t for t in lines if t.strip()]
-            if len(texts) < len(lines):
-                print(f"paranmt-hf paraphrase: skipped {len(lines) - len(texts)} empty line(s)", file=sys.stderr)
-        else:
-            texts = list(args.texts)
-        candidates = generator.generate(texts, settings, args.batch_size, progress=not args.no_progress and
-                                        bool(args.input))
+        return _paraphrase(args)
     except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
         raise SystemExit(f"paranmt-hf paraphrase: {err}") from err
+
+
+def _paraphrase(args: argparse.Namespace) -> int:
+    from ..data.sentences import read_sentences
+    from ..paraphrase_generator.generate import ParaphraseGenerator
+    from ..utils.atomic import check_output
+
+    settings = decoding_options(args)
+    if args.input and args.output:
+        check_output(args.output, [args.input], args.overwrite)
+    generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
+    generator.translator(settings)  # the options checked against the model before any generation
+    if args.input and args.output:
+        return _to_file(args, generator, settings)
+    texts, empty = read_sentences(args.input) if args.input else (list(args.texts), 0)
+    if empty:
+        print(f"paranmt-hf paraphrase: skipped {empty} empty line(s)", file=sys.stderr)
+    candidates = generator.generate(texts, settings, args.batch_size, progress=not args.no_progress and
+                                    bool(args.input))
     for text, outputs in zip(texts, candidates, strict=True):
         for output in outputs:
             print(f"{text}\t{output}" if args.input else output)
     if generator.report.truncated:
         print(f"paranmt-hf paraphrase: {generator.report.truncated} input(s) truncated to "
               f"{generator.max_input_tokens} tokens", file=sys.stderr)
+    return 0
+
+
+def _to_file(args: argparse.Namespace, generator: Any, settings: Any) -> int:
+    from ..paraphrase_generator.generate import paraphrase_file
+
+    counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
+                             overwrite=args.overwrite, progress=not args.no_progress)
+    print(f"paraphrased {counts['inputs']:,} lines -> {counts['output_lines']:,} candidates in {args.output}"
+          + (f"; {counts['empty_skipped']:,} empty lines skipped" if counts["empty_skipped"] else "")
+          + (f"; {counts['truncated']:,} inputs truncated" if counts["truncated"] else ""), file=sys.stderr)
     return 0

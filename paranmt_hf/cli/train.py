@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ..data.configs import CONFIG_NAMES
 from ..training.teacher_pass import ALL, QUICK_TEACHER_SENTENCES
@@ -118,41 +119,25 @@ def run(args: argparse.Namespace) -> int:
     require_extras(*training_extras(recipe, [s.config for s in sources]), feature="training")
     from ..training.trainer import train
 
-    evaluator = None
-    if dev:
-        from ..data.errors import UnknownTaskError
-        from ..evaluation.st_evaluator import STSSuiteEvaluator
-
-        try:
-            evaluator = STSSuiteEvaluator(tasks=dev, data_dir=args.data_dir, name="dev")
-        except UnknownTaskError as err:
-            raise UsageError(f"--dev: {err}") from None
-    result = train(
-        recipe,
-        args.train,
-        args.output,
-        seed=args.seed,
-        dev_evaluator=evaluator,
-        eval_steps=args.eval_steps,
-        save_steps=args.save_steps,
-        resume=args.resume,
-        max_steps=args.max_steps,
-        show_progress=not args.no_progress,
-        overwrite=args.overwrite,
-        teacher_sentences=args.teacher_sentences,
-        notify=lambda message: print(message, file=sys.stderr, flush=True),
-    )
-    print(
-        json.dumps(
-            {
-                "output": result.output_dir,
-                "steps": result.steps,
-                "resumed_from_step": result.resumed_from_step,
-                "seconds": round(result.seconds, 1),
-                "train_pairs": result.train_pairs,
-                "world_size": result.world_size,
-                "dev": result.dev_scores[-1] if result.dev_scores else None,
-            }
-        )
-    )
+    evaluator = _dev_evaluator(dev, args.data_dir) if dev else None
+    result = train(recipe, args.train, args.output, seed=args.seed, dev_evaluator=evaluator,
+                   eval_steps=args.eval_steps, save_steps=args.save_steps, resume=args.resume,
+                   max_steps=args.max_steps, show_progress=not args.no_progress, overwrite=args.overwrite,
+                   teacher_sentences=args.teacher_sentences,
+                   notify=lambda message: print(message, file=sys.stderr, flush=True))
+    print(json.dumps({"output": result.output_dir, "steps": result.steps,
+                      "resumed_from_step": result.resumed_from_step, "seconds": round(result.seconds, 1),
+                      "train_pairs": result.train_pairs,
+                      "world_size": result.world_size, "dev": result.dev_scores[-1] if result.dev_scores else None}))
     return 0
+
+
+def _dev_evaluator(tasks: list[str], data_dir: str | None) -> Any:
+    """The evaluator of the ``--dev`` tasks (an unknown task is the command line's mistake)."""
+    from ..data.errors import UnknownTaskError
+    from ..evaluation.st_evaluator import STSSuiteEvaluator
+
+    try:
+        return STSSuiteEvaluator(tasks=tasks, data_dir=data_dir, name="dev")
+    except UnknownTaskError as err:
+        raise UsageError(f"--dev: {err}") from None
