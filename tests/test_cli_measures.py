@@ -82,3 +82,21 @@ def test_train_classifier_on_backtranslations(tmp_path: Path, capsys: pytest.Cap
     assert (out / "classifier.npz").is_file() and (out / "classifier.json").is_file()
     with pytest.raises(SystemExit, match="exists"):
         main(["measures", "train-classifier", str(data), "--output", str(out)])
+
+
+def test_read_columns_skips_the_header_reads_gzip_and_names_a_short_line(tmp_path: Path) -> None:
+    import gzip
+
+    from paranmt_hf.corpus.measures.columns import read_columns
+    from paranmt_hf.data.records import BadLineError
+
+    plain = tmp_path / "bt.tsv"
+    plain.write_text("reference\tparaphrase\ttranslation_cost\tsource\nA b\tx\t0.5\tS\n\nB a\ty\t0.7\tT\n",
+                     encoding="utf-8")
+    packed = tmp_path / "more.tsv.gz"
+    with gzip.open(packed, "wt", encoding="utf-8") as handle:
+        handle.write("\ufeffC c\tz\n")  # no header; a byte-order mark is not text
+    assert read_columns([plain, packed], (1, 2)) == [["A b", "B a", "C c"], ["x", "y", "z"]]
+    assert read_columns([plain], (4,)) == [["S", "T"]]
+    with pytest.raises(BadLineError, match=r"more\.tsv\.gz:1: 2 column\(s\), column 3 asked"):
+        read_columns([plain, packed], (3,))

@@ -164,3 +164,37 @@ def test_export_of_a_paranmt_sample_carries_czeng_terms_and_no_local_path(tmp_pa
     meta = yaml.safe_load(card.split("---")[1])
     assert meta["license"] == "other" and meta["license_name"] == "czeng-1.6-non-commercial"
     assert "non-commercial" in card and str(tmp_path) not in card and src.name in card
+
+
+def test_export_pairs_reads_an_annotated_file_by_column_name(tmp_path: Path) -> None:
+    # `corpus annotate` writes a header line naming its columns: export reads them by name (the header is no pair,
+    # the score is paraphrase_score wherever it stands, the extra measure columns are not in the config)
+    from datasets import load_dataset
+
+    src = tmp_path / "scored.tsv"
+    src.write_text("reference\tparaphrase\tbleu\tparaphrase_score\ttrigram_overlap\n"
+                   "a b c d\ta b c e\t0.25\t0.75\t0.5\nyes .\tyeah .\t0.0\t0.5\t0.0\n", encoding="utf-8")
+    out = tmp_path / "hub"
+    assert main(["corpus", "export", str(src), "--config", "pairs", "-o", str(out), "--strict", "--quiet"]) == 0
+    rows = load_dataset(str(out), "pairs", split="train", cache_dir=str(tmp_path / "cache")).to_list()
+    assert rows == [{"text_a": "a b c d", "text_b": "a b c e", "score": 0.75, "trigram_overlap": 0.5},
+                    {"text_a": "yes .", "text_b": "yeah .", "score": 0.5, "trigram_overlap": 0.0}]
+
+
+def test_the_card_and_export_record_name_local_sources_by_file_name(tmp_path: Path) -> None:
+    # `corpus make` hands the card its inputs as given (absolute paths): the card and export.json never carry a path
+    # of this machine, only the file names; URLs and names stay as they are
+    import json
+
+    from paranmt_hf.corpus.output.export import ExportedConfig, write_card, write_export_record
+
+    exported = [ExportedConfig("pairs", [tmp_path / "data" / "pairs" / "train-00000.parquet"], 2,
+                               ["text_a", "text_b", "score", "trigram_overlap"])]
+    sources = [str(tmp_path / "in" / "cs-en.tsv.gz"), "https://example.org/x.zip", "the public ParaNMT-50M zip"]
+    write_card(tmp_path, exported, sources=sources, kind="own")
+    write_export_record(tmp_path, exported, {"sources": sources, "kind": "own"})
+    card = (tmp_path / "README.md").read_text()
+    record = json.loads((tmp_path / "export.json").read_text())
+    assert str(tmp_path) not in card and str(tmp_path) not in json.dumps(record)
+    assert "cs-en.tsv.gz" in card and "https://example.org/x.zip" in card and "the public ParaNMT-50M zip" in card
+    assert record["card"]["sources"] == ["cs-en.tsv.gz", "https://example.org/x.zip", "the public ParaNMT-50M zip"]

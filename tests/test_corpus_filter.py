@@ -122,16 +122,21 @@ def test_tasks_run_separately_merge_into_the_one_task_output(corpus: Path, tmp_p
 
 
 @pytest.mark.data
-def test_renamed_shard_flags_warn_and_still_work(corpus: Path, tmp_path: Path) -> None:
+def test_tasks_run_separately_give_the_one_run_output_and_the_old_flag_names_are_gone(corpus: Path,
+                                                                                      tmp_path: Path) -> None:
+    # 0.1.0 is unreleased: the names before the rename (--num-shards, --shard-index, --processes, --block-bytes,
+    # --recipe for --filter) are refused, not shimmed
     out, whole = tmp_path / "kept.tsv", tmp_path / "whole.tsv"
     base = ["corpus", "filter", str(corpus), "--quiet", "--no-language-filter"]
     for index in ("0", "1"):
-        with pytest.warns(FutureWarning, match="--local-tasks 1 --local-rank-offset I"), \
-                pytest.warns(FutureWarning, match="--num-shards is now --tasks"):
-            assert main([*base, "-o", str(out), "--num-shards", "2", "--shard-index", index]) == 0
-    with pytest.warns(FutureWarning, match="--workers"):
-        assert main([*base, "-o", str(whole), "--processes", "1"]) == 0
+        assert main([*base, "-o", str(out), "--tasks", "2", "--local-tasks", "1", "--local-rank-offset", index]) == 0
+    assert main([*base, "-o", str(whole), "--workers", "1"]) == 0
     assert out.read_bytes() == whole.read_bytes()
+    for old in (["--num-shards", "2"], ["--shard-index", "0"], ["--processes", "1"], ["--block-bytes", "1000"],
+                ["--recipe", "pras"]):
+        with pytest.raises(SystemExit) as err:
+            main([*base, "-o", str(tmp_path / "old.tsv"), *old])
+        assert err.value.code == 2
 
 
 @pytest.mark.data

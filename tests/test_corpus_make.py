@@ -61,3 +61,5 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
     assert meta["configs"][0]["config_name"] == "pairs" and meta["license"] == "unknown"
     assert "- `translation_cost`: negative log-likelihood" in card and "corpus make" in card
     assert "translation_cost" in card and "CzEng" not in card and str(marian) in card
+    record = (tmp_path / "three" / "export.json").read_text()
+    assert src.name in card and str(src) not in card and str(src) not in record  # a source by its file name only

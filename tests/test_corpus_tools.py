@@ -338,3 +338,26 @@ def test_filter_cli_fast_tokenizer_keeps_the_exact_rows(tmp_path: Path, capsys: 
     with pytest.raises(SystemExit):
         main(["corpus", "filter", str(src), "-o", str(tmp_path / "x.tsv"), "--tokenizer", "nope"])
     assert "invalid choice: 'nope' (choose from" in capsys.readouterr().err
+
+
+def test_corpus_histogram_counts_a_named_file_the_three_ways(tmp_path: Path) -> None:
+    # the API the command calls: the first pairs in one process (a header read by name, not a bad line), every task
+    # into a temporary file (nothing left beside the input), or into a JSON output (refused when it exists)
+    from paranmt_hf.corpus.output.histogram import corpus_histogram
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.utils.atomic import OutputExistsError
+
+    src = tmp_path / "scored.tsv"
+    src.write_text("reference\tparaphrase\tbleu\tparaphrase_score\n" + "".join(
+        f"a{i} b c\tx{i} y z\t0.1\t{score}\n" for i, score in enumerate((0.1, 0.3, 0.5, 0.7, 0.9))))
+    run = RunOptions(workers=1, tasks=2, chunk_bytes=40, progress=False)
+    first, summary = corpus_histogram([src], limit=3, tokenizer="whitespace")
+    assert summary is None and first["total"] == 3 and [b["count"] for b in first["bins"]] == [1, 1, 1, 0, 0]
+    every, summary = corpus_histogram([src], run, tokenizer="whitespace")
+    assert summary.tasks == 2 and summary.report.total_bad == 0
+    assert [b["count"] for b in every["bins"]] == [1, 1, 1, 1, 1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scored.tsv"]
+    written, _ = corpus_histogram([src], run, output=tmp_path / "h.json", tokenizer="whitespace")
+    assert json.loads((tmp_path / "h.json").read_text())["bins"] == written["bins"] == every["bins"]
+    with pytest.raises(OutputExistsError):
+        corpus_histogram([src], limit=1, output=tmp_path / "h.json")

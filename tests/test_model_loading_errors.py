@@ -126,3 +126,25 @@ def test_a_damaged_model_file_is_named(saved, tmp_path, name, damage, capsys):
     with pytest.raises(SystemExit, match=rf"^paranmt-hf embed: {folder / name} is damaged") as err:
         main(["embed", str(folder), "--input", str(src), "--output", str(tmp_path / "out.npy")])
     assert "\n" not in str(err.value)
+
+
+def test_load_encoder_names_the_damaged_file_of_a_model2vec_folder(tmp_path):
+    # model2vec (and sentence-transformers) read their files themselves: the library's loader, not only the CLI,
+    # turns their error into one sentence naming the damaged file
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    from paranmt_hf.evaluation.encoders import load_encoder
+
+    tokenizer = Tokenizer(WordLevel({"[UNK]": 0, "[PAD]": 1, "a": 2, "man": 3}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    folder = tmp_path / "m2v"
+    StaticModel(np.ones((4, 8), dtype=np.float32), tokenizer).save_pretrained(str(folder))
+    assert load_encoder(folder).encode(["a man"]).shape == (1, 8)
+    _truncate(folder / "model.safetensors")
+    with pytest.raises(DamagedFileError, match=rf"^{folder / 'model.safetensors'} is damaged") as err:
+        load_encoder(folder)
+    assert "\n" not in str(err.value)

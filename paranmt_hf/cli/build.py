@@ -3,29 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import textwrap
 
 from .errors import UsageError
+from .parsers import command_parser
 from .progress import add_progress_flag
 from .recipe_flags import MODEL_FLAGS, add_recipe_flags, recipe_from_args, recipe_help
+
+EPILOG = """examples:
+  paranmt-hf build --recipe acl2018-trigram --input corpus.tsv.gz --output trigram/   # ParaNMT-50M §5.2
+  paranmt-hf build --recipe pras-sp --input corpus.tsv.gz --output sp-1024/            # PRAS SP-1024
+  paranmt-hf build --kind trigram+word --word-vectors glove-6b-50d --input corpus.txt --output m/"""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``build`` sub-command."""
-    p = subparsers.add_parser(
-        "build",
-        help="build an untrained model directory from a corpus (any encoder kind or combination)",
-        description=textwrap.fill(
-            "Build tokenizer(s), config and randomly initialised (or word-vector initialised) weights and save a "
-            "model directory that loads with paranmt_hf, AutoModel and sentence-transformers. The model flags are "
-            "those of `paranmt-hf train`: `build --recipe R` writes the untrained model `train --recipe R` starts "
-            "from.", 100),
-        epilog="examples:\n"
-        "  paranmt-hf build --recipe acl2018-trigram --input corpus.tsv.gz --output trigram/   # ParaNMT-50M §5.2\n"
-        "  paranmt-hf build --recipe pras-sp --input corpus.tsv.gz --output sp-1024/            # PRAS SP-1024\n"
-        "  paranmt-hf build --kind trigram+word --word-vectors glove-6b-50d --input corpus.txt --output m/",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(
+        subparsers, "build", "build an untrained model directory from a corpus (any encoder kind or combination)",
+        "Build tokenizer(s), config and randomly initialised (or word-vector initialised) weights and save a model "
+        "directory that loads with paranmt_hf, AutoModel and sentence-transformers. The model flags are those of "
+        "`paranmt-hf train`: `build --recipe R` writes the untrained model `train --recipe R` starts from.",
+        EPILOG, fill=True)
     p.add_argument("--recipe", default=None, help=f"start from a preset's model fields; {recipe_help()}")
     p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1'")
@@ -40,12 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the model."""
+    from ..data.sentences import iter_sentences
     from ..training.initial_model import build_initial_encoder
     from ..training.plan import model_spec
     from ..training.recipes import model_extras
     from ..utils.atomic import check_output
     from ..utils.imports import require_extras
-    from .io import iter_sentences
 
     if not args.recipe and args.kind is None:
         raise UsageError("give --kind (or --recipe)")

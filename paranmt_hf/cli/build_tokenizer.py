@@ -5,30 +5,23 @@ from __future__ import annotations
 import argparse
 
 from ..model.tokenization import TOKENIZER_BUILDERS
+from .parsers import command_parser
 from .progress import add_progress_flag
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``build-tokenizer`` sub-command."""
-    p = subparsers.add_parser(
-        "build-tokenizer",
-        help="build a word / trigram / sp (unigram) / subword tokenizer from text or TSV files",
-        description="Build a tokenizer from a corpus and save it (tokenizer.json or paranmt_tokenizer.json), "
-        "loadable with transformers' AutoTokenizer.",
-    )
-    p.add_argument(
-        "--kind",
-        choices=list(TOKENIZER_BUILDERS),
-        required=True,
-        help="; ".join(f"{kind}: {text}" for kind, (_, text) in TOKENIZER_BUILDERS.items()),
-    )
+    p = command_parser(
+        subparsers, "build-tokenizer",
+        "build a " + " / ".join(TOKENIZER_BUILDERS) + " tokenizer from text or TSV files",
+        "Build a tokenizer from a corpus and save it (tokenizer.json or paranmt_tokenizer.json), loadable with "
+        "transformers' AutoTokenizer.", fill=True)
+    p.add_argument("--kind", choices=list(TOKENIZER_BUILDERS), required=True,
+                   help="; ".join(f"{kind}: {text}" for kind, (_, text) in TOKENIZER_BUILDERS.items()))
     p.add_argument("--input", nargs="+", default=None, help="text or TSV files (.gz ok)")
-    p.add_argument(
-        "--from",
-        dest="source",
-        default=None,
-        help="subword: adapt this tokenizer (tokenizer.json, model directory or Hub id) instead of training one",
-    )
+    p.add_argument("--from", dest="source", default=None,
+                   help="subword: adapt this tokenizer (tokenizer.json, model directory or Hub id) instead of "
+                        "training one")
     p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1' (default: all)")
     p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size incl. [PAD]/[UNK] (sp: 50000)")
     p.add_argument("--min-count", type=int, default=1, help="word/trigram: minimum frequency")
@@ -41,10 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build and save the tokenizer."""
+    from ..data.sentences import iter_sentences
     from ..model.tokenization import build_tokenizer
     from ..utils.atomic import atomic_output, check_output
     from .errors import UsageError
-    from .io import iter_sentences
 
     if args.source is not None and args.kind != "subword":
         raise UsageError("--from is for --kind subword")

@@ -10,8 +10,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 
 from ..model.convert import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
 from .progress import add_progress_flag
@@ -78,13 +76,11 @@ def _check(args: argparse.Namespace, inputs: list[str]) -> None:
 
 
 def _save(encoder: object, report: object, args: argparse.Namespace, inputs: list[str]) -> int:
-    from ..utils.atomic import atomic_output
+    from ..model.convert.saving import save_converted
 
-    with atomic_output(args.output, inputs, overwrite=args.overwrite, directory=True) as tmp:
-        encoder.save_pretrained(tmp, sentence_transformers=not args.no_sentence_transformers)
-        with open(os.path.join(tmp, "conversion_report.json"), "w", encoding="utf-8") as f:
-            json.dump(report.to_dict(), f, ensure_ascii=False, indent=2)
-    print(f"wrote {args.output} ({encoder!r}); report: {os.path.join(args.output, 'conversion_report.json')}")
+    path = save_converted(encoder, report, args.output, inputs, overwrite=args.overwrite,
+                          sentence_transformers=not args.no_sentence_transformers)
+    print(f"wrote {args.output} ({encoder!r}); report: {path}")
     for note in report.notes:
         print(f"note: {note}")
     return 0
@@ -105,13 +101,7 @@ def run_paranmt50m(args: argparse.Namespace) -> int:
     from ..model.convert.paranmt50m import convert_paranmt50m
 
     _check(args, [args.pickle])
-    encoder, report = convert_paranmt50m(
-        args.pickle,
-        combination=args.combination,
-        token_type=args.token_type,
-        model=args.model,
-        combination_type=args.combination_type,
-        axis=args.axis,
-        lookup=args.lookup,
-    )
+    encoder, report = convert_paranmt50m(args.pickle, combination=args.combination, token_type=args.token_type,
+                                         model=args.model, combination_type=args.combination_type, axis=args.axis,
+                                         lookup=args.lookup)
     return _save(encoder, report, args, [args.pickle])

@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..data.configs import CONFIG_NAMES
+from .decoding_flags import add_decoding_flags, decoding_options
 
 FILTER_OPTIONS = {
     "sim_low": (float, "pras: lowest paraphrase score kept (PRAS: 0.4; its README example 0.7)"),
@@ -41,36 +40,31 @@ FILTER_OPTIONS = {
     "seed": (int, "seed of --sample-rate's draw (a hash of the seed and the pair: any task count draws the same)"),
     "num_folds": (int, "acl2018: folds the scores are ranked into (ACL 2018: 10)"),
 }
-LINE_FORMATS = ("pairs", "paranmt", "processed", "bitext")
-
-
-class _Renamed(argparse.Action):
-    """A renamed flag: sets the new one and warns with a FutureWarning naming it (removed in 0.3)."""
-
-    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} is now {self.new} ({option_string} stops working in paranmt_hf 0.3)",
-                      FutureWarning, stacklevel=2)
-        setattr(namespace, self.dest, values)
-
-
-class _ShardIndex(argparse.Action):
-    """``--shard-index I`` (renamed): run task I only (``--local-tasks 1 --local-rank-offset I``)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warnings.warn(f"{option_string} I is now --local-tasks 1 --local-rank-offset I ({option_string} stops "
-                      "working in paranmt_hf 0.3)", FutureWarning, stacklevel=2)
-        namespace.local_tasks, namespace.local_rank_offset = 1, values
+RUN_NUMBERS = {
+    "--workers": (int, "tasks run at the same time on this machine (default: every core)"),
+    "--tasks": (int, "tasks the input is split into, by byte ranges (default: as many as workers, at most one per "
+                     "chunk; under torchrun: WORLD_SIZE, this process running task RANK)"),
+    "--local-tasks": (int, "run only this many tasks here, from --local-rank-offset (machines sharing a folder "
+                           "without a scheduler; then `corpus merge -o OUT`)"),
+    "--local-rank-offset": (int, "the first task --local-tasks runs"),
+    "--chunk-bytes": (int, "input bytes per chunk, the unit of work and of resumption (default {chunk})"),
+    "--max-line-bytes": (int, "skip and count input lines longer than this, never holding them (default 1 MiB)"),
+    "--threads": (int, "CPU threads per task for models (default: cores / workers)"),
+    "--cpus-per-task": (int, "slurm / ray: CPUs per task"),
+    "--gpus-per-task": (int, "slurm / ray: GPUs per task"),
+    "--mem-per-cpu-gb": (float, "slurm / ray: memory per CPU (GB)"),
+}
+"""The running flags that take a number (their type and help)."""
+CLUSTER_FLAGS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
+                 "venv_path", "sbatch_args")
+"""The running flags that go to ``RunOptions.cluster``."""
 
 
 def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
     parser.add_argument("inputs", nargs="+", help="TSV / TSV.gz / zip files, read in order")
-    parser.add_argument("--format", default=fmt, choices=LINE_FORMATS,
+    from ..data.records import FORMATS
+
+    parser.add_argument("--format", default=fmt, choices=list(FORMATS),
                         help=f"line format of files without a header line (default {fmt}): pairs = text_a, text_b"
                              "[, score[, overlap]]; paranmt = para-nmt-50m.txt (reference, paraphrase, score); "
                              "processed = the 5M release's 2 columns; bitext = 2 columns")
@@ -81,21 +75,9 @@ def _inputs(parser: argparse.ArgumentParser, fmt: str = "pairs") -> None:
 
 def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_default: str = "1 MiB") -> None:
     group = parser.add_argument_group("running (datatrove)")
-    group.add_argument("--workers", type=int, default=None,
-                       help="tasks run at the same time on this machine (default: every core)")
-    group.add_argument("--tasks", type=int, default=None,
-                       help="tasks the input is split into, by byte ranges (default: as many as workers, at most "
-                            "one per chunk; under torchrun: WORLD_SIZE, this process running task RANK)")
-    group.add_argument("--local-tasks", type=int, default=None,
-                       help="run only this many tasks here, from --local-rank-offset (machines sharing a folder "
-                            "without a scheduler; then `corpus merge -o OUT`)")
-    group.add_argument("--local-rank-offset", type=int, default=0, help="the first task --local-tasks runs")
-    group.add_argument("--chunk-bytes", type=int, default=None,
-                       help=f"input bytes per chunk, the unit of work and of resumption (default {chunk_default})")
-    group.add_argument("--max-line-bytes", type=int, default=None,
-                       help="skip and count input lines longer than this, never holding them (default 1 MiB)")
-    group.add_argument("--threads", type=int, default=None,
-                       help="CPU threads per task for models (default: cores / workers)")
+    for flag, (kind, text) in RUN_NUMBERS.items():
+        group.add_argument(flag, type=kind, default=0 if flag == "--local-rank-offset" else None,
+                           help=text.replace("{chunk}", chunk_default))
     group.add_argument("--work-dir", default=None,
                        help="the run's work folder: logs, parts, resumption (default: .NAME.paranmt-work next to "
                             "the output; a shared filesystem on a cluster)")
@@ -103,21 +85,18 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
                        help="discard the work folder of an earlier run of this output instead of resuming it")
     group.add_argument("--keep-work", action="store_true",
                        help="keep the work folder (datatrove logs and statistics per task) after the merge")
-    group.add_argument("--executor", default="local", choices=["local", "slurm", "ray"],
+    group.add_argument("--executor", default="local",  # RunOptions checks it against the runner's EXECUTORS
                        help="local: this machine; slurm: one job array per stage (needs --partition and --time; "
                             "returns once submitted); ray: the Ray cluster at $RAY_ADDRESS, else the one `ray start "
                             "--head` started on this machine (with its token when it uses token authentication)")
     group.add_argument("--partition", default=None, help="slurm: partition")
     group.add_argument("--time", default=None, help="slurm: time limit per task, e.g. 24:00:00")
-    group.add_argument("--cpus-per-task", type=int, default=None, help="slurm / ray: CPUs per task")
-    group.add_argument("--gpus-per-task", type=int, default=None, help="slurm / ray: GPUs per task")
-    group.add_argument("--mem-per-cpu-gb", type=float, default=None, help="slurm / ray: memory per CPU (GB)")
     group.add_argument("--qos", default=None, help="slurm: quality of service (default: the cluster's)")
     group.add_argument("--account", default=None, help="slurm: account charged for the jobs")
     group.add_argument("--venv-path", default=None,
                        help="slurm: the virtual environment folder the jobs activate (its bin/activate), e.g. "
                             "/path/to/.venv")
-    group.add_argument("--sbatch-arg", action="append", default=None, metavar="KEY=VALUE",
+    group.add_argument("--sbatch-arg", dest="sbatch_args", action="append", default=None, metavar="KEY=VALUE",
                        help="slurm: an extra #SBATCH --KEY=VALUE line, written as given (repeatable; KEY alone for "
                             "a flag), e.g. constraint=a100; GPU keys (gres, gpus...) go to the stages that run a "
                             "model only")
@@ -125,37 +104,15 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
         group.add_argument("--overwrite", action="store_true", help="replace an existing output")
     group.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
                        help="no progress bar")
-    group.add_argument("--processes", dest="workers", type=int, action=_Renamed, new="--workers",
-                       help=argparse.SUPPRESS)
-    group.add_argument("--num-shards", dest="tasks", type=int, action=_Renamed, new="--tasks", help=argparse.SUPPRESS)
-    group.add_argument("--shard-index", type=int, action=_ShardIndex, help=argparse.SUPPRESS)
-    group.add_argument("--block-bytes", dest="chunk_bytes", type=int, action=_Renamed, new="--chunk-bytes",
-                       help=argparse.SUPPRESS)
 
 
 def _run(args: argparse.Namespace) -> Any:
     """The :class:`~paranmt_hf.corpus.pipeline.runner.RunOptions` of the command line."""
+    from ..corpus.pipeline.cluster import cluster_settings, torchrun_tasks
     from ..corpus.pipeline.runner import RunOptions
 
-    tasks, local_tasks, offset = args.tasks, args.local_tasks, args.local_rank_offset
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if tasks is None and local_tasks is None and world > 1:  # under torchrun: this process runs task RANK
-        tasks, local_tasks, offset = world, 1, int(os.environ.get("RANK", "0"))
-    cluster: dict[str, Any] = {}
-    for name in ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
-                 "venv_path"):
-        if getattr(args, name, None) is not None:
-            cluster[name] = getattr(args, name)
-    slurm_only = [name for name in ("partition", "time", "qos", "account", "venv_path", "sbatch_arg")
-                  if getattr(args, name, None) is not None]
-    if slurm_only and args.executor != "slurm":
-        from ..corpus.errors import InvalidOptionError
-
-        raise InvalidOptionError(f"--{slurm_only[0].replace('_', '-')} is a Slurm setting: add --executor slurm")
-    if getattr(args, "sbatch_arg", None):
-        from ..corpus.pipeline.cluster import parse_sbatch_arg
-
-        cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in args.sbatch_arg)
+    tasks, local_tasks, offset = torchrun_tasks(args.tasks, args.local_tasks, args.local_rank_offset)
+    cluster = cluster_settings(args.executor, {name: getattr(args, name, None) for name in CLUSTER_FLAGS})
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
                       chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
                       progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,
@@ -238,8 +195,6 @@ def _filter_args(parser: argparse.ArgumentParser, default: str | None = "pras") 
     group.add_argument("--filter", dest="filter_name", default=default, choices=list(FILTERS),
                        help=("" if default else "(default: keep every pair) ")
                        + "; ".join(f"{spec.name}: {spec.description}" for spec in FILTERS.values()))
-    group.add_argument("--recipe", dest="filter_name", choices=list(FILTERS), action=_Renamed, new="--filter",
-                       help=argparse.SUPPRESS)
     for name, (kind, text) in FILTER_OPTIONS.items():
         flag = "--filter-seed" if name == "seed" and default is None else "--" + name.replace("_", "-")
         group.add_argument(flag, dest="filter_seed" if flag == "--filter-seed" else name, type=kind, default=None,
@@ -304,16 +259,6 @@ def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             "inter_threads": args.inter_threads, "trust_remote_code": args.trust_remote_code or None}
 
 
-def _decoding(args: argparse.Namespace) -> Any:
-    from ..corpus.translation.transformers_engine import DecodingOptions
-
-    return DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
-                           top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
-                           max_length=args.max_length, max_new_tokens=args.max_new_tokens,
-                           source_lang=args.source_lang, target_lang=args.target_lang,
-                           batch_tokens=args.batch_tokens, seed=args.seed)
-
-
 def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
     """The :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` of the command line."""
     from dataclasses import replace
@@ -337,8 +282,8 @@ def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
 def _backtranslate(args: argparse.Namespace) -> int:
     from ..corpus.translation.backtranslate import backtranslate
 
-    summary = backtranslate(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                            engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
+    summary = backtranslate(args.inputs, args.output, args.model, decoding_options(args), _run(args),
+                            engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                             with_source=args.with_source, model_revision=args.model_revision,
                             model_cache=args.model_cache, cleaning=_cleaning(args), member_pattern=args.member,
                             strict=args.strict, overwrite=args.overwrite)
@@ -353,8 +298,8 @@ def _make(args: argparse.Namespace) -> int:
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
     filter_options = _filter_options(args) if args.filter_name else None
-    summary = make_paranmt(args.inputs, args.output, args.model, _decoding(args), _run(args), engine=args.engine,
-                           engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
+    summary = make_paranmt(args.inputs, args.output, args.model, decoding_options(args), _run(args),
+                           engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
                            with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
                            filter_options=filter_options, model_revision=args.model_revision,
                            model_cache=args.model_cache, cleaning=_cleaning(args, filter_options),
@@ -404,67 +349,25 @@ def _dedup(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _histogram(args: argparse.Namespace) -> int:
-    import itertools
-    import tempfile
+    from ..corpus.output.histogram import corpus_histogram, format_table3
 
-    from ..corpus.output.histogram import TABLE3_PAPER, format_table3, histogram_files, plot_histogram, score_histogram
-    from ..data.records import iter_records
-    from ..utils.atomic import atomic_output, atomic_write_json, check_output
-
-    for path in (args.json, args.plot):
-        if path:
-            check_output(path, args.inputs, args.overwrite)
-    if args.limit:
-        records = (rec for _, _, rec in iter_records(args.inputs, args.format, strict=args.strict,
-                                                     member_pattern=args.member))
-        result = score_histogram(itertools.islice(records, args.limit), tokenizer=args.tokenizer)
-        result["paper_table3"] = TABLE3_PAPER
-        result["inputs"] = [str(p) for p in args.inputs]
-        if args.json:
-            atomic_write_json(args.json, result, overwrite=args.overwrite)
-    elif args.json:
-        result, summary = histogram_files(args.inputs, args.json, _run(args), fmt=args.format, strict=args.strict,
-                                          tokenizer=args.tokenizer, member_pattern=args.member,
-                                          overwrite=args.overwrite)
-        print(summary.line(), file=sys.stderr)
-    else:
-        with tempfile.TemporaryDirectory(prefix="paranmt-histogram-") as tmp:
-            run = _run(args)
-            run.work_dir = run.work_dir or str(Path(tmp) / "work")
-            result, summary = histogram_files(args.inputs, Path(tmp) / "histogram.json", run, fmt=args.format,
-                                              strict=args.strict, tokenizer=args.tokenizer,
-                                              member_pattern=args.member)
+    result, summary = corpus_histogram(args.inputs, _run(args), output=args.json, plot=args.plot, limit=args.limit,
+                                       fmt=args.format, strict=args.strict, tokenizer=args.tokenizer,
+                                       member_pattern=args.member, overwrite=args.overwrite)
+    if summary is not None:
         print(summary.line(), file=sys.stderr)
     print(json.dumps(result, indent=2) if args.print_json else format_table3(result))
-    if args.plot:
-        with atomic_output(args.plot, args.inputs, args.overwrite) as tmp:
-            plot_histogram(result, tmp)
     return 0
 
 
 @_user_errors
 def _export(args: argparse.Namespace) -> int:
-    from ..corpus.output.export import export_files
-    from ..data.configs import ConfigOptions
+    from ..corpus.output.export import config_options, export_files
 
-    inputs = args.inputs or [_download_default()]
-    configs = {}
-    for name in args.config:
-        options = _filter_options(args) if name == "filtered" else ConfigOptions(strict=args.strict)
-        if name in ("full", "pairs"):
-            options.tokenizer = args.tokenizer
-        if name == "pairs":
-            options.compute_overlap = True
-        configs[name] = options
-    description = None
-    if "filtered" in args.config:
-        given = {k: v for k, v in vars(configs["filtered"]).items() if v is not None and k not in ("strict", "paths")
-                 and v != ()}
-        description = "`" + json.dumps(given) + "`"
-    card = {"sources": [os.path.basename(str(p)) for p in args.inputs] or ["the public ParaNMT-50M zip"],
-            "filter_description": description, "repo_id": args.repo_id, "kind": args.card,
-            "pretty_name": args.pretty_name, "license_name": args.license}
-    exported, summaries = export_files(inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,
+    filter_options = _filter_options(args) if "filtered" in args.config else None
+    configs = config_options(args.config, filter_options, strict=args.strict, tokenizer=args.tokenizer)
+    card = {"repo_id": args.repo_id, "kind": args.card, "pretty_name": args.pretty_name, "license_name": args.license}
+    exported, summaries = export_files(args.inputs, args.output, configs, _run(args), shard_rows=args.shard_rows,
                                        member_pattern=args.member, overwrite=args.overwrite,
                                        card={k: v for k, v in card.items() if v is not None})
     if not exported:
@@ -475,14 +378,6 @@ def _export(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"card: {Path(args.output) / 'README.md'}")
     return 0
-
-
-def _download_default() -> str:
-    """The public ParaNMT-50M zip, downloaded once into the user cache (checksummed, resumable)."""
-    from ..fetch import fetch_remote
-    from ..fetch.registry import PARANMT_50M
-
-    return str(fetch_remote(PARANMT_50M))
 
 
 @_user_errors
@@ -497,30 +392,16 @@ def _merge(args: argparse.Namespace) -> int:
 
 @_user_errors
 def _lexicon(args: argparse.Namespace) -> int:
-    from ..corpus.output.lexicon import ParaphraseLexicon, evaluate_simlex
-    from ..corpus.pipeline.progress import iter_records_progress
-    from ..data.simlex import read_simlex
-    from ..utils.atomic import atomic_write_json, check_output
+    from ..corpus.output.lexicon import lexicon_report
 
-    if args.json:
-        check_output(args.json, args.inputs, args.overwrite)
-    targets = set(args.word or [])
-    if args.simlex:
-        targets |= {w for row in read_simlex(args.simlex) for w in row[:2]}
-    records = iter_records_progress(args.inputs, args.format, strict=args.strict, member_pattern=args.member,
-                                    desc="lexicon", progress=not args.no_progress)
-    lexicon = ParaphraseLexicon.from_pairs(records, targets=targets or None, min_score=args.min_score,
-                                           max_tokens=args.max_tokens)
-    out: dict[str, Any] = {"pairs_used": lexicon.pairs}
-    for word in args.word or []:
-        top = lexicon.top(word.lower(), args.top, args.score, args.min_count)
-        out.setdefault("top", {})[word] = top
+    report = lexicon_report(args.inputs, args.word or (), top=args.top, kind=args.score, min_count=args.min_count,
+                            min_score=args.min_score, max_tokens=args.max_tokens, simlex=args.simlex,
+                            output=args.json, fmt=args.format, strict=args.strict, member_pattern=args.member,
+                            progress=not args.no_progress, overwrite=args.overwrite)
+    for word, top in report.get("top", {}).items():
         print(f"{word}: " + ", ".join(f"{v} ({s:.2f})" for v, s in top))
-    if args.simlex:
-        out["simlex"] = {kind: evaluate_simlex(lexicon, args.simlex, kind) for kind in ("cross", "adjusted")}
-        print(json.dumps(out["simlex"], indent=2))
-    if args.json:
-        atomic_write_json(args.json, out, overwrite=args.overwrite)
+    if "simlex" in report:
+        print(json.dumps(report["simlex"], indent=2))
     return 0
 
 
@@ -552,36 +433,31 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                        help="the non-English column (default: from en-xx / xx-en file names)")
     group.add_argument("--source-lang", default=None, help="NLLB / M2M100 / mBART: code of the source language")
     group.add_argument("--target-lang", default=None, help="NLLB / M2M100 / mBART: code of English (eng_Latn, en)")
-    group.add_argument("--num-beams", type=int, default=None,
-                       help="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config, or 1 "
-                            "with --do-sample: independent samples)")
-    group.add_argument("--num-return", type=int, default=1,
-                       help="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
-                            "--num-beams; ACL 2018: 1, the default)")
-    group.add_argument("--do-sample", action="store_true",
-                       help="sample instead of beam search: --num-return independent samples per sentence (beam 1, "
-                            "unless --num-beams is given: beam sampling, transformers engine only)")
-    group.add_argument("--top-k", type=int, default=None, help="sampling: keep the k most probable tokens")
-    group.add_argument("--top-p", type=float, default=None, help="sampling: nucleus probability, e.g. 0.9")
-    group.add_argument("--temperature", type=float, default=None, help="sampling: temperature")
-    group.add_argument("--seed", type=int, default=0,
-                       help="sampling seed (per chunk: any task count samples the same)")
+    add_decoding_flags(
+        group,
+        num_beams="beam width (EMNLP 2017: 50; ACL 2018: 12; default: the model's generation config, or 1 with "
+                  "--do-sample: independent samples)",
+        num_return="candidates kept per sentence, best first (EMNLP 2017: the n-best list, e.g. equal to "
+                   "--num-beams; ACL 2018: 1, the default)",
+        do_sample="sample instead of beam search: --num-return independent samples per sentence (beam 1, unless "
+                  "--num-beams is given: beam sampling, transformers engine only)",
+        max_new_tokens="most tokens generated per candidate, a forced language token and the end token included "
+                       "(default: the model's generation config, capped at its positions); no end token is forced "
+                       "at the cap: a candidate cut there is counted unfinished",
+        seed="sampling seed (per chunk: any task count samples the same)")
     group.add_argument("--max-length", type=int, default=None,
                        help="longest source in tokens; longer ones are truncated and counted (default: the model's "
                             "limit)")
-    group.add_argument("--max-new-tokens", type=int, default=None,
-                       help="most tokens generated per candidate, a forced language token and the end token "
-                            "included (default: the model's generation config, capped at its positions); no end "
-                            "token is forced at the cap: a candidate cut there is counted unfinished")
     group.add_argument("--batch-tokens", type=int, default=None,
                        help="token budget per batch: sentences x longest source x max(beams, candidates) "
                             "(sentences are sorted by length; default: 16384 on CPU, scaled to the GPU's memory "
                             "and the model's size on CUDA)")
     from ..corpus.translation.engines import ENGINES
 
-    group.add_argument("--engine", default="transformers", choices=list(ENGINES),
-                       help="transformers: model.generate (exact); ctranslate2: the model converted once (cached) "
-                            "and run by CTranslate2, int8 on CPU by default")
+    group.add_argument("--engine", default=next(iter(ENGINES)), choices=list(ENGINES),
+                       help=f"the translation engine (default: {next(iter(ENGINES))}); transformers runs "
+                            "model.generate (exact), ctranslate2 the model converted once (cached), int8 on CPU by "
+                            "default")
     group.add_argument("--compute-type", default=None,
                        help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
     group.add_argument("--inter-threads", type=int, default=None,

@@ -24,27 +24,6 @@ references vs their back-translations):
       --bound lm_perplexity=:100 --classifier classifier/ --bound reference_probability=0.5:"""
 
 
-def read_columns(paths: list[str], columns: tuple[int, ...]) -> list[list[str]]:
-    """The given 1-based columns of TSV / TSV.gz files, skipping a header line (``reference``/``text_a`` first)."""
-    import gzip
-
-    out: list[list[str]] = [[] for _ in columns]
-    for path in paths:
-        opener: Any = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                fields = line.rstrip("\r\n").split("\t")
-                if number == 1 and fields[0] in ("reference", "text_a"):
-                    continue
-                if not line.strip():
-                    continue
-                if len(fields) < max(columns):
-                    raise ValueError(f"{path}:{number}: {len(fields)} column(s), column {max(columns)} asked")
-                for values, column in zip(out, columns, strict=True):
-                    values.append(fields[column - 1])
-    return out
-
-
 def add_parser(subparsers: Any) -> None:
     """Register ``measures``."""
     parser = subparsers.add_parser("measures", help="the per-pair measures; train their language model / classifier",
@@ -90,6 +69,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _train_lm(args: argparse.Namespace) -> int:
+    from ..corpus.measures.columns import read_columns
     from ..corpus.measures.language_model import LanguageModelError, train_language_model
     from ..utils.atomic import OutputExistsError
 
@@ -106,20 +86,17 @@ def _train_lm(args: argparse.Namespace) -> int:
 def _train_classifier(args: argparse.Namespace) -> int:
     import json
 
+    from ..corpus.measures.columns import read_columns
     from ..corpus.measures.reference_classifier import train_reference_classifier
     from ..utils.atomic import OutputExistsError, check_output
 
     try:
         check_output(args.output, args.inputs, args.overwrite)
         references, translations = read_columns(args.inputs, (1, 2))
-        classifier = train_reference_classifier(references, translations, _count(args.validation),
-                                                _count(args.test), seed=args.seed)
+        classifier = train_reference_classifier(references, translations, args.validation, args.test, seed=args.seed)
         classifier.save(args.output, overwrite=args.overwrite)
     except (ValueError, OutputExistsError, FileNotFoundError) as err:
         raise SystemExit(f"paranmt-hf measures train-classifier: {err}") from err
     print(json.dumps({k: classifier.report[k] for k in ("references", "split", "C", "test")}, indent=2))
     return 0
 
-
-def _count(value: float) -> float:
-    return int(value) if value >= 1 else value

@@ -16,25 +16,15 @@ def add_trust_remote_code_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    """The encoder of ``args.model_dir``.
+    """The encoder of ``args.model_dir`` (:func:`~paranmt_hf.evaluation.encoders.load_encoder`).
 
     Raises:
         RemoteCodeError: its code would run without ``--trust-remote-code``; WeightsMismatchError /
         DamagedFileError: its files are not a readable model (each reported in one line by :mod:`.errors`).
     """
     from ..evaluation.encoders import load_encoder
-    from ..modeling.modeling_paranmt import WeightsMismatchError
-    from ..utils.integrity import DamagedFileError, damaged_file_error
 
-    try:
-        return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
-    except (WeightsMismatchError, DamagedFileError):
-        raise
-    except Exception as err:  # sentence-transformers / model2vec folders: name a damaged file if there is one
-        damaged = damaged_file_error(args.model_dir, err)
-        if damaged is None:
-            raise
-        raise damaged from err
+    return load_encoder(args.model_dir, trust_remote_code=args.trust_remote_code)
 
 
 def check_model_code(args: argparse.Namespace) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from .decoding_flags import add_decoding_flags, decoding_options
 from .model_loading import add_trust_remote_code_flag
+from .progress import add_progress_flag
 
 EPILOG = """examples:
   paranmt-hf paraphrase gen/ "oh, that's a handsome women, that is."          # beam 4, the best candidate
@@ -26,71 +29,67 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("texts", nargs="*", help="sentences to paraphrase (or --input)")
     p.add_argument("--input", default=None, help="text file, one sentence per line")
     p.add_argument("--output", default=None, help="TSV to write (with --input; default: stdout)")
-    p.add_argument("--num-beams", type=int, default=None,
-                   help="beam width (1 = greedy; default 4, or 1 with --do-sample: independent samples)")
-    p.add_argument("--num-return", type=int, default=1, help="candidates per input (n-best / samples)")
-    p.add_argument("--do-sample", action="store_true",
-                   help="sample instead of beam search: --num-return independent samples (beam sampling with "
-                        "--num-beams)")
-    p.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens (with --do-sample)")
-    p.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass, e.g. 0.9 (with --do-sample)")
-    p.add_argument("--temperature", type=float, default=None, help="sampling temperature (with --do-sample)")
-    p.add_argument("--max-new-tokens", type=int, default=None,
-                   help="most tokens generated per paraphrase, the end token included (default: the model's "
-                        "generation config, capped at its positions)")
+    add_decoding_flags(
+        p, num_beams="beam width (1 = greedy; default 4, or 1 with --do-sample: independent samples)",
+        num_return="candidates per input (n-best / samples)",
+        do_sample="sample instead of beam search: --num-return independent samples (beam sampling with --num-beams)",
+        max_new_tokens="most tokens generated per paraphrase, the end token included (default: the model's "
+                       "generation config, capped at its positions)",
+        seed="sampling seed")
     p.add_argument("--no-repeat-ngram-size", type=int, default=None,
                    help="forbid repeating n-grams of this size (0: off; default: the model's generation config)")
     p.add_argument("--batch-size", type=int, default=32, help="sentences per generation batch (default 32)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_flag(p)
     add_trust_remote_code_flag(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate."""
-    import sys
-
-    from ..corpus.translation.transformers_engine import DecodingOptions
-    from ..paraphrase_generator.generate import ParaphraseGenerator, paraphrase_file
+    """Generate: into --output, or printed (with the input before each candidate when it comes from --input)."""
     from ..paraphrase_generator.train import GeneratorError
-    from ..utils.atomic import OutputExistsError, check_output
+    from ..utils.atomic import OutputExistsError
 
     if bool(args.texts) == bool(args.input):
         raise SystemExit("paranmt-hf paraphrase: give sentences or --input FILE (one of them)")
     try:
-        settings = DecodingOptions(num_beams=args.num_beams, num_return=args.num_return, do_sample=args.do_sample,
-                                   top_k=args.top_k, top_p=args.top_p, temperature=args.temperature,
-                                   max_new_tokens=args.max_new_tokens,
-                                   no_repeat_ngram_size=args.no_repeat_ngram_size, seed=args.seed)
-        if args.input and args.output:
-            check_output(args.output, [args.input], args.overwrite)
-        generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
-        generator.translator(settings)  # the options checked against the model before any generation
-        if args.input and args.output:
-            counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
-                                     overwrite=args.overwrite, progress=not args.no_progress)
-            print(f"paraphrased {counts['inputs']:,} lines -> {counts['output_lines']:,} candidates in {args.output}"
-                  + (f"; {counts['empty_skipped']:,} empty lines skipped" if counts["empty_skipped"] else "")
-                  + (f"; {counts['truncated']:,} inputs truncated" if counts["truncated"] else ""), file=sys.stderr)
-            return 0
-        if args.input:
-            with open(args.input, encoding="utf-8") as f:
-                lines = [line.rstrip("\r\n") for line in f]
-            texts = [t for t in lines if t.strip()]
-            if len(texts) < len(lines):
-                print(f"paranmt-hf paraphrase: skipped {len(lines) - len(texts)} empty line(s)", file=sys.stderr)
-        else:
-            texts = list(args.texts)
-        candidates = generator.generate(texts, settings, args.batch_size, progress=not args.no_progress and
-                                        bool(args.input))
+        return _paraphrase(args)
     except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
         raise SystemExit(f"paranmt-hf paraphrase: {err}") from err
+
+
+def _paraphrase(args: argparse.Namespace) -> int:
+    from ..data.sentences import read_sentences
+    from ..paraphrase_generator.generate import ParaphraseGenerator
+    from ..utils.atomic import check_output
+
+    settings = decoding_options(args)
+    if args.input and args.output:
+        check_output(args.output, [args.input], args.overwrite)
+    generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
+    generator.translator(settings)  # the options checked against the model before any generation
+    if args.input and args.output:
+        return _to_file(args, generator, settings)
+    texts, empty = read_sentences(args.input) if args.input else (list(args.texts), 0)
+    if empty:
+        print(f"paranmt-hf paraphrase: skipped {empty} empty line(s)", file=sys.stderr)
+    candidates = generator.generate(texts, settings, args.batch_size, progress=not args.no_progress and
+                                    bool(args.input))
     for text, outputs in zip(texts, candidates, strict=True):
         for output in outputs:
             print(f"{text}\t{output}" if args.input else output)
     if generator.report.truncated:
         print(f"paranmt-hf paraphrase: {generator.report.truncated} input(s) truncated to "
               f"{generator.max_input_tokens} tokens", file=sys.stderr)
+    return 0
+
+
+def _to_file(args: argparse.Namespace, generator: Any, settings: Any) -> int:
+    from ..paraphrase_generator.generate import paraphrase_file
+
+    counts = paraphrase_file(generator, args.input, args.output, settings, args.batch_size,
+                             overwrite=args.overwrite, progress=not args.no_progress)
+    print(f"paraphrased {counts['inputs']:,} lines -> {counts['output_lines']:,} candidates in {args.output}"
+          + (f"; {counts['empty_skipped']:,} empty lines skipped" if counts["empty_skipped"] else "")
+          + (f"; {counts['truncated']:,} inputs truncated" if counts["truncated"] else ""), file=sys.stderr)
     return 0

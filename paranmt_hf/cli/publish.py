@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .model_loading import add_trust_remote_code_flag, check_model_code
+from .parsers import command_parser
 from .progress import add_progress_flag
 
 EPILOG = """A paraphrase generator folder (train-generator) gets its own card (hub_cards/generator_card.md) with its
@@ -17,14 +18,10 @@ token: `hf auth login` or --token)."""
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``publish`` sub-command."""
-    p = subparsers.add_parser(
-        "publish",
-        help="write a Hub-ready model folder with its model card, and optionally push it",
-        description="Re-save a model into a Hub-ready folder, check that every file is there and that it "
-        "reproduces the model, render its model card, and optionally push it to the Hugging Face Hub.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(
+        subparsers, "publish", "write a Hub-ready model folder with its model card, and optionally push it",
+        "Re-save a model into a Hub-ready folder, check that every file is there and that it reproduces the model, "
+        "render its model card, and optionally push it to the Hugging Face Hub.", EPILOG, fill=True)
     p.add_argument("model_dir", help="saved (trained) model folder")
     p.add_argument("--output", required=True, help="Hub folder to write (new or empty)")
     p.add_argument("--eval-dir", default=None, help="`paranmt-hf eval --output` folder with this model's results")

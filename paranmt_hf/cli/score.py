@@ -1,32 +1,29 @@
-"""``paranmt-hf score``: cosine similarity of sentence pairs (``s1<TAB>s2`` per line), written as ``s1 s2 cos``."""
+"""``paranmt-hf score``: cosine similarity of sentence pairs (``s1<TAB>s2`` per line), written as ``s1 s2 cos``.
+
+Read 'sentence1<TAB>sentence2[<TAB>...]' lines from --input and write 'sentence1<TAB>sentence2<TAB>cosine' lines to
+--output (stdout by default), chunk by chunk. Row i is line i+1: a blank line or a pair with an empty sentence is
+scored nan (and reported). A file output appears only when complete and never replaces the input, a file of the
+model folder, or an existing file without --overwrite. An empty input is an error.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from .model_loading import add_trust_remote_code_flag, load_model
-from .progress import add_progress_flag
+from .model_loading import load_model
+from .parsers import add_file_io, command_parser
+
+DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
+"""The command's description: the module's docstring after its first line."""
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``score``."""
-    p = subparsers.add_parser(
-        "score", help="cosine similarity of tab-separated sentence pairs",
-        description="Read 'sentence1<TAB>sentence2[<TAB>...]' lines from --input and write "
-        "'sentence1<TAB>sentence2<TAB>cosine' lines to --output (stdout by default), chunk by chunk. Row i is line "
-        "i+1: a blank line or a pair with an empty sentence is scored nan (and reported). A file output appears only "
-        "when complete and never replaces the input, a file of the model folder, or an existing file without "
-        "--overwrite. An empty input is an error.",
-    )
-    p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
-    p.add_argument("--input", required=True, help="UTF-8 TSV file of sentence pairs")
-    p.add_argument("--output", default="-", help="output TSV (default: stdout)")
-    p.add_argument("--batch-size", type=int, default=256, help="sentences encoded per batch (default 256)")
-    p.add_argument("--chunk-size", type=int, default=10000, help="pairs read and scored per chunk")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
-    add_progress_flag(p)
-    add_trust_remote_code_flag(p)
+    p = command_parser(subparsers, "score", "cosine similarity of tab-separated sentence pairs", DESCRIPTION,
+                       fill=True)
+    add_file_io(p, "UTF-8 TSV file of sentence pairs", "output TSV (default: stdout)", output_default="-",
+                chunk_size="pairs")
     p.set_defaults(func=run, user_errors=(ValueError,))  # score_file's ValueError: a malformed input line
 
 

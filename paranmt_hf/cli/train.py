@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
+from typing import Any
 
+from ..data.configs import CONFIG_NAMES
 from ..training.teacher_pass import ALL, QUICK_TEACHER_SENTENCES
 from .errors import UsageError
+from .parsers import command_parser
 from .progress import add_progress_flag
 from .recipe_flags import (
     MODEL_FLAGS,
@@ -62,17 +64,12 @@ def teacher_sentences(value: str) -> int | str:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``train`` sub-command."""
-    p = subparsers.add_parser(
-        "train",
-        help="train a paraphrastic encoder (papers' recipes as presets)",
-        description=textwrap.fill(
-            "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
-            "'CONFIG:PATH[,PATH][@N]' with CONFIG in full, filtered, processed-5m, pairs, bitext, or a plain TSV path "
-            "(X-English bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under "
-            "torchrun for multi-process training.", 100),
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(
+        subparsers, "train", "train a paraphrastic encoder (papers' recipes as presets)",
+        "Train with sentence-transformers' trainer and the papers' mega-batch margin loss. Data: "
+        "'CONFIG:PATH[,PATH][@N]' with CONFIG in " + ", ".join(CONFIG_NAMES) + ", or a plain TSV path (X-English "
+        "bitext is recognised from en-xx names); '@N' repeats a source N times per epoch. Runs under torchrun for "
+        "multi-process training.", EPILOG, fill=True)
     p.add_argument("--recipe", default=None, help=recipe_help())
     p.add_argument("--list-recipes", action="store_true", help="print every preset with its description and exit")
     p.add_argument("--train", nargs="+", default=[], help="training data sources: CONFIG:PATH[,PATH][@N]")
@@ -122,41 +119,25 @@ def run(args: argparse.Namespace) -> int:
     require_extras(*training_extras(recipe, [s.config for s in sources]), feature="training")
     from ..training.trainer import train
 
-    evaluator = None
-    if dev:
-        from ..data.errors import UnknownTaskError
-        from ..evaluation.st_evaluator import STSSuiteEvaluator
-
-        try:
-            evaluator = STSSuiteEvaluator(tasks=dev, data_dir=args.data_dir, name="dev")
-        except UnknownTaskError as err:
-            raise UsageError(f"--dev: {err}") from None
-    result = train(
-        recipe,
-        args.train,
-        args.output,
-        seed=args.seed,
-        dev_evaluator=evaluator,
-        eval_steps=args.eval_steps,
-        save_steps=args.save_steps,
-        resume=args.resume,
-        max_steps=args.max_steps,
-        show_progress=not args.no_progress,
-        overwrite=args.overwrite,
-        teacher_sentences=args.teacher_sentences,
-        notify=lambda message: print(message, file=sys.stderr, flush=True),
-    )
-    print(
-        json.dumps(
-            {
-                "output": result.output_dir,
-                "steps": result.steps,
-                "resumed_from_step": result.resumed_from_step,
-                "seconds": round(result.seconds, 1),
-                "train_pairs": result.train_pairs,
-                "world_size": result.world_size,
-                "dev": result.dev_scores[-1] if result.dev_scores else None,
-            }
-        )
-    )
+    evaluator = _dev_evaluator(dev, args.data_dir) if dev else None
+    result = train(recipe, args.train, args.output, seed=args.seed, dev_evaluator=evaluator,
+                   eval_steps=args.eval_steps, save_steps=args.save_steps, resume=args.resume,
+                   max_steps=args.max_steps, show_progress=not args.no_progress, overwrite=args.overwrite,
+                   teacher_sentences=args.teacher_sentences,
+                   notify=lambda message: print(message, file=sys.stderr, flush=True))
+    print(json.dumps({"output": result.output_dir, "steps": result.steps,
+                      "resumed_from_step": result.resumed_from_step, "seconds": round(result.seconds, 1),
+                      "train_pairs": result.train_pairs,
+                      "world_size": result.world_size, "dev": result.dev_scores[-1] if result.dev_scores else None}))
     return 0
+
+
+def _dev_evaluator(tasks: list[str], data_dir: str | None) -> Any:
+    """The evaluator of the ``--dev`` tasks (an unknown task is the command line's mistake)."""
+    from ..data.errors import UnknownTaskError
+    from ..evaluation.st_evaluator import STSSuiteEvaluator
+
+    try:
+        return STSSuiteEvaluator(tasks=tasks, data_dir=data_dir, name="dev")
+    except UnknownTaskError as err:
+        raise UsageError(f"--dev: {err}") from None

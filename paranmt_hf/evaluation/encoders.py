@@ -70,12 +70,27 @@ def load_encoder(
 
     Raises:
         FileNotFoundError: no such directory. RemoteCodeError: the directory's code would run and
-            ``trust_remote_code`` is false (the message says why).
+            ``trust_remote_code`` is false (the message says why). DamagedFileError: a file of the directory is
+            damaged (truncated, empty, unreadable JSON): one sentence naming it, whatever the library that read it.
     """
     from ..model.remote_code import check_remote_code
+    from ..utils.integrity import DamagedFileError, damaged_file_error
 
     kind = model_kind(path)
     check_remote_code(path, trust_remote_code)
+    try:
+        return _load(path, kind, device, trust_remote_code)
+    except DamagedFileError:
+        raise
+    except Exception as err:  # sentence-transformers / model2vec read the files themselves: name a damaged one
+        damaged = damaged_file_error(path, err)
+        if damaged is None:
+            raise
+        raise damaged from err
+
+
+def _load(path: str | os.PathLike[str], kind: str, device: str | None, trust_remote_code: bool) -> SupportsEncode:
+    """The encoder of a folder of library ``kind`` (:func:`~paranmt_hf.model.folder_kind.model_kind`)."""
     if kind == "paranmt":
         from ..model.encoder import ParaNMTEncoder
 

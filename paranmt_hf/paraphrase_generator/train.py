@@ -43,28 +43,29 @@ class Seq2SeqTrainingSettings:
         epochs: passes over the pairs (a float allowed).
         max_steps: stop after this many optimizer steps (overrides ``epochs`` when > 0).
         max_cpu_minutes: stop when the process has used this much CPU time (all threads), checked every step.
+        logging_steps: log the loss every N steps.
+        progress: tqdm progress bar.
         batch_size: pairs per step.
         learning_rate: peak learning rate (after warm-up).
         warmup_steps: linear warm-up, then inverse-square-root decay.
         weight_decay / label_smoothing: AdamW weight decay; label smoothing of the cross entropy.
         max_length: longest source / target in tokens (longer ones are truncated and counted).
         seed: data order and initialisation.
-        logging_steps: log the loss every N steps.
-        progress: tqdm progress bar.
     """
 
     epochs: float = 10.0
     max_steps: int = -1
     max_cpu_minutes: float | None = None
+    logging_steps: int = 100
+    progress: bool = True
     batch_size: int = 64
+    max_length: int = 128
+    seed: int = 0
+    # the optimiser (AdamW, warm-up then inverse-square-root decay) and the loss
     learning_rate: float = 5e-4
     warmup_steps: int = 400
     weight_decay: float = 0.0
     label_smoothing: float = 0.1
-    max_length: int = 128
-    seed: int = 0
-    logging_steps: int = 100
-    progress: bool = True
 
 
 @dataclass

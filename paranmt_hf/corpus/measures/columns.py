@@ -175,3 +175,35 @@ def common_header(paths: Sequence[str | os.PathLike[str]], member_pattern: str |
                               for source, h in headers.items())
         raise CorpusError(f"the inputs do not share their columns ({described}): process them separately")
     return next(iter(found), None)
+
+
+def read_columns(paths: Sequence[str | os.PathLike[str]], columns: Sequence[int],
+                 member_pattern: str | None = None) -> list[list[str]]:
+    """The given 1-based columns of text / TSV files (plain, .gz or .zip), one list per column.
+
+    A first line that is a header (:func:`parse_header`, or a bare ``reference``/``paraphrase`` or
+    ``text_a``/``text_b`` pair) is not data; blank lines are skipped.
+
+    Raises:
+        BadLineError: a line with fewer columns than asked, or one over the reader's length bound (``file:line``).
+        InputError / FileNotFoundError: a file that cannot be read as UTF-8 text lines.
+    """
+    from ...data.reader import LONG_LINE_MARKER, iter_raw_lines
+
+    wanted = max(columns)
+    out: list[list[str]] = [[] for _ in columns]
+    for path in paths:
+        for source, number, raw in iter_raw_lines(path, member_pattern):
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            fields = line.split("\t")
+            if number == 1 and (parse_header(line) is not None or tuple(fields) in TEXT_COLUMNS):
+                continue
+            if not line.strip():
+                continue
+            if line.startswith(LONG_LINE_MARKER):
+                raise BadLineError(f"{source}:{number}: line too long")
+            if len(fields) < wanted:
+                raise BadLineError(f"{source}:{number}: {len(fields)} column(s), column {wanted} asked")
+            for values, column in zip(out, columns, strict=True):
+                values.append(fields[column - 1])
+    return out

@@ -24,7 +24,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ...data.configs import CONFIGS, ConfigOptions
+from ...data.configs import CONFIGS, ConfigOptions, get_config
 from ...utils.atomic import atomic_output
 from ...utils.imports import require
 from ..pipeline.steps import CorpusStep
@@ -186,6 +186,7 @@ class RowsStep(CorpusStep):
 def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: int,
                   member_pattern: str | None = None) -> list[Any]:
     """Per config: its fold-bound stages if its filter needs them, then a stage writing its Parquet files."""
+    from ..measures.columns import common_header
     from ..pipeline.runner import Stage
     from ..selection.filtering import bounds_stages
 
@@ -193,14 +194,55 @@ def export_stages(spec: Any, configs: Mapping[str, ConfigOptions], shard_rows: i
     for name, options in configs.items():
         spec_config = CONFIGS[name]
         member = member_pattern or options.member_pattern or spec_config.default_member
+        header = common_header(spec.inputs, member)  # files whose first line names their columns: read by name
         bounds = None
         if name == "filtered":
-            before, bounds = bounds_stages(spec, options, spec_config.line_format, member, prefix=f"{name}-")
+            before, bounds = bounds_stages(spec, options, spec_config.line_format, member, prefix=f"{name}-",
+                                           header=header)
             stages.extend(before)
         stages.append(Stage(f"export-{name}", [
-            spec.reader(f"export-{name}", spec_config.line_format, options.strict, member),
+            spec.reader(f"export-{name}", spec_config.line_format, options.strict, member, header),
             RowsStep(name, options, spec.parts_dir(name), spec.inputs, shard_rows, bounds)]))
     return stages
+
+
+def config_options(names: Iterable[str], filter_options: ConfigOptions | None = None, *, strict: bool = False,
+                   tokenizer: str = "nltk") -> dict[str, ConfigOptions]:
+    """The options of each exported config (names of :data:`~paranmt_hf.data.configs.CONFIGS`), by what it holds.
+
+    ``filtered`` takes ``filter_options`` (its filter and thresholds; default: the PRAS filter with ``strict`` and
+    ``tokenizer``); ``full`` computes its trigram overlaps with ``tokenizer``; ``pairs`` too, for the lines that have
+    none; every config reads with ``strict``.
+
+    Raises:
+        ValueError: an unknown config name.
+    """
+    out = {}
+    for name in names:
+        get_config(name)
+        if name == "filtered":
+            out[name] = filter_options if filter_options is not None else ConfigOptions(strict=strict,
+                                                                                       tokenizer=tokenizer)
+        elif name in ("full", "pairs"):
+            out[name] = ConfigOptions(strict=strict, tokenizer=tokenizer, compute_overlap=name == "pairs")
+        else:
+            out[name] = ConfigOptions(strict=strict)
+    return out
+
+
+def filter_description(options: ConfigOptions) -> str:
+    """The ``filtered`` config's filter for the card: its name and the options given, as JSON (no local path)."""
+    given = {k: public_source(v) if isinstance(v, str) else v for k, v in vars(options).items()
+             if v not in (None, ()) and k not in ("strict", "paths", "signature")}
+    return "`" + json.dumps(given) + "`"
+
+
+def public_source(source: str) -> str:
+    """A source as a card names it: a URL or a name as given, a local path by its file name (never this machine's)."""
+    text = os.fspath(source)
+    if "://" in text or not (os.path.isabs(text) or os.sep in text or (os.altsep and os.altsep in text)):
+        return text
+    return os.path.basename(text.rstrip("/" + (os.altsep or ""))) or text
 
 
 ROW_GROUP_ROWS = 65_536
@@ -353,14 +395,17 @@ def export_files(
     """Write the Hub-ready folder ``output``: ``data/<config>/train-*.parquet`` per config, ``export.json``, a card.
 
     Args:
-        inputs: local pair files.
+        inputs: local pair files (none: the public ParaNMT-50M zip, downloaded once into the user cache, for configs
+            that read it by default: ``full``, ``filtered``). Files whose first line names their columns (the
+            outputs of ``annotate``, ``backtranslate``) are read by column name.
         output: the folder (written atomically; never holding an input; an existing one only with ``overwrite``).
         configs: ``{config name: its options}`` (names of :data:`paranmt_hf.data.configs.CONFIGS`).
         run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`).
         shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
         member_pattern: zip member glob (default per config).
         overwrite: replace an existing folder.
-        card: :func:`write_card` options (``sources``, ``filter_description``, ``repo_id``, ``kind``, ...).
+        card: :func:`write_card` options (``sources``, ``filter_description``, ``repo_id``, ``kind``, ...); the
+            sources default to the inputs' file names, the filter description to ``filtered``'s options.
 
     Returns:
         the exported configs (files in ``output``) and the run summary of each config.
@@ -370,7 +415,12 @@ def export_files(
 
     run = run or RunOptions()
     card = dict(card or {})
-    card.setdefault("sources", [os.path.basename(os.fspath(p)) for p in inputs])  # public: no path of this machine
+    if not inputs:
+        inputs = [_public_paranmt(configs)]
+        card.setdefault("sources", [PUBLIC_ZIP])
+    card.setdefault("sources", [public_source(os.fspath(p)) for p in inputs])
+    if "filtered" in configs:
+        card.setdefault("filter_description", filter_description(configs["filtered"]))
     settings = {name: vars(options) for name, options in configs.items()}
     spec, workers = make_spec("export", inputs, output, run, overwrite,
                               {"settings": settings, "configs": list(configs), "card": card,
@@ -391,6 +441,24 @@ def export_files(
     exported = [ExportedConfig(c["name"], [Path(output) / f for f in c["files"]], c["rows"], c["columns"])
                 for c in record["configs"]]
     return exported, summaries
+
+
+PUBLIC_ZIP = "the public ParaNMT-50M zip"
+
+
+def _public_paranmt(configs: Mapping[str, ConfigOptions]) -> str:
+    """The public ParaNMT-50M zip (downloaded once, checksummed), for configs that read it by default."""
+    others = [name for name in configs if not CONFIGS[name].default_source]
+    if others:
+        from ..errors import InvalidOptionError
+
+        raise InvalidOptionError(f"the {', '.join(others)} config(s) need input files (only "
+                                 f"{', '.join(n for n, c in CONFIGS.items() if c.default_source)} read "
+                                 f"{PUBLIC_ZIP} by default)")
+    from ...fetch import fetch_remote
+    from ...fetch.registry import PARANMT_50M
+
+    return str(fetch_remote(PARANMT_50M))
 
 
 def export_hub_folder(
@@ -515,7 +583,8 @@ def write_card(
     Args:
         out_dir: the exported folder.
         exported: its configs.
-        sources: where the data came from (listed in the card).
+        sources: where the data came from (listed in the card: a local path by its file name,
+            :func:`public_source`).
         filter_description: the filter of the ``filtered`` config.
         repo_id: the Hub repository of the card's snippets.
         pretty_name: the title (default: ParaNMT-50M, or "Paraphrase pairs" for your own pairs).
@@ -530,7 +599,7 @@ def write_card(
     """
     hub = require("huggingface_hub", "data")
     out_dir = Path(out_dir)
-    sources = list(sources)
+    sources = [public_source(s) for s in sources]
     kind = kind or card_kind(sources, [c.name for c in exported])
     if kind not in CARD_KINDS:
         raise ValueError(f"unknown card kind {kind!r}; choose one of {CARD_KINDS}")
@@ -582,7 +651,7 @@ def write_export_record(out_dir: str | os.PathLike[str], exported: Sequence[Expo
     out_dir = Path(out_dir)
     value = {"configs": [{"name": c.name, "rows": c.rows, "columns": c.columns,
                           "files": [str(Path(f).relative_to(out_dir)) for f in c.files]} for c in exported],
-             "card": dict(card)}
+             "card": {**card, "sources": [public_source(s) for s in card.get("sources", ())]}}
     path = out_dir / "export.json"
     path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
     return path

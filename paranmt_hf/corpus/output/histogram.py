@@ -1,7 +1,8 @@
 """Score-range histogram of a pair corpus, in the bins of ParaNMT-50M's Table 3, with mean trigram overlap.
 
 :class:`HistogramCounts` accumulates batches (vectorised); :class:`HistogramStep` does it per task for
-``paranmt-hf corpus histogram`` (task counts add up); :func:`format_table3` prints the result as Table 3.
+``paranmt-hf corpus histogram`` (task counts add up); :func:`corpus_histogram` is the command (a first-pairs count
+in one process, or every task's, written as JSON and a plot); :func:`format_table3` prints the result as Table 3.
 """
 
 from __future__ import annotations
@@ -198,16 +199,10 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
     read by column name: the score is ``paraphrase_score`` (or ``score``), the overlap ``trigram_overlap`` (or
     ``overlap``), and the header line is not data.
     """
-    from ..measures.columns import common_header
     from ..pipeline.runner import RunOptions, Stage, execute, make_spec, merge_stage
 
     run = run or RunOptions()
-    header = common_header(inputs, member_pattern)
-    if header is not None and header.score_index is None:
-        from ..errors import CorpusError
-
-        raise CorpusError(f"{', '.join(map(os.fspath, inputs))} has no paraphrase_score column (its columns: "
-                          f"{', '.join(header.columns)}): add one with `paranmt-hf corpus annotate ... --model MODEL`")
+    header = _score_header(inputs, member_pattern)
     settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict,
                 "header": None if header is None else header.line}
     spec, workers = make_spec("histogram", inputs, output, run, overwrite,
@@ -217,6 +212,88 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
               merge_stage(merge_histogram, spec)]
     summary = execute(spec, stages, run, workers)
     return json.loads(Path(output).read_text(encoding="utf-8")), summary
+
+
+def corpus_histogram(inputs: Sequence[str | os.PathLike[str]], run: Any = None, *,
+                     output: str | os.PathLike[str] | None = None, plot: str | os.PathLike[str] | None = None,
+                     limit: int | None = None, fmt: str = "pairs", strict: bool = False, tokenizer: str = "nltk",
+                     edges: Sequence[float] = TABLE3_EDGES, member_pattern: str | None = None,
+                     overwrite: bool = False) -> tuple[dict[str, Any], Any]:
+    """The score histogram of ``inputs``, optionally written as JSON (``output``) and as a PNG bar chart (``plot``).
+
+    With ``limit``, the first ``limit`` pairs are counted in this process; otherwise every task of ``run`` counts its
+    chunks (:func:`histogram_files`), into ``output`` or a temporary file. Both outputs are checked before any work
+    (never an input, an existing file only with ``overwrite``) and written atomically. Inputs with a header are read
+    by column name either way.
+
+    Returns:
+        the histogram (:meth:`HistogramCounts.result` with ``paper_table3`` and ``inputs``) and the run's summary
+        (None with ``limit``).
+    """
+    import tempfile
+
+    from ...utils.atomic import atomic_output, atomic_write_json, check_output
+
+    for path in (output, plot):
+        if path:
+            check_output(path, inputs, overwrite)
+    summary = None
+    if limit is not None:
+        result = _first_pairs_histogram(inputs, limit, fmt, strict, tokenizer, edges, member_pattern)
+        if output:
+            atomic_write_json(output, result, overwrite=overwrite)
+    elif output:
+        result, summary = histogram_files(inputs, output, run, fmt=fmt, strict=strict, tokenizer=tokenizer,
+                                          edges=edges, member_pattern=member_pattern, overwrite=overwrite)
+    else:
+        from dataclasses import replace
+
+        from ..pipeline.runner import RunOptions
+
+        with tempfile.TemporaryDirectory(prefix="paranmt-histogram-") as tmp:
+            run = run or RunOptions()
+            run = replace(run, work_dir=run.work_dir or str(Path(tmp) / "work"))
+            result, summary = histogram_files(inputs, Path(tmp) / "histogram.json", run, fmt=fmt, strict=strict,
+                                              tokenizer=tokenizer, edges=edges, member_pattern=member_pattern)
+    if plot:
+        with atomic_output(plot, inputs, overwrite) as tmp_plot:
+            plot_histogram(result, tmp_plot)
+    return result, summary
+
+
+def _first_pairs_histogram(inputs: Sequence[str | os.PathLike[str]], limit: int, fmt: str, strict: bool,
+                           tokenizer: str, edges: Sequence[float], member_pattern: str | None) -> dict[str, Any]:
+    """The histogram of the first ``limit`` valid pairs of ``inputs`` (one process; a header read by name)."""
+    from ..pipeline.batches import PairReader
+
+    header = _score_header(inputs, member_pattern)
+    counts = HistogramCounts(tuple(edges))
+    left = limit
+    reader = PairReader(inputs, fmt, strict=strict, member_pattern=member_pattern, header=header)
+    for batch in reader.run():
+        if left <= 0:
+            break
+        parsed, take = batch.parsed, min(left, len(batch.parsed.text_a))
+        counts.add(parsed.text_a[:take], parsed.text_b[:take], parsed.score[:take], parsed.overlap[:take],
+                   tokenizer)
+        left -= take
+    result = counts.result()
+    result["paper_table3"] = TABLE3_PAPER
+    result["inputs"] = [os.fspath(p) for p in inputs]
+    return result
+
+
+def _score_header(inputs: Sequence[str | os.PathLike[str]], member_pattern: str | None) -> Any:
+    """The inputs' common header (None: none); refused when it has no paraphrase score column."""
+    from ..measures.columns import common_header
+
+    header = common_header(inputs, member_pattern)
+    if header is not None and header.score_index is None:
+        from ..errors import CorpusError
+
+        raise CorpusError(f"{', '.join(map(os.fspath, inputs))} has no paraphrase_score column (its columns: "
+                          f"{', '.join(header.columns)}): add one with `paranmt-hf corpus annotate ... --model MODEL`")
+    return header
 
 
 def format_table3(histogram: Mapping[str, Any]) -> str:

@@ -155,3 +155,38 @@ def evaluate_simlex(lexicon: ParaphraseLexicon, path: str, kind: str = "adjusted
     covered = [(s, g) for s, g in zip(scores, gold, strict=True) if s is not None]
     result["spearman_covered"] = float(stats.spearmanr(*zip(*covered, strict=True)).statistic)
     return result
+
+
+def lexicon_report(inputs: Iterable[str], words: Iterable[str] = (), *, top: int = 20, kind: str = "adjusted",
+                   min_count: int = 1, min_score: float = 0.35, max_tokens: int = 30, simlex: str | None = None,
+                   output: str | None = None, fmt: str = "pairs", strict: bool = False,
+                   member_pattern: str | None = None, progress: bool = True,
+                   overwrite: bool = False) -> dict[str, Any]:
+    """The lexicon of the pairs in ``inputs``: the ``top`` paraphrases of each word, SimLex-999's rho, as a dict.
+
+    Only the words asked for (and SimLex's) are counted. ``output``: also written as JSON (checked before the work
+    and written atomically; never an input, an existing file only with ``overwrite``).
+
+    Returns:
+        ``{"pairs_used": n, "top": {word: [(paraphrase, score), ...]}, "simlex": {"cross": ..., "adjusted": ...}}``
+        (``top`` with words, ``simlex`` with ``simlex``).
+    """
+    from ...utils.atomic import atomic_write_json, check_output
+    from ..pipeline.progress import iter_records_progress
+
+    inputs, words = list(inputs), list(words)
+    if output:
+        check_output(output, inputs, overwrite)
+    targets = set(words) | ({w for row in read_simlex(simlex) for w in row[:2]} if simlex else set())
+    records = iter_records_progress(inputs, fmt, strict=strict, member_pattern=member_pattern, desc="lexicon",
+                                    progress=progress)
+    lexicon = ParaphraseLexicon.from_pairs(records, targets=targets or None, min_score=min_score,
+                                           max_tokens=max_tokens)
+    report: dict[str, Any] = {"pairs_used": lexicon.pairs}
+    if words:
+        report["top"] = {word: lexicon.top(word.lower(), top, kind, min_count) for word in words}
+    if simlex:
+        report["simlex"] = {score: evaluate_simlex(lexicon, simlex, score) for score in ("cross", "adjusted")}
+    if output:
+        atomic_write_json(output, report, overwrite=overwrite)
+    return report

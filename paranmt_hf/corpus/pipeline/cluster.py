@@ -113,6 +113,41 @@ def parse_sbatch_arg(item: str) -> tuple[str, str]:
     return key, value
 
 
+SLURM_ONLY = ("partition", "time", "qos", "account", "venv_path", "sbatch_args")
+"""``RunOptions.cluster`` keys only the Slurm executor reads (given with another executor: a mistake)."""
+
+
+def cluster_settings(executor: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``RunOptions.cluster`` for ``executor`` from the settings given (None: not given).
+
+    ``sbatch_args`` may be a mapping or ``KEY=VALUE`` items (:func:`parse_sbatch_arg`).
+
+    Raises:
+        InvalidOptionError: a Slurm setting with another executor, or a bad ``sbatch_args`` item.
+    """
+    cluster = {k: v for k, v in given.items() if v is not None}
+    slurm_only = [k for k in SLURM_ONLY if k in cluster]
+    if slurm_only and executor != "slurm":
+        flag = "--sbatch-arg" if slurm_only[0] == "sbatch_args" else "--" + slurm_only[0].replace("_", "-")
+        raise InvalidOptionError(f"{flag} is a Slurm setting: add --executor slurm")
+    sbatch = cluster.get("sbatch_args")
+    if sbatch is not None and not isinstance(sbatch, Mapping):
+        cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in sbatch)
+    return cluster
+
+
+def torchrun_tasks(tasks: int | None, local_tasks: int | None, offset: int) -> tuple[int | None, int | None, int]:
+    """``(tasks, local_tasks, local_rank_offset)`` of a run, under torchrun too.
+
+    Under torchrun (``WORLD_SIZE`` > 1) with no task count given: ``WORLD_SIZE`` tasks, of which this process runs
+    task ``RANK``; otherwise as given.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if tasks is None and local_tasks is None and world > 1:
+        return world, 1, int(os.environ.get("RANK", "0"))
+    return tasks, local_tasks, offset
+
+
 def slurm_options(cluster: Mapping[str, Any]) -> dict[str, Any]:
     """The Slurm executor's keyword arguments from ``RunOptions.cluster``, checked (see the module docstring).
 

@@ -5,6 +5,7 @@
 - :func:`convert_paranmt50m`: a ParaNMT-50M pickle (every ``-model`` and ``-combination_type`` of
   jwieting/para-nmt-50m: word/trigram averaging, max pooling, (Bi)LSTM avg/max with Lasagne's peephole LSTM,
   trigram/word/LSTM combinations) -> ``ParaNMTEncoder``, equal to the original inference on raw text.
+- :func:`save_converted`: the converted model's folder with its ``conversion_report.json``, written atomically.
 
 Nothing is unpickled beyond an explicit allow-list (see :mod:`paranmt_hf.utils.safe_pickle`). Names load lazily.
 """
@@ -28,6 +29,7 @@ _LAZY = {
     "load_paranmt50m_pickle": ".paranmt50m",
     "read_sentencepiece_model": ".sentencepiece",
     "build_sentencepiece_tokenizer": ".sentencepiece",
+    "save_converted": ".saving",
 }
 
 __all__ = [*_LAZY, "PARANMT50M_MODELS", "PARANMT50M_COMBINATION_TYPES"]

@@ -1,4 +1,4 @@
-"""Reading sentences for CLI commands: plain text (one per line) or pair files (TSV, optionally gzip'd)."""
+"""Sentences of a corpus for building tokenizers and vocabularies: plain text (one per line) or TSV, gzip'd or not."""
 
 from __future__ import annotations
 
@@ -32,3 +32,11 @@ def iter_sentences(paths: list[str], columns: str = "all", limit: int | None = N
                 fields = line.rstrip("\n").split("\t")
                 picked = fields if wanted is None else [fields[c] for c in wanted if c < len(fields)]
                 yield from (s for s in picked if s.strip())
+
+
+def read_sentences(path: str | Path) -> tuple[list[str], int]:
+    """The non-empty lines of a UTF-8 text file (gzip'd or not), one sentence each, and how many empty ones it has."""
+    with open_text(path) as f:
+        lines = [line.rstrip("\r\n") for line in f]
+    texts = [t for t in lines if t.strip()]
+    return texts, len(lines) - len(texts)

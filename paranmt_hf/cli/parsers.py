@@ -1,0 +1,35 @@
+"""How a command's parser is made: its help, description and epilog laid out alike for every command."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from typing import Any
+
+
+def command_parser(subparsers: Any, name: str, help: str, description: str, epilog: str | None = None,
+                   fill: bool = False) -> argparse.ArgumentParser:
+    """The sub-parser of command ``name`` (``fill``: wrap the description at 100 columns; the epilog as written)."""
+    return subparsers.add_parser(name, help=help, description=textwrap.fill(description, 100) if fill else description,
+                                 epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: str, output_default: str | None = None,
+                batch_size: int = 256, chunk_size: str = "lines") -> None:
+    """The flags of a command that runs a model over a file chunk by chunk (``embed``, ``score``).
+
+    ``model_dir``, ``--input``, ``--output``, ``--batch-size``, ``--chunk-size``, ``--overwrite``, ``--no-progress``
+    and ``--trust-remote-code``.
+    """
+    from .model_loading import add_trust_remote_code_flag
+    from .progress import add_progress_flag
+
+    parser.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
+    parser.add_argument("--input", required=True, help=input_help)
+    parser.add_argument("--output", required=output_default is None, default=output_default, help=output_help)
+    parser.add_argument("--batch-size", type=int, default=batch_size,
+                        help=f"sentences encoded per batch (default {batch_size})")
+    parser.add_argument("--chunk-size", type=int, default=10000, help=f"{chunk_size} read and encoded per chunk")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    add_progress_flag(parser)
+    add_trust_remote_code_flag(parser)
