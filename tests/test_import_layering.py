@@ -16,6 +16,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -68,20 +69,26 @@ def _package(module: str) -> str | None:
     return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in PACKAGE_ORDER) else None
 
 
-def layering_violations(graph: dict[str, set[str]]) -> list[str]:
-    """Imports from a sub-package to one above it in :data:`PACKAGE_ORDER` (unknown sub-packages are violations)."""
+def order_violations(graph: dict[str, set[str]], place: Callable[[str], str | None], order: Sequence[str],
+                     prefix: str, name: str) -> list[str]:
+    """Imports from a place (``place(module)``: a package or room; None: not checked) to one above it in ``order``."""
     bad = []
     for module, targets in graph.items():
-        source = _package(module)
+        source = place(module)
         for target in targets:
-            dest = _package(target)
+            dest = place(target)
             if source is None or dest is None or source == dest:
                 continue
-            if source not in PACKAGE_ORDER or dest not in PACKAGE_ORDER:
-                bad.append(f"{module} -> {target}: sub-package not in PACKAGE_ORDER")
-            elif PACKAGE_ORDER.index(dest) > PACKAGE_ORDER.index(source):
-                bad.append(f"{module} -> {target}: {source}/ imports {dest}/, which stands above it")
+            if source not in order or dest not in order:
+                bad.append(f"{module} -> {target}: {name}")
+            elif order.index(dest) > order.index(source):
+                bad.append(f"{module} -> {target}: {prefix}{source}/ imports {prefix}{dest}/, which stands above it")
     return bad
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a sub-package to one above it in :data:`PACKAGE_ORDER` (unknown sub-packages are violations)."""
+    return order_violations(graph, _package, PACKAGE_ORDER, "", "sub-package not in PACKAGE_ORDER")
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -235,32 +242,22 @@ CORPUS_ROOMS = ("errors", "text", "measures", "pipeline", "annotate", "selection
 """The rooms of ``paranmt_hf/corpus/`` from the bottom of its pipeline to the top (docs/CONTRIBUTING.md's map)."""
 
 
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["paranmt_hf", "corpus"] else None
+
+
 def corpus_room_violations(graph: dict[str, set[str]]) -> list[str]:
     """Imports from a room of ``corpus/`` to a room above it (or to a module outside every room)."""
-    def room(module: str) -> str | None:
-        parts = module.split(".")
-        return parts[2] if len(parts) > 2 and parts[:2] == ["paranmt_hf", "corpus"] else None
-
-    bad = []
-    for module, targets in graph.items():
-        source = room(module)
-        for target in targets:
-            dest = room(target)
-            if source is None or dest is None or source == dest:
-                continue
-            if source not in CORPUS_ROOMS or dest not in CORPUS_ROOMS:
-                bad.append(f"{module} -> {target}: not a room of CORPUS_ROOMS")
-            elif CORPUS_ROOMS.index(dest) > CORPUS_ROOMS.index(source):
-                bad.append(f"{module} -> {target}: corpus/{source} imports corpus/{dest}, which stands above it")
-    return bad
+    return order_violations(graph, _room, CORPUS_ROOMS, "corpus/", "not a room of CORPUS_ROOMS")
 
 
 def test_corpus_rooms_import_only_rooms_below_them():
     assert corpus_room_violations(module_imports()) == []
     graph = {"paranmt_hf.corpus.measures.columns": {"paranmt_hf.corpus.pipeline.runner"}}
     assert corpus_room_violations(graph) == [
-        "paranmt_hf.corpus.measures.columns -> paranmt_hf.corpus.pipeline.runner: corpus/measures imports "
-        "corpus/pipeline, which stands above it"]
+        "paranmt_hf.corpus.measures.columns -> paranmt_hf.corpus.pipeline.runner: corpus/measures/ imports "
+        "corpus/pipeline/, which stands above it"]
 
 
 def test_test_helpers_are_not_in_the_wheel():
