@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
-from tokenizers import Tokenizer, pre_tokenizers
+from tokenizers import Tokenizer
 
 from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
 
@@ -284,12 +284,6 @@ class _ChunkIds(_ChunkStore):
         # WordPiece: a word that is itself a vocabulary entry (and not too long) is that one piece (greedy longest
         # match from the start takes the whole word first)
         self.whole_word_max = int(model.get("max_input_chars_per_word", 100)) if model["type"] == "WordPiece" else 0
-        # the model alone behind a whitespace split: many words (never holding whitespace: ``str.split`` splits on
-        # every character ``WhitespaceSplit`` splits on) tokenised in one call, each as ``backend.model.tokenize``
-        self.bare = None
-        if mode in ("model", "metaspace"):
-            self.bare = Tokenizer(backend.model)  # shares the model; no normaliser, added tokens or post-processor
-            self.bare.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
         self.clear()
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
@@ -316,12 +310,18 @@ class _ChunkIds(_ChunkStore):
         return np.asarray(ids, dtype=np.int64), counts
 
     def _model_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``backend.model.tokenize`` of each word (none holds whitespace), in one call: (ids back to back, counts)."""
+        """``backend.model.tokenize`` of each word (none holds whitespace): (ids back to back, counts).
+
+        The model alone, word after word: what the tokenizer runs on each pre-token. (One ``encode`` of the words
+        joined by spaces behind a ``WhitespaceSplit`` measured 20-30% slower: it builds split strings, alignments
+        and an ``Encoding`` around the same model calls.)
+        """
         if not words:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        encoding = self.bare.encode(" ".join(words), add_special_tokens=False)
-        owner = np.asarray(encoding.word_ids, dtype=np.int64)
-        return np.asarray(encoding.ids, dtype=np.int64), np.bincount(owner, minlength=len(words)).astype(np.int64)
+        pieces = list(map(self.backend.model.tokenize, words))
+        counts = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        ids = np.fromiter((t.id for t in chain.from_iterable(pieces)), dtype=np.int64, count=int(counts.sum()))
+        return ids, counts
 
     def _pieces(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """WordPiece ids of every word back to back and the number of pieces of each.

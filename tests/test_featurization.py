@@ -238,3 +238,36 @@ def test_ids_stay_exact_when_the_caches_start_over(monkeypatch, kind):
     for batch in (TRICKY, _fuzz(120, seed=13), CORPUS):
         flat, lengths = encoder.flat_token_ids(batch)
         assert (flat.tolist(), lengths.tolist()) == _reference(encoder, batch)
+
+
+def test_sentencepiece_words_are_cached_whatever_their_position():
+    """SentencePiece ids come from a cache per word (``"▁" + word``, tokenised once per batch): a word has the same
+    pieces first in a sentence and after a space with the Metaspace rule the fast path accepts
+    (``prepend_scheme="always"``), cold and warm; a rule under which the first word's pieces differ
+    (``prepend_scheme="never"``) takes the reference path, which keeps them."""
+    from tokenizers import Tokenizer, pre_tokenizers
+
+    from paranmt_hf.modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
+
+    encoder = build_encoder("sp", CORPUS, embedding_dim=8, seed=3, vocab_size=60)
+    always = Tokenizer.from_str(encoder.tokenizer.backend_tokenizer.to_str())
+    never = Tokenizer.from_str(always.to_str())
+    never.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True)
+    texts = ["man plays", "a man plays the guitar", "guitar man man", "man", "the guitar", "guitar"]
+
+    def reference(tokenizer):
+        return lambda batch: [e.ids for e in tokenizer.encode_batch(list(batch), add_special_tokens=False)]
+
+    ids = reference(always)(texts)
+    assert ids[3] == ids[0][: len(ids[3])] == ids[2][len(ids[2]) - len(ids[3]) :]  # "man" first == "man" later
+    fast = fast_token_ids(always, reference(always))
+    assert fast is not None
+    for _ in range(2):  # cold, then warm
+        flat, lengths = fast(texts)
+        assert (flat.tolist(), lengths.tolist()) == tuple(x.tolist() for x in ids_to_flat(ids))
+    first_differs = reference(never)(["man"]) != reference(never)(["a man"])[0][-len(reference(never)(["man"])[0]) :]
+    assert first_differs, "the fixture must have a word whose pieces depend on its position"
+    fast_never = fast_token_ids(never, reference(never))
+    if fast_never is not None:
+        flat, lengths = fast_never(texts)
+        assert (flat.tolist(), lengths.tolist()) == tuple(x.tolist() for x in ids_to_flat(reference(never)(texts)))

@@ -42,6 +42,7 @@ RENDER_ONLY = {
     "teacher/make_table.py": "renders runs.jsonl and init_variants.jsonl (each run names its commit)",
     "speed/loaders.py": "the timed encoders (a module of benchmark.py, which records the provenance)",
     "speed/models.py": "builds the benchmark models into a cache folder (no result)",
+    "speed/report.py": "writes the report a script gives it (benchmark.py and light/measure.py record the provenance)",
     "make_paranmt/one_best.py": "writes an intermediate pair file into the work folder (no result; summarize.py "
                                 "records the run)",
 }

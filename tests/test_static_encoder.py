@@ -79,6 +79,7 @@ def test_static_encoder_equals_the_torch_model(saved, name):
 def test_block_by_block_sums_equal_the_torch_model(saved, name, monkeypatch):
     """A scratch buffer of a few rows: every segment sum runs over many blocks (and segments longer than a block)."""
     monkeypatch.setattr(averaging, "SCRATCH_BYTES", 3 * 8 * 4)
+    monkeypatch.setattr(averaging, "GROUP_BYTES", 2 * 8 * 4)
     static = StaticEncoder.from_pretrained(saved[name])
     expected = np.load(str(saved[name]) + ".npy")
     long = " ".join(CORPUS)  # one sentence of ~100 chunks and ~500 trigrams
@@ -91,9 +92,12 @@ def test_block_by_block_sums_equal_the_torch_model(saved, name, monkeypatch):
     assert np.abs(static.encode(TEXTS[::-1]) - expected[::-1]).max() <= 1e-6
 
 
-@pytest.mark.parametrize("scratch", [averaging.SCRATCH_BYTES, 5 * 16 * 4, 16 * 4])
-def test_segment_sums_equal_plain_sums(scratch, monkeypatch):
+@pytest.mark.parametrize("scratch, group", [(averaging.SCRATCH_BYTES, averaging.GROUP_BYTES), (5 * 16 * 4, 2 * 16 * 4),
+                                            (16 * 4, 16 * 4)])
+def test_segment_sums_equal_plain_sums(scratch, group, monkeypatch):
+    """Sums of segments of one length are collected ``group`` bytes at a time (three segments of length 3 here)."""
     monkeypatch.setattr(averaging, "SCRATCH_BYTES", scratch)
+    monkeypatch.setattr(averaging, "GROUP_BYTES", group)
     rng = np.random.default_rng(0)
     table = rng.standard_normal((50, 16)).astype(np.float32)
     lengths = np.array([0, 3, 1, 0, 7, 3, 12, 1, 0, 3, 2], dtype=np.int64)

@@ -240,8 +240,8 @@ def main() -> None:
         print("RESULT " + json.dumps(speed_worker(args.model, args.m2v, args.rounds)))
         return
     import model2vec
+    from report import write_report
 
-    from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
     from paranmt_hf.utils.provenance import provenance
 
     if args.m2v is None:
@@ -267,10 +267,7 @@ def main() -> None:
     kinds = "+".join(c["kind"] for c in config.get("components") or [{"kind": config.get("kind")}])
     report = {"provenance": record, "model": args.model, "model_kinds": kinds, "model_dim": config["hidden_size"],
               "m2v": args.m2v, "install": install, "first_vector": first, "speed": speed}
-    atomic_write_json(HERE / "light.json", report, indent=1)
-    atomic_write_text(HERE / "README.md", markdown(report))
-    plot(report, HERE / "light.png")
-    print(markdown(report))
+    write_report(HERE, "light", report, markdown, plot)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,8 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(cache, args.rounds, trained, args.kinds, args.user_paths)))
         return
-    from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
+    from report import write_report
+
     from paranmt_hf.utils.paths import data_dir
 
     build_models(data_dir(), cache, args.kinds)
@@ -247,10 +248,7 @@ def main() -> None:
     }
     report["trained"] = list(trained)
     report["targets"] = targets(report["one_core"]["results"], list(trained))
-    atomic_write_json(HERE / "speed.json", report, indent=1)
-    atomic_write_text(HERE / "README.md", markdown(report))
-    plot(report, HERE / "speed.png")
-    print(markdown(report))
+    write_report(HERE, "speed", report, markdown, plot)
 
 
 if __name__ == "__main__":
