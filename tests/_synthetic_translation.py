@@ -166,7 +166,7 @@ def build_translation_model(
     model.generation_config.num_beams = 1
     if kind == "marian":
         model.generation_config.bad_words_ids = [[config.pad_token_id]]  # as opus-mt's generation config
-    from paranmt_hf.corpus.translation.transformers_engine.transformers_engine import quiet_loading
+    from paranmt_hf.corpus.translation.transformers_engine import quiet_loading
 
     with quiet_loading():
         model.save_pretrained(out)

@@ -101,7 +101,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
     """Two visible GPUs faked: corpus tasks 0-3 load on cuda:0, 1, 0, 1 in both engines (and through the step)."""
     from transformers import GenerationConfig
 
-    from paranmt_hf.corpus import translation
+    from paranmt_hf.corpus.translation import transformers_engine as translation
     from paranmt_hf.corpus.translation.backtranslate import BacktranslateStep
 
     generation = GenerationConfig.from_pretrained(models["marian"])
@@ -120,7 +120,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
     assert step._translator.model.device == "cuda:0"
 
     ctranslate2 = pytest.importorskip("ctranslate2")
-    from paranmt_hf.corpus import translation_ct2
+    from paranmt_hf.corpus.translation import ctranslate2_engine as translation_ct2
 
     made: list[dict[str, Any]] = []
 
@@ -202,7 +202,7 @@ def test_do_sample_means_independent_samples_in_both_engines(models: dict[str, P
 def test_impossible_combinations_are_one_sentence_before_any_work(models: dict[str, Path], tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from paranmt_hf.corpus import backtranslate
+    from paranmt_hf.corpus.translation import backtranslate
 
     def no_work(*args: object, **kwargs: object) -> None:
         raise AssertionError("the run started")
