@@ -227,6 +227,7 @@ def test_each_distinct_source_of_the_run_is_decoded_once_whatever_the_tasks(
     assert sorted(decoded["sentences"]) == distinct
     err = capsys.readouterr().err
     assert f"{len(lines) - len(distinct)} duplicate sources (decoded once)" in err
+    assert f"{len(distinct)} distinct sources decoded for {len(lines)} sentences" in err
     one = (tmp_path / "one.tsv").read_bytes()
     assert (tmp_path / "three.tsv").read_bytes() == one
     rows = [r.split("\t") for r in one.decode().splitlines()[1:]]

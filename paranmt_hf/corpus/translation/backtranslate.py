@@ -518,7 +518,8 @@ class TranslationSummary(Summary):
         t = self.throughput
         if not t.get("sentences"):
             return super().line(what)
-        return (f"{super().line(what)}; decoding: {t['sentences_per_second']:,.1f} sentences/s, "
+        return (f"{super().line(what)}; decoding: {t['decoded_sentences']:,} distinct sources decoded for "
+                f"{t['sentences']:,} sentences, {t['sentences_per_second']:,.1f} sentences/s, "
                 f"{t['target_tokens_per_second']:,.0f} target tokens/s in all "
                 f"({t['per_task_sentences_per_second']:,.1f} sentences/s, "
                 f"{t['per_task_target_tokens_per_second']:,.0f} target tokens/s per task)")
