@@ -200,6 +200,130 @@ def test_duplicate_sources_are_decoded_once_and_every_reference_gets_its_candida
     assert list(dict.fromkeys(once)) == list(dict.fromkeys(ref for ref, _ in lines))
 
 
+def _spread_duplicates(count: int = 30) -> list[tuple[str, str]]:
+    """A bitext whose sources repeat, with other references, far apart (other chunks and tasks) and close by."""
+    sentences = model_sentences(8, seed=11)
+    return [(f"reference {i}", sentences[(i * 5) % 8] if i % 4 else sentences[i % 3]) for i in range(count)]
+
+
+@pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
+def test_each_distinct_source_of_the_run_is_decoded_once_whatever_the_tasks(
+        models: dict[str, Path], tmp_path: Path, decoded: dict[str, list], capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+    if engine == "ctranslate2":
+        pytest.importorskip("ctranslate2")
+    from paranmt_hf.corpus.translation.backtranslate import BacktranslateStep
+
+    lines = _spread_duplicates()
+    src = _bitext(tmp_path / "bitext.en-de.tsv", lines)
+    base = ["corpus", "backtranslate", str(src), "--model", str(models["a"]), "--engine", engine, "--do-sample",
+            "--num-return", "2", "--seed", "3", "--with-source", "--workers", "1", "--chunk-bytes", "120",
+            "--quiet"]
+    assert main([*base, "--tasks", "1", "-o", str(tmp_path / "one.tsv")]) == 0
+    distinct = sorted({s for _, s in lines})
+    assert sorted(decoded["sentences"]) == distinct  # once each, in the whole run
+    decoded["sentences"].clear()
+    assert main([*base, "--tasks", "3", "-o", str(tmp_path / "three.tsv")]) == 0
+    assert sorted(decoded["sentences"]) == distinct
+    err = capsys.readouterr().err
+    assert f"{len(lines) - len(distinct)} duplicate sources (decoded once)" in err
+    assert f"{len(distinct)} distinct sources decoded for {len(lines)} sentences" in err
+    one = (tmp_path / "one.tsv").read_bytes()
+    assert (tmp_path / "three.tsv").read_bytes() == one
+    rows = [r.split("\t") for r in one.decode().splitlines()[1:]]
+    assert [ref for ref in dict.fromkeys(r[0] for r in rows)] == [ref for ref, _ in lines]  # every reference
+    by_source: dict[str, set] = {}
+    for ref, _ in lines:  # every line of a source has the candidates (and costs) of its first occurrence
+        mine = tuple((r[1], r[2]) for r in rows if r[0] == ref)
+        by_source.setdefault(next(r[3] for r in rows if r[0] == ref), set()).add(mine)
+    assert all(len(candidates) == 1 for candidates in by_source.values()) and len(by_source) == len(distinct)
+
+    # killed between the translate stage and the fill: the same command again decodes nothing and ends the same
+    original = BacktranslateStep.process
+
+    def killed(self: BacktranslateStep, batch: object) -> object:
+        if self.mode == "fill":
+            raise KeyboardInterrupt
+        return original(self, batch)
+
+    monkeypatch.setattr(BacktranslateStep, "process", killed)
+    decoded["sentences"].clear()
+    assert main([*base, "--tasks", "3", "-o", str(tmp_path / "resumed.tsv")]) != 0
+    assert sorted(decoded["sentences"]) == distinct and not (tmp_path / "resumed.tsv").exists()
+    monkeypatch.setattr(BacktranslateStep, "process", original)
+    decoded["sentences"].clear()
+    assert main([*base, "--tasks", "3", "-o", str(tmp_path / "resumed.tsv")]) == 0
+    assert decoded["sentences"] == [] and (tmp_path / "resumed.tsv").read_bytes() == one
+
+
+def test_make_decodes_each_distinct_source_once_whatever_the_tasks(
+        models: dict[str, Path], tmp_path: Path, decoded: dict[str, list]) -> None:
+    from datasets import load_dataset
+
+    lines = _spread_duplicates(24)
+    src = _bitext(tmp_path / "bitext.en-de.tsv", lines)
+    base = ["corpus", "make", str(src), "--model", str(models["a"]), "--do-sample", "--top-p", "0.9",
+            "--num-return", "2", "--seed", "3", "--tokenizer", "whitespace", "--workers", "2", "--chunk-bytes", "120",
+            "--quiet"]
+    assert main([*base, "--tasks", "1", "--workers", "1", "-o", str(tmp_path / "one")]) == 0
+    assert sorted(decoded["sentences"]) == sorted({s for _, s in lines})
+    assert main([*base, "--tasks", "4", "-o", str(tmp_path / "four")]) == 0
+    rows = [load_dataset(str(tmp_path / name), "pairs", split="train", cache_dir=str(tmp_path / f"c-{name}")).to_list()
+            for name in ("one", "four")]
+    assert rows[0] == rows[1] and {r["reference"] for r in rows[0]} == {ref for ref, _ in lines}
+
+
+def test_a_second_launch_is_refused_before_the_model_is_copied(models: dict[str, Path], tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    import threading
+
+    from paranmt_hf.utils.atomic import output_lock
+
+    src = _plain_bitext(tmp_path / "bitext.en-de.tsv", 4)
+    out, cache = tmp_path / "out.tsv", tmp_path / "cache"
+    held, release = threading.Event(), threading.Event()
+
+    def first_launch() -> None:  # holds the run's lock as a running launch does
+        with output_lock(tmp_path / ".out.tsv.paranmt-work"):
+            held.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=first_launch)
+    thread.start()
+    try:
+        held.wait(60)
+        assert main(["corpus", "backtranslate", str(src), "--model", str(models["a"]), "--quiet", "--workers", "1",
+                     "--model-cache", str(cache), "-o", str(out)]) == 1
+    finally:
+        release.set()
+        thread.join()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "out.tsv" in err[0], err
+    assert not cache.exists() or not any(cache.iterdir())  # nothing copied for a refused launch
+
+
+def test_progress_shows_sentences_and_target_tokens_per_second(models: dict[str, Path], tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    from paranmt_hf.corpus.pipeline.batches import RateFile, rate_postfix, read_rates
+
+    for rank, (sentences, tokens, seconds) in enumerate([(10, 100, 2.0), (30, 500, 2.0)]):
+        RateFile(tmp_path / "rates", rank).add(sentences, tokens, seconds)
+    assert rate_postfix(read_rates(tmp_path / "rates"), wall=8.0) == \
+        "5.0 sentences/s, 75 target tokens/s in all; per task 10.0 sentences/s, 150 target tokens/s"
+    assert rate_postfix([], wall=1.0) == ""
+    src = _plain_bitext(tmp_path / "bitext.en-de.tsv", 6)
+    base = ["corpus", "backtranslate", str(src), "--model", str(models["a"]), "--num-beams", "2", "--workers", "1",
+            "--tasks", "2", "--chunk-bytes", "200"]
+    capsys.readouterr()
+    assert main([*base, "-o", str(tmp_path / "shown.tsv")]) == 0
+    err = capsys.readouterr().err
+    bar = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("backtranslate: translate")]
+    assert bar and "sentences/s" in bar[-1] and "target tokens/s in all; per task" in bar[-1], err
+    assert main([*base, "-o", str(tmp_path / "quiet.tsv"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "backtranslate:" not in err and len(err.splitlines()) == 1  # the summary line only
+
+
 def test_make_never_decodes_what_its_filter_drops_and_writes_the_same_pairs(
         models: dict[str, Path], tmp_path: Path, decoded: dict[str, list], capsys: pytest.CaptureFixture) -> None:
     from datasets import load_dataset

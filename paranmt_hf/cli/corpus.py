@@ -475,7 +475,7 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
                             "task to read (default: the run's work folder; a shared folder on a cluster)")
     group = parser.add_argument_group("cleaning before decoding")
     group.add_argument("--no-source-dedup", action="store_true",
-                       help="decode every line, even a source already decoded in its chunk")
+                       help="decode every line, even a source already decoded elsewhere in the run")
     group.add_argument("--min-reference-tokens", type=int, default=None,
                        help="drop lines whose English reference has fewer whitespace tokens, before decoding")
     group.add_argument("--max-reference-tokens", type=int, default=None,

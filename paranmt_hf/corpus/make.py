@@ -3,14 +3,14 @@
 :func:`make_paranmt` (``paranmt-hf corpus make``) is one datatrove pipeline per stage
 (:mod:`paranmt_hf.corpus.pipeline.runner`), on this machine or a cluster:
 
-1. every task reads its chunks of the bitext, back-translates them
-   (:mod:`paranmt_hf.corpus.translation.backtranslate`, finished
-   chunks kept for resuming), adds the columns (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`: the paraphrase score
-   under a paranmt_hf model, the trigram overlap, any measure of
-   :data:`~paranmt_hf.corpus.measures.registry.MEASURES`),
-   keeps the pairs a filter of :data:`~paranmt_hf.corpus.selection.filters.FILTERS` passes, spills the key hash of
-   every kept
-   pair (de-duplication, stage 1) and writes its kept pairs;
+0. the sources are indexed and every task decodes each distinct source of the run once
+   (:mod:`paranmt_hf.corpus.translation.source_dedup`, :mod:`paranmt_hf.corpus.translation.backtranslate`:
+   decoded chunks kept for resuming);
+1. every task reads its chunks of the bitext again, gives every line its candidates, adds the columns
+   (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`: the paraphrase score under a paranmt_hf model, the trigram
+   overlap, any measure of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`), keeps the pairs a filter of
+   :data:`~paranmt_hf.corpus.selection.filters.FILTERS` passes, spills the key hash of every kept pair
+   (de-duplication, stage 1) and writes its kept pairs;
 2. one task per group of hash buckets finds the duplicates, across every task;
 3. every task writes its pairs without duplicates as Parquet;
 4. one task writes the Hub-ready folder: ``data/<config>/train-*.parquet``, ``export.json`` and a card describing the
@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +42,8 @@ from .pipeline.runner import JobSpec, RunOptions, Stage, execute, make_spec, mer
 from .pipeline.steps import CorpusStep
 from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .selection.filtering import FilterStep, bounds_stages
-from .translation.backtranslate import (
-    CHUNK_BYTES,
-    BacktranslateStep,
-    TranslationSummary,
-    check_model,
-    engine_settings,
-    open_model_run,
-    prepare_model,
-)
-from .translation.source_cleaning import SourceCleaning, SourceCleanStep, source_side
+from .translation.backtranslate import TranslationPlan, TranslationSummary
+from .translation.source_cleaning import SourceCleaning
 from .translation.transformers_engine import DecodingOptions, EngineOptions
 
 TEXT_TYPES = ("reference", "paraphrase", "source")
@@ -196,32 +187,27 @@ def make_paranmt(
         model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
         model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
         cleaning: what is removed before decoding (default: what ``filter_options`` would drop whatever the
-            translation, :meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; duplicate
-            sources of
-            a chunk decoded once).
+            translation, :meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; each
+            distinct source of the run decoded once).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
     """
     from .measures.registry import MeasureContext, get_measure
 
-    options = options or DecodingOptions()
-    run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
     path_name(config, "the config name")  # it names data/<config>/ inside the output
     if dedup is not None and dedup not in KEEP:
         raise ValueError(f"unknown dedup {dedup!r}; choose one of {KEEP} or None")
     for name in measures:
         if get_measure(name).compute is None:
             raise ValueError(f"{name} cannot be computed from the texts")
-    for path in inputs:
-        source_side(os.fspath(path), source_column)
-    from .translation.engines import engine_options
-
-    typed = engine_options(engine, engine_kwargs)
-    cleaning = cleaning if cleaning is not None else SourceCleaning.for_filter(filter_options)
-    resolved = check_model(model, options, typed, model_revision)
-    name = resolved.name
-    recorded = engine_settings(typed)
+    plan, run = TranslationPlan.check(
+        inputs, model, options, run, engine, engine_kwargs,
+        cleaning if cleaning is not None else SourceCleaning.for_filter(filter_options), source_column=source_column,
+        with_source=with_source, model_revision=model_revision, model_cache=model_cache,
+        member_pattern=member_pattern, strict=strict)
+    recorded = plan.settings()
+    name = recorded["model"]
     bt_columns = ["translation_cost", *(["source"] if with_source else [])]
     compute = [*(["paraphrase_score"] if scorer is not None else []), "trigram_overlap", *measures]
     columns = list(dict.fromkeys([*bt_columns, *compute]))
@@ -235,11 +221,9 @@ def make_paranmt(
     if filter_options is not None:
         card.setdefault("filter_description", "`" + json.dumps({k: v for k, v in vars(filter_options).items()
                                                                   if v not in (None, ()) and k != "strict"}) + "`")
-    settings = {"model": name, "model_revision": resolved.revision, "model_sha256": resolved.sha256,
-                **recorded, "decoding": asdict(options), "source_column": source_column, "with_source": with_source,
-                "cleaning": asdict(cleaning), "scorer": context.encoder,
-                "measures": list(measures), "filter": None if filter_options is None else vars(filter_options),
-                "dedup": dedup, "dedup_key": dedup_key, "tokenizer": tokenizer}
+    settings = {**recorded, "scorer": context.encoder, "measures": list(measures),
+                "filter": None if filter_options is None else vars(filter_options), "dedup": dedup,
+                "dedup_key": dedup_key, "tokenizer": tokenizer}
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
@@ -251,25 +235,22 @@ def make_paranmt(
         if before:
             raise ValueError("the filter needs a first pass over the scores (acl2018 without min_score): give "
                              "min_score / max_score, or filter the made pairs with `corpus filter`")
-    run, models = open_model_run(spec, run, resolved, model_cache)
-    folder, task_engine = prepare_model(resolved, models, typed, progress=run.progress)
-    steps: list[Any] = [spec.reader("main", "bitext", strict, member_pattern),
-                        SourceCleanStep(cleaning, source_column),
-                        BacktranslateStep(folder, options, task_engine, source_column, with_source,
-                                          spec.parts_dir("chunks"), dedup=cleaning.dedup),
+    before, head = plan.stages(spec)
+    steps: list[Any] = [*head,
                         AnnotateStep(context, True, columns, compute)]
     if filter_options is not None:
         steps.append(FilterStep(filter_options, bounds_file=bounds))
     parquet = NamedParquetWriter(spec.parts_dir("parquet"), ["reference", "paraphrase", *columns], shard_rows)
     if dedup is None:
-        stages = [Stage("main", [*steps, parquet], unit="sentences")]
+        stages = [*before, Stage("main", [*steps, parquet], unit="sentences")]
     else:
         hashes, drops = spec.parts_dir("hashes"), spec.parts_dir("drops")
-        stages = [Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True),
+        stages = [*before, Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True),
                                  TsvPartWriter(spec.parts_dir("kept"), ".tsv")], unit="sentences"),
                   Stage("find", [FindStep(str(hashes), str(drops), dedup)], tasks=min(256, spec.tasks), counts=False,
                         reads_input=False),
                   Stage("write", [PartReader(spec.parts_dir("kept"), header),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
-    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers))
+    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers,
+                                         TranslationPlan.signature(spec), plan.prepare))
 

@@ -135,6 +135,49 @@ class ProgressFile:
             write_file(self.path, json.dumps({"lines": self.lines, "done": self.done, "total": self.total}))
 
 
+class RateFile:
+    """A decoding task's running throughput (sentences, target tokens, decoding seconds) for the progress bar."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None, rank: int) -> None:
+        self.path = None if folder is None else Path(folder) / f"{rank:05d}.json"
+        self.sentences, self.tokens, self.seconds = 0, 0, 0.0
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, sentences: int, tokens: int, seconds: float) -> None:
+        """One more decoded chunk."""
+        self.sentences, self.tokens, self.seconds = self.sentences + sentences, self.tokens + tokens, \
+            self.seconds + seconds
+        if self.path is not None:
+            write_file(self.path, json.dumps({"sentences": self.sentences, "tokens": self.tokens,
+                                              "seconds": self.seconds}))
+
+
+def read_rates(folder: str | os.PathLike[str]) -> list[dict[str, float]]:
+    """The running throughput of every task writing a :class:`RateFile` in ``folder`` (in task order)."""
+    rates = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            rates.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return rates
+
+
+def rate_postfix(rates: Sequence[dict[str, float]], wall: float) -> str:
+    """The progress bar's throughput: sentences/s and target tokens/s in all and per task (empty: none yet).
+
+    In all: over ``wall`` seconds; per task: over the seconds the tasks spent decoding.
+    """
+    sentences = sum(r["sentences"] for r in rates)
+    tokens = sum(r["tokens"] for r in rates)
+    busy = sum(r["seconds"] for r in rates)
+    if not sentences or wall <= 0 or busy <= 0:
+        return ""
+    return (f"{sentences / wall:,.1f} sentences/s, {tokens / wall:,.0f} target tokens/s in all; per task "
+            f"{sentences / busy:,.1f} sentences/s, {tokens / busy:,.0f} target tokens/s")
+
+
 def read_progress(folder: str | os.PathLike[str]) -> tuple[int, float]:
     """Lines read so far by the tasks writing progress files in ``folder``, and the share of bytes done."""
     lines, done, total = 0, 0, 0

@@ -45,7 +45,7 @@ from ...data.reader import MAX_LINE_BYTES, InputError
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
 from ..errors import CorpusError, InvalidOptionError
-from .batches import CHUNK_BYTES, grid_chunks, read_progress
+from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
 
 logger = logging.getLogger("paranmt_hf.corpus")
 EXECUTORS = ("local", "slurm", "ray")
@@ -184,6 +184,9 @@ class Stage:
         :class:`~paranmt_hf.corpus.pipeline.batches.PairReader`,
             whose line and bad-line counts are the summary's).
         unit: what its progress bar counts (the input lines).
+        whole: a cheap stage that the run's first real stage needs complete (an index of the input): a launch of
+            some tasks only (``local_tasks``) runs it in full, for every task, under the work folder's lock, before
+            its own tasks of the next stage.
     """
 
     name: str
@@ -192,6 +195,7 @@ class Stage:
     counts: bool = True
     reads_input: bool = True
     unit: str = "lines"
+    whole: bool = False
 
 
 @dataclass
@@ -304,15 +308,22 @@ def open_work_dir(spec: JobSpec, signature: dict[str, Any], restart: bool = Fals
 
 
 class ProgressBar:
-    """A tqdm bar over the lines the tasks of a stage have read, with an ETA from their bytes done."""
+    """A tqdm bar over the lines the tasks of a stage have read, with an ETA from their bytes done.
+
+    A decoding stage's tasks also write their throughput (``<stage>/throughput/``,
+    :class:`~paranmt_hf.corpus.pipeline.batches.RateFile`): the bar then shows sentences/s and target tokens/s in
+    all and per task.
+    """
 
     def __init__(self, folder: Path, desc: str, enabled: bool, unit: str = "lines") -> None:
         self.folder, self.desc, self.enabled, self.unit = folder, desc, enabled, unit
+        self._start = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
 
     def __enter__(self) -> ProgressBar:
+        self._start = time.monotonic()
         if self.enabled:
             from tqdm.auto import tqdm
 
@@ -326,6 +337,9 @@ class ProgressBar:
         bar = self._bar
         if share > 0:
             bar.total = max(int(lines / share), lines)
+        rates = rate_postfix(read_rates(self.folder.parent / "throughput"), time.monotonic() - self._start)
+        if rates:
+            bar.set_postfix_str(rates, refresh=False)
         bar.update(lines - bar.n)
 
     def _poll(self) -> None:
@@ -375,10 +389,12 @@ def _stage_tasks(stage: Stage, spec: JobSpec) -> int:
 def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int) -> bool:
     """Run the stages one after the other on this machine; True when every task of every stage is done."""
     from .executors import CorpusLocalExecutor as executor_class
+
+    split = next((i for i, stage in enumerate(stages) if not stage.whole), 0)
     for index, stage in enumerate(stages):
         tasks = _stage_tasks(stage, spec)
         local_tasks, offset = -1, 0
-        if run.local_tasks is not None and index == 0:  # the run that completes the first stage does the rest
+        if run.local_tasks is not None and index == split:  # the run that completes this stage does the rest
             local_tasks, offset = min(run.local_tasks, tasks - run.local_rank_offset), run.local_rank_offset
         folder = spec.stage_dir(stage.name)
         (folder / "progress").mkdir(parents=True, exist_ok=True)
@@ -387,15 +403,21 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
         executor = executor_class(stage.steps, tasks=tasks, workers=stage_workers, logging_dir=str(folder / "logs"),
                                   local_tasks=local_tasks, local_rank_offset=offset, threads=threads,
                                   limit_torch=stage_workers > 1 or run.threads is not None)
-        with ProgressBar(folder / "progress", _label(spec, stage), run.progress and stage.reads_input, stage.unit), \
-                _quiet_main_logging():
-            executor.run()
+        whole = output_lock(spec.work / "stages" / stage.name, wait=WHOLE_STAGE_WAIT) \
+            if run.local_tasks is not None and stage.whole else contextlib.nullcontext()
+        with whole, ProgressBar(folder / "progress", _label(spec, stage), run.progress and stage.reads_input,
+                                stage.unit), _quiet_main_logging():
+            executor.run()  # tasks already complete (another launch ran them) are skipped
         if executor.get_incomplete_ranks():
             if local_tasks >= 0:
                 return False
             raise CorpusError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; see "
                               f"their logs in {folder / 'logs' / 'logs'}")
     return True
+
+
+WHOLE_STAGE_WAIT = 7 * 24 * 3600.0
+"""How long a launch of some tasks waits for another launch running a ``whole`` stage (seconds)."""
 
 
 def run_stages(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int) -> bool:
@@ -497,17 +519,21 @@ def check_work_dir(spec: JobSpec) -> None:
 
 
 def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int,
-            signature: dict[str, Any] | None = None) -> Summary:
+            signature: dict[str, Any] | None = None, prepare: Callable[[JobSpec], Any] | None = None) -> Summary:
     """Run a command's stages (the last one merges) and return its summary.
 
-    The output is checked first (never an input; an existing one only with ``overwrite``); the work folder is made
-    or resumed; the summary's ``complete`` is False when only some tasks ran here or the run was submitted.
+    The run's lock is taken first (a second launch is refused before any work); the output is checked (never an
+    input; an existing one only with ``overwrite``); the work folder is made or resumed; then ``prepare(spec)``
+    runs (what the tasks need made once in the work folder: a model's copy), under the lock. The summary's
+    ``complete`` is False when only some tasks ran here or the run was submitted.
     """
     with run_lock(spec, run):
         check_output(spec.output, spec.all_inputs, spec.overwrite)
         check_work_outside_inputs(spec)
         open_work_dir(spec, signature if signature is not None else {"options": spec.options}, run.restart)
         write_job(spec, stages, run.keep_work)
+        if prepare is not None:
+            prepare(spec)
         start = time.perf_counter()
         try:
             complete = run_stages(spec, stages, run, workers)

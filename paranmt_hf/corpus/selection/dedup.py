@@ -235,6 +235,11 @@ class HashStep(CorpusStep):
         _key_text("", "", None, key)
         self.folder, self.key, self.passthrough = os.fspath(folder), key, passthrough
 
+    def hashes(self, batch: Any) -> np.ndarray:
+        """The 64-bit key hash of each pair of ``batch`` (a subclass may hash something else of its lines)."""
+        parsed = batch.parsed
+        return line_hashes(parsed.text_a, parsed.text_b, _line_keys(batch), self.key)
+
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
         """Spill the task's hashes; pass the batches on when ``passthrough``."""
         folder = Path(self.folder)
@@ -247,7 +252,7 @@ class HashStep(CorpusStep):
         for batch in data or ():
             parsed = batch.parsed
             with self.track_time(unit="batch"):
-                hashes = line_hashes(parsed.text_a, parsed.text_b, _line_keys(batch), self.key)
+                hashes = self.hashes(batch)
                 keys = (np.uint64(rank) << np.uint64(INDEX_BITS)) + np.arange(seen, seen + len(parsed),
                                                                               dtype=np.uint64)
                 buckets.add(hashes, keys)
@@ -259,6 +264,27 @@ class HashStep(CorpusStep):
         buckets.publish()
 
 
+def read_bucket(folder: str | os.PathLike[str], bucket: int) -> np.ndarray:
+    """The ``(hash, key)`` pairs every task of stage 1 spilled to ``bucket`` (an ``(n, 2)`` ``uint64`` array)."""
+    files = sorted((Path(folder) / f"{bucket:03d}").glob("*.bin"))
+    if not files:
+        return np.zeros((0, 2), dtype=np.uint64)
+    return np.concatenate([np.fromfile(f, dtype=np.uint64).reshape(-1, 2) for f in files])
+
+
+def hash_groups(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``pairs`` (hash, key) sorted by hash, then key: ``(hashes, keys, first, size)``.
+
+    ``first``: whether the line is the first (smallest key) of its hash; ``size``: how many lines have its hash.
+    """
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    hashes, keys = pairs[order, 0], pairs[order, 1]
+    first = np.ones(len(hashes), dtype=bool)
+    first[1:] = hashes[1:] != hashes[:-1]
+    group = np.cumsum(first) - 1
+    return hashes, keys, first, np.bincount(group)[group] if len(group) else np.zeros(0, dtype=np.int64)
+
+
 def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
     """The keys of ``pairs`` (hash, key) that ``keep`` removes.
 
@@ -266,14 +292,8 @@ def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
     """
     if not len(pairs):
         return np.zeros(0, dtype=np.uint64)
-    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
-    hashes, keys = pairs[order, 0], pairs[order, 1]
-    first = np.ones(len(hashes), dtype=bool)
-    first[1:] = hashes[1:] != hashes[:-1]
-    if keep == "first":
-        return keys[~first]
-    group = np.cumsum(first) - 1
-    return keys[np.bincount(group)[group] > 1]
+    _, keys, first, size = hash_groups(pairs)
+    return keys[~first] if keep == "first" else keys[size > 1]
 
 
 class FindStep:
@@ -291,9 +311,7 @@ class FindStep:
         """Process buckets ``rank, rank + world_size, ...``."""
         mask = np.uint64((1 << INDEX_BITS) - 1)
         for bucket in range(rank, BUCKETS, world_size):
-            files = sorted((Path(self.hashes) / f"{bucket:03d}").glob("*.bin"))
-            pairs = np.concatenate([np.fromfile(f, dtype=np.uint64).reshape(-1, 2) for f in files]) if files \
-                else np.zeros((0, 2), dtype=np.uint64)
+            pairs = read_bucket(self.hashes, bucket)
             dropped = np.sort(duplicate_keys(pairs, self.keep))
             owners = (dropped >> np.uint64(INDEX_BITS)).astype(np.int64)
             for owner in np.unique(owners):

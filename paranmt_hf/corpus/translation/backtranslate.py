@@ -13,11 +13,12 @@ read back by name). ``num_return`` candidates per sentence make the n-best list 
 first); the cost is the mean negative log-likelihood per target token (the module docstring of
 :mod:`paranmt_hf.corpus.translation.transformers_engine` says exactly which tokens count).
 
-It runs as datatrove stages (:mod:`paranmt_hf.corpus.pipeline.runner`): tasks translate contiguous chunks of the input
-(sorted by length inside a chunk and batched under a token budget) and keep every finished chunk in the work
-folder, so a killed run, started again, translates only the chunks it had not finished and writes the same output
-as an uninterrupted run. Sampling seeds derive from the seed and the chunk, so a sampled output does not depend on
-the number of tasks either.
+It runs as datatrove stages (:mod:`paranmt_hf.corpus.pipeline.runner`): the sources are cleaned and indexed, and
+each distinct source of the whole run is decoded once (:mod:`paranmt_hf.corpus.translation.source_dedup`); tasks
+translate contiguous chunks of the input (sorted by length inside a chunk and batched under a token budget) and keep
+every finished chunk in the work folder, so a killed run, started again, translates only the chunks it had not
+finished and writes the same output as an uninterrupted run; a last pass gives every line its candidates. Sampling
+seeds derive from the seed and the chunk, so a sampled output does not depend on the number of tasks either.
 
 Bad input is counted, never misaligned: a line without exactly two columns or with an empty side is skipped and
 counted (``strict``: an error naming it), a source longer than the model's limit is truncated and counted, a
@@ -39,24 +40,16 @@ from typing import Any
 
 from ...data.records import ParsedBlock
 from ...data.writer import format_numbers
-from ...utils.atomic import atomic_write_json, check_output
+from ...utils.atomic import atomic_write_json
 from ..errors import CorpusError
+from ..pipeline.batches import RateFile
 from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
-from ..pipeline.runner import (
-    JobSpec,
-    RunOptions,
-    Stage,
-    Summary,
-    check_work_outside_inputs,
-    execute,
-    make_spec,
-    merge_stage,
-    open_work_dir,
-)
+from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
 from .source_cleaning import SourceCleaning, SourceCleanStep, default_cleaning, source_side
+from .source_dedup import batch_sources
 from .transformers_engine import DecodingOptions, EngineOptions, Translation
 
 logger = logging.getLogger("paranmt_hf.corpus")
@@ -88,15 +81,34 @@ THROUGHPUT = "throughput: "
 """Prefix of the counts that measure this run's decoding (not outcomes: :class:`TranslationSummary` reads them)."""
 
 
+MODES = ("all", "decode", "fill")
+CACHE_VERSION = 2
+"""The format of a chunk's cache record (a record of another format is decoded again)."""
+
+
+def _candidate(translation: Translation) -> list[Any]:
+    return [translation.text, translation.cost, translation.tokens, translation.finished]
+
+
+def _translation(candidate: Sequence[Any]) -> Translation:
+    return Translation(text=candidate[0], cost=candidate[1], tokens=candidate[2], finished=candidate[3])
+
+
 class BacktranslateStep(CorpusStep):
     """Translate the source side of each bitext batch; the batch passed on holds the candidate pairs.
 
     The batch's ``parsed`` becomes the pairs (reference, candidate) with the output lines, its ``columns`` get
-    ``translation_cost`` (and ``source``), its ``output`` the lines as bytes. Finished chunks are kept in
-    ``cache_dir`` (one file per chunk) and reused by a resumed run. With ``dedup``, each distinct source of a chunk is
-    decoded once and its candidates are given to every line that has it, in input order (under beam or greedy
-    search the output is the one of decoding every line). Each decoded chunk adds its sentences, target tokens and
-    decoding time to the task's statistics and log (:class:`TranslationSummary`).
+    ``translation_cost`` (and ``source``), its ``output`` the lines as bytes. Decoded chunks are kept in
+    ``cache_dir`` (one record per chunk: the candidates of its decoded lines) and reused by a resumed run. Each
+    decoded chunk adds its sentences, target tokens and decoding time to the task's statistics and log
+    (:class:`TranslationSummary`) and to its throughput file (``throughput_dir``, read by the progress bar).
+
+    ``mode`` (:mod:`paranmt_hf.corpus.translation.source_dedup`): ``"all"`` decodes every line and passes the pairs
+    on; ``"decode"`` (the translate stage of a run that de-duplicates its sources) decodes every line except the
+    later occurrences of a source (``duplicates``, the table of :class:`~.source_dedup.SourceFindStep`), writes the
+    first occurrences of duplicated sources to the task's side file (``exports``) and passes nothing on;
+    ``"fill"`` (the next stage: no model) reads each chunk's record and the side files and passes on the pairs of
+    every line, a later occurrence with its first occurrence's candidates.
 
     Args:
         model: Hub id or folder of the translation model (the corpus commands pass their prepared copy).
@@ -104,9 +116,12 @@ class BacktranslateStep(CorpusStep):
         engine: the engine's options (:func:`~paranmt_hf.corpus.translation.engines.engine_options`).
         source_column: 1 or 2, the non-English column (None: from the file names).
         with_source: add the source sentence as a fourth column.
-        cache_dir: where finished chunks are kept (None: nowhere).
+        cache_dir: where decoded chunks are kept (None: nowhere; ``"fill"`` needs it).
         compress: the output bytes are gzip members.
-        dedup: decode each distinct source of a chunk once.
+        mode: ``"all"``, ``"decode"`` or ``"fill"``.
+        duplicates: the duplicates table's folder (``"decode"``, ``"fill"``).
+        exports: the side files' folder (``"decode"``, ``"fill"``).
+        throughput_dir: where a decoding task writes its running throughput (None: nowhere).
     """
 
     name = "back-translate"
@@ -114,67 +129,134 @@ class BacktranslateStep(CorpusStep):
 
     def __init__(self, model: str, options: DecodingOptions, engine: EngineOptions,
                  source_column: int | None = None, with_source: bool = False,
-                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False, dedup: bool = True) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False, mode: str = "all",
+                 duplicates: str | os.PathLike[str] | None = None, exports: str | os.PathLike[str] | None = None,
+                 throughput_dir: str | os.PathLike[str] | None = None) -> None:
         super().__init__()
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
+        if mode != "all" and (duplicates is None or exports is None or cache_dir is None):
+            raise ValueError(f"mode {mode!r} needs the duplicates table, the side files and the chunk cache")
         self.model, self.options, self.engine = model, options, engine
         self.source_column, self.with_source, self.compress = source_column, with_source, compress
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
-        self.dedup = dedup
+        self.mode = mode
+        self.duplicates = None if duplicates is None else os.fspath(duplicates)
+        self.exports = None if exports is None else os.fspath(exports)
+        self.throughput_dir = None if throughput_dir is None else os.fspath(throughput_dir)
+        self.uses_device = mode != "fill"  # cluster.stage_uses_device: the fill stage gets no GPU
+
+    def use_model(self, model: str, engine: EngineOptions) -> None:
+        """Load ``model`` with ``engine`` (the prepared copy, set once the run has made it)."""
+        self.model, self.engine = model, engine
 
     def setup(self, rank: int, world_size: int) -> None:
-        """Load the translator (once per task), with the task's threads, on the task's device."""
+        """Load the translator (once per task, with the task's threads, on the task's device) and the tables."""
         from ..pipeline.executors import task_thread_count
         from .engines import load_translator
+        from .source_dedup import ExportWriter, load_duplicates, load_exports
 
+        self._seen = 0  # the task's kept lines so far: the positions of the duplicates table
+        self._later: dict[int, int] = {}
+        self._first: dict[int, int] = {}
+        if self.duplicates is not None:
+            self._later, self._first = load_duplicates(self.duplicates, rank)
+        self._exports = ExportWriter(self.exports, rank) if self.mode == "decode" else None
+        self._found = load_exports(self.exports, self._later.values()) if self.mode == "fill" else {}
+        if self.mode == "fill" and len(self._found) < len(set(self._later.values())):
+            raise CorpusError(f"the candidates of some duplicated sources are missing from {self.exports}: run the "
+                              "command again with --restart")
+        self._rate = RateFile(self.throughput_dir, rank) if self.mode != "fill" else None
+        if self.mode == "fill":
+            return
         engine = self.engine
         threads = task_thread_count(engine.threads)
         if threads is not None:
             engine = replace(engine, threads=threads)
         self._translator = load_translator(self.model, self.options, engine, rank=rank)
 
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
+        """Translate (or fill) every batch; a decoding task writes its side file at its end."""
+        yield from super().run(data, rank, world_size)
+        if self._exports is not None:
+            self._exports.close()
+
     def _cache(self, batch: Any) -> Path | None:
         if self.cache_dir is None:
             return None
         return Path(self.cache_dir) / f"{batch.chunk:08d}-{batch.part:03d}.json"
 
-    def process(self, batch: Any) -> Any:
-        """Translate (or take from the cache) and pass on the candidate pairs."""
+    def _cached(self, batch: Any) -> dict[str, Any] | None:
         cache = self._cache(batch)
-        if cache is not None and cache.is_file():
-            record = json.loads(cache.read_text(encoding="utf-8"))
-            if record["first_line"] == (batch.parsed.numbers[0] if len(batch) else None):
-                self.count(record["counts"] | {"chunks resumed": 1})
-                return self._pairs(batch, record["rows"])
-        source_first = source_side(batch.source, self.source_column)
-        parsed = batch.parsed
-        sources, references = (parsed.text_a, parsed.text_b) if source_first else (parsed.text_b, parsed.text_a)
-        distinct = list(dict.fromkeys(sources)) if self.dedup else list(sources)
-        start = time.perf_counter()
-        result = self._translator.translate(distinct, seed=chunk_seed(self.options.seed, batch.chunk, batch.part))
-        seconds = time.perf_counter() - start
-        if self.dedup:
-            found = dict(zip(distinct, zip(result.hypotheses, result.truncated, strict=True), strict=True))
-            hypotheses, truncated = [found[s][0] for s in sources], [found[s][1] for s in sources]
-        else:
-            hypotheses, truncated = result.hypotheses, result.truncated
-        rows, counts = self._rows(parsed, sources, references, hypotheses)
-        counts["truncated sources"] = sum(truncated)
-        counts["duplicate sources (decoded once)"] = len(sources) - len(distinct)
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            write_file(cache, json.dumps({"first_line": parsed.numbers[0] if len(batch) else None, "counts": counts,
-                                          "rows": rows}))  # per-attempt temporary name (task_process)
-        generated = sum(c.tokens for h in result.hypotheses for c in h)
-        self.count(counts | {f"{THROUGHPUT}sentences": len(sources), f"{THROUGHPUT}decoded sentences": len(distinct),
-                             f"{THROUGHPUT}target tokens": generated,
-                             f"{THROUGHPUT}decoding ms": round(seconds * 1000)})
-        if distinct:
-            from loguru import logger as task_logger  # the task's log file
+        if cache is None or not cache.is_file():
+            return None
+        record = json.loads(cache.read_text(encoding="utf-8"))
+        first = batch.parsed.numbers[0] if len(batch) else None
+        if record.get("version") != CACHE_VERSION or record["first_line"] != first:
+            return None
+        return record
 
-            task_logger.info(f"chunk {batch.chunk}.{batch.part}: {len(sources)} sentences ({len(distinct)} decoded) "
-                             f"in {seconds:.2f} s: {len(sources) / max(seconds, 1e-9):.1f} sentences/s, "
-                             f"{generated / max(seconds, 1e-9):.0f} target tokens/s")
+    def process(self, batch: Any) -> Any:
+        """Decode, fill or both (see the class docstring); the batch of pairs passed on (``"decode"``: none)."""
+        start = self._seen
+        self._seen += len(batch)
+        sources, references = batch_sources(batch, self.source_column)
+        later = [self._later.get(i) for i in range(start, start + len(sources))]
+        if self.mode == "fill":
+            record = self._cached(batch)
+            if record is None:
+                raise CorpusError(f"the translation of chunk {batch.chunk} of {batch.source} is missing from the "
+                                  f"work folder {Path(self.cache_dir).parent}: run the command again with --restart")
+        else:
+            record = self._decoded(batch, sources, start, later)
+            if self.mode == "decode":
+                return None
+        decoded = iter(record["candidates"])
+        hypotheses = [[_translation(c) for c in (next(decoded) if h is None else self._found[h])] for h in later]
+        rows, counts = self._rows(batch.parsed, sources, references, hypotheses)
+        self.count(counts | {"duplicate sources (decoded once)": len(later) - later.count(None)})
         return self._pairs(batch, rows)
+
+    def _decoded(self, batch: Any, sources: list[str], start: int, later: list[int | None]) -> dict[str, Any]:
+        """The chunk's record: its decoded lines' candidates (from the cache when a run decoded it already)."""
+        record = self._cached(batch)
+        if record is not None:
+            self.count({"chunks resumed": 1})
+        else:
+            decode = [s for s, h in zip(sources, later, strict=True) if h is None]
+            begin = time.perf_counter()
+            result = self._translator.translate(decode, seed=chunk_seed(self.options.seed, batch.chunk, batch.part))
+            seconds = time.perf_counter() - begin
+            candidates = [[_candidate(t) for t in h] for h in result.hypotheses]
+            exports: dict[str, Any] = {}
+            if self._first:
+                kept = iter(candidates)
+                for i, h in enumerate(later):
+                    if h is None:
+                        mine = next(kept)
+                        if start + i in self._first:
+                            exports[str(self._first[start + i])] = mine
+            record = {"version": CACHE_VERSION, "first_line": batch.parsed.numbers[0] if len(batch) else None,
+                      "candidates": candidates, "exports": exports}
+            cache = self._cache(batch)
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                write_file(cache, json.dumps(record))  # per-attempt temporary name (task_process)
+            generated = sum(c.tokens for h in result.hypotheses for c in h)
+            self.count({"truncated sources": sum(result.truncated), f"{THROUGHPUT}sentences": len(sources),
+                        f"{THROUGHPUT}decoded sentences": len(decode), f"{THROUGHPUT}target tokens": generated,
+                        f"{THROUGHPUT}decoding ms": round(seconds * 1000)})
+            if self._rate is not None:
+                self._rate.add(len(sources), generated, seconds)
+            if decode:
+                from loguru import logger as task_logger  # the task's log file
+
+                task_logger.info(f"chunk {batch.chunk}.{batch.part}: {len(sources)} sentences ({len(decode)} "
+                                 f"decoded) in {seconds:.2f} s: {len(sources) / max(seconds, 1e-9):.1f} "
+                                 f"sentences/s, {generated / max(seconds, 1e-9):.0f} target tokens/s")
+        if self._exports is not None:
+            self._exports.add(record["exports"])
+        return record
 
     def _rows(self, parsed: ParsedBlock, sources: list[str], references: list[str],
               hypotheses: list[list[Translation]]) -> tuple[list[list[Any]], dict[str, int]]:
@@ -278,21 +360,14 @@ def prepare_model(resolved: ResolvedModel, destination: str | os.PathLike[str], 
     return str(copy), engine
 
 
-def open_model_run(spec: JobSpec, run: RunOptions, resolved: ResolvedModel,
-                   model_cache: str | os.PathLike[str] | None = None) -> tuple[RunOptions, Path]:
-    """Open the run's work folder before its model is prepared there; returns the run options and the model folder.
-
-    A work folder left by a run of another model (its files replaced in place, say) is refused in one sentence,
-    unless ``run.restart``. The run's :data:`MODEL_RECORD` is written; the models go to ``model_cache`` or
-    ``<work>/models``. The returned options no longer restart (the folder was opened, with its model, here).
+def check_model_record(spec: JobSpec, resolved: ResolvedModel) -> None:
+    """Refuse a work folder left by a run of another model (its files replaced in place, say), then record this one.
 
     Raises:
-        CorpusError: the work folder belongs to a run of another model, or to another run.
+        CorpusError: the interrupted run in the work folder started with another model.
     """
-    check_output(spec.output, spec.all_inputs, spec.overwrite)
-    check_work_outside_inputs(spec)
     record = spec.work / MODEL_RECORD
-    if not run.restart and record.is_file():
+    if record.is_file():
         try:
             before = json.loads(record.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -302,9 +377,107 @@ def open_model_run(spec: JobSpec, run: RunOptions, resolved: ResolvedModel,
                               f"{spec.work} started with (its files' sha256 was {before['sha256'][:12]}…, is now "
                               f"{resolved.sha256[:12]}…): put that model back to resume, or add --restart to start "
                               "again with this one")
-    open_work_dir(spec, {"options": spec.options}, run.restart)
     atomic_write_json(record, resolved.record())
-    return replace(run, restart=False), Path(model_cache) if model_cache is not None else spec.work / "models"
+
+
+@dataclass
+class TranslationPlan:
+    """The back-translation part of a command's run (``corpus backtranslate``, ``corpus make``), checked.
+
+    :meth:`stages` gives the stages before the command's main stage and the main stage's first steps (read, clean,
+    translate or fill); :meth:`prepare` is the run's ``prepare`` (:func:`~paranmt_hf.corpus.pipeline.runner.execute`:
+    the model's record checked and the model copied, under the run's lock); :meth:`settings` what the run records.
+    """
+
+    resolved: ResolvedModel
+    options: DecodingOptions
+    engine: EngineOptions
+    cleaning: SourceCleaning
+    source_column: int | None = None
+    with_source: bool = False
+    model_cache: str | None = None
+    member_pattern: str | None = None
+    strict: bool = False
+    progress: bool = True
+    _decoders: list[BacktranslateStep] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def check(cls, inputs: Sequence[str | os.PathLike[str]], model: str | os.PathLike[str],
+              options: DecodingOptions | None, run: RunOptions | None, engine: str | EngineOptions,
+              engine_kwargs: Mapping[str, Any] | None, cleaning: SourceCleaning | None, *,
+              source_column: int | None = None, with_source: bool = False, model_revision: str | None = None,
+              model_cache: str | os.PathLike[str] | None = None, member_pattern: str | None = None,
+              strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
+        """Check everything before any work (sides, engine, model, decoding); the plan and the run options."""
+        from .engines import engine_options
+
+        options = options or DecodingOptions()
+        run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
+        for path in inputs:
+            source_side(os.fspath(path), source_column)  # fail now, not in a task
+        typed = engine_options(engine, engine_kwargs)
+        resolved = check_model(model, options, typed, model_revision)
+        return cls(resolved, options, typed, cleaning if cleaning is not None else default_cleaning(), source_column,
+                   with_source, None if model_cache is None else os.fspath(model_cache), member_pattern, strict,
+                   run.progress), run
+
+    def settings(self) -> dict[str, Any]:
+        """What the run records of its translation (part of its identity)."""
+        r = self.resolved
+        return {"model": r.name, "model_revision": r.revision, "model_sha256": r.sha256,
+                **engine_settings(self.engine), "decoding": asdict(self.options),
+                "source_column": self.source_column, "with_source": self.with_source,
+                "cleaning": asdict(self.cleaning), "member": self.member_pattern, "strict": self.strict}
+
+    @staticmethod
+    def signature(spec: JobSpec) -> dict[str, Any]:
+        """The run's identity in its work folder, less the model's content (:func:`check_model_record` says it)."""
+        options = json.loads(json.dumps(spec.options))
+        options["settings"].pop("model_sha256", None)
+        return {"options": options}
+
+    def stages(self, spec: JobSpec, compress: bool = False) -> tuple[list[Stage], list[Any]]:
+        """``(stages before the main one, the main stage's first steps)``.
+
+        Without source de-duplication: the main stage reads, cleans and decodes. With it: an index of the sources
+        and the table of their duplicates (both ``whole``), a ``translate`` stage that decodes each distinct source
+        once, and the main stage fills every line's candidates
+        (:mod:`~paranmt_hf.corpus.translation.source_dedup`).
+        """
+        from ..selection.dedup import BUCKETS
+        from .source_dedup import SourceFindStep, SourceHashStep
+
+        def read(stage: str) -> list[Any]:
+            return [spec.reader(stage, "bitext", self.strict, self.member_pattern),
+                    SourceCleanStep(self.cleaning, self.source_column, counted=stage == "main")]
+
+        def step(mode: str, stage: str, **tables: Any) -> BacktranslateStep:
+            made = BacktranslateStep(str(self.resolved.folder), self.options, self.engine, self.source_column,
+                                     self.with_source, spec.parts_dir("chunks"), compress, mode=mode,
+                                     throughput_dir=spec.stage_dir(stage) / "throughput", **tables)
+            if mode != "fill":
+                self._decoders.append(made)
+            return made
+
+        if not self.cleaning.dedup:
+            return [], [*read("main"), step("all", "main")]
+        hashes, table = spec.parts_dir("source-hashes"), spec.parts_dir("source-repeats")
+        tables = {"duplicates": table, "exports": spec.parts_dir("source-candidates")}
+        before = [Stage("sources", [*read("sources"), SourceHashStep(hashes, self.source_column)], counts=False,
+                        whole=True),
+                  Stage("repeats", [SourceFindStep(hashes, table)], tasks=min(BUCKETS, spec.tasks),
+                        counts=False, reads_input=False, whole=True),
+                  Stage("translate", [*read("translate"), step("decode", "translate", **tables)],
+                        unit="sentences")]
+        return before, [*read("main"), step("fill", "main", **tables)]
+
+    def prepare(self, spec: JobSpec) -> None:
+        """Check the work folder's model record, copy (and convert) the model once, give the copy to the steps."""
+        check_model_record(spec, self.resolved)
+        destination = Path(self.model_cache) if self.model_cache is not None else spec.work / "models"
+        folder, engine = prepare_model(self.resolved, destination, self.engine, progress=self.progress)
+        for decoder in self._decoders:
+            decoder.use_model(folder, engine)
 
 
 @dataclass
@@ -345,7 +518,8 @@ class TranslationSummary(Summary):
         t = self.throughput
         if not t.get("sentences"):
             return super().line(what)
-        return (f"{super().line(what)}; decoding: {t['sentences_per_second']:,.1f} sentences/s, "
+        return (f"{super().line(what)}; decoding: {t['decoded_sentences']:,} distinct sources decoded for "
+                f"{t['sentences']:,} sentences, {t['sentences_per_second']:,.1f} sentences/s, "
                 f"{t['target_tokens_per_second']:,.0f} target tokens/s in all "
                 f"({t['per_task_sentences_per_second']:,.1f} sentences/s, "
                 f"{t['per_task_target_tokens_per_second']:,.0f} target tokens/s per task)")
@@ -378,9 +552,8 @@ def backtranslate(
     The model is resolved (a Hub id pinned to a commit), hashed, copied and, for CTranslate2, converted once, in this
     process, into the run's work folder (or ``model_cache``), keyed by its content; every task loads that copy. Its
     content hash is part of the run's identity: a resumed run with a changed model is refused. The bitext is cleaned
-    first (``cleaning``, default :func:`~paranmt_hf.corpus.translation.source_cleaning.default_cleaning`: duplicate
-    sources of a
-    chunk decoded once, references the default filter would drop never decoded).
+    first (``cleaning``, default :func:`~paranmt_hf.corpus.translation.source_cleaning.default_cleaning`: each
+    distinct source of the run decoded once, references the default filter would drop never decoded).
 
     Args:
         inputs: bitext files (two tab-separated columns; plain, .gz or .zip).
@@ -404,28 +577,15 @@ def backtranslate(
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.
     """
-    options = options or DecodingOptions()
-    run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
-    for path in inputs:
-        source_side(os.fspath(path), source_column)  # fail now, not in a task
-    from .engines import engine_options
-
-    typed = engine_options(engine, engine_kwargs)
-    cleaning = cleaning if cleaning is not None else default_cleaning()
-    resolved = check_model(model, options, typed, model_revision)
+    plan, run = TranslationPlan.check(inputs, model, options, run, engine, engine_kwargs, cleaning,
+                                      source_column=source_column, with_source=with_source,
+                                      model_revision=model_revision, model_cache=model_cache,
+                                      member_pattern=member_pattern, strict=strict)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
-    settings = {"model": resolved.name, "model_revision": resolved.revision, "model_sha256": resolved.sha256,
-                **engine_settings(typed), "decoding": asdict(options), "source_column": source_column,
-                "with_source": with_source, "cleaning": asdict(cleaning), "member": member_pattern, "strict": strict}
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
+                              {"settings": plan.settings(), "part_suffix": suffix, "reading_stage": "main",
                                "header": output_header(with_source)}, protected=[model])
-    run, models = open_model_run(spec, run, resolved, model_cache)
-    folder, task_engine = prepare_model(resolved, models, typed, progress=run.progress)
-    step = BacktranslateStep(folder, options, task_engine, source_column, with_source,
-                             spec.parts_dir("chunks"), is_gzip_name(output), dedup=cleaning.dedup)
-    stages = [Stage("main", [spec.reader("main", "bitext", strict, member_pattern),
-                             SourceCleanStep(cleaning, source_column), step,
-                             TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),
+    before, head = plan.stages(spec, is_gzip_name(output))
+    stages = [*before, Stage("main", [*head, TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),
               merge_stage(merge_tsv, spec)]
-    return TranslationSummary.of(execute(spec, stages, run, workers))
+    return TranslationSummary.of(execute(spec, stages, run, workers, TranslationPlan.signature(spec), plan.prepare))

@@ -14,7 +14,7 @@ lines it would certainly drop, whatever their translations, are dropped before d
 PRAS (``(reference + paraphrase) / 2 <= max_mean_tokens`` with a paraphrase of at least one token: a reference of
 more than ``2 * max_mean_tokens - 1`` tokens; both sides English), ACL 2018 (both sides ``<= max_tokens``) and
 ``thresholds`` bounds on ``reference_length``, ``max_length``, ``mean_length`` and ``english``. Exact duplicate
-sources are decoded once (:class:`~paranmt_hf.corpus.translation.backtranslate.BacktranslateStep`, ``dedup``).
+sources are decoded once in the whole run (:mod:`paranmt_hf.corpus.translation.source_dedup`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class SourceCleaning:
     """What is removed from a bitext before decoding (see the module docstring).
 
     Attributes:
-        dedup: decode each distinct source of a chunk once (every reference still gets its candidates).
+        dedup: decode each distinct source of the run once (every reference still gets its candidates).
         min_reference_tokens / max_reference_tokens: bounds on the reference's whitespace tokens (None: open).
         reference_english: drop lines whose reference is not labelled English (fastText lid.176).
         source_language: the fastText code (``cs``, ``de``...) every source must be labelled with (None: no check).
@@ -149,14 +149,15 @@ class SourceCleanStep(CorpusStep):
     Args:
         cleaning: what to remove.
         source_column: 1 or 2, the non-English column (None: from the file names, as the back-translation).
+        counted: add the counts to the task's statistics (False in the stages that read the bitext again).
     """
 
     name = "clean sources"
     type = "🧹 - CLEAN"
 
-    def __init__(self, cleaning: SourceCleaning, source_column: int | None = None) -> None:
+    def __init__(self, cleaning: SourceCleaning, source_column: int | None = None, counted: bool = True) -> None:
         super().__init__()
-        self.cleaning, self.source_column = cleaning, source_column
+        self.cleaning, self.source_column, self.counted = cleaning, source_column, counted
 
     def setup(self, rank: int, world_size: int) -> None:
         """Load the language identifier when a check needs one."""
@@ -200,5 +201,6 @@ class SourceCleanStep(CorpusStep):
                  {i for i, label in zip(keep, labels, strict=True) if label != c.source_language})
         if len(keep) < len(sources):
             batch.keep(keep)
-        self.count(counts)
+        if self.counted:
+            self.count(counts)
         return batch
