@@ -198,3 +198,39 @@ def test_the_card_and_export_record_name_local_sources_by_file_name(tmp_path: Pa
     assert str(tmp_path) not in card and str(tmp_path) not in json.dumps(record)
     assert "cs-en.tsv.gz" in card and "https://example.org/x.zip" in card and "the public ParaNMT-50M zip" in card
     assert record["card"]["sources"] == ["cs-en.tsv.gz", "https://example.org/x.zip", "the public ParaNMT-50M zip"]
+
+
+def test_a_failed_task_keeps_the_work_folder_and_its_logs_for_a_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    from paranmt_hf.corpus.output import export
+
+    src = tmp_path / "pairs.tsv"
+    src.write_text("".join(f"sentence number {i} .\tsentence {i} here .\n" for i in range(40)))
+    out = tmp_path / "hub"
+    args = ["corpus", "export", str(src), "--config", "pairs", "-o", str(out), "--tokenizer", "whitespace",
+            "--quiet", "--tasks", "2", "--workers", "1", "--chunk-bytes", "200"]
+    run = export.RowsStep.run
+
+    def crash(self, data=None, rank=0, world_size=1):  # a task that dies (memory, a bug...): not the input's fault
+        if rank == 1:
+            raise RuntimeError("boom")
+        yield from run(self, data, rank, world_size)
+
+    monkeypatch.setattr(export.RowsStep, "run", crash)
+    with pytest.raises(RuntimeError, match="boom"):  # a bug keeps its traceback
+        main(args)
+    logs = tmp_path / ".hub.paranmt-work"
+    assert "boom" in "".join(p.read_text(errors="replace") for p in logs.rglob("*.log") if p.is_file())
+    assert not out.exists()
+    ranks = []
+
+    def counted(self, data=None, rank=0, world_size=1):
+        ranks.append(rank)
+        yield from run(self, data, rank, world_size)
+
+    monkeypatch.setattr(export.RowsStep, "run", counted)
+    assert main(args) == 0
+    assert ranks == [1]  # resumed: the finished task is not run again
+    import pyarrow.parquet as pq
+
+    assert sum(pq.read_metadata(p).num_rows for p in (out / "data" / "pairs").glob("*.parquet")) == 40

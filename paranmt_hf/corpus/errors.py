@@ -17,3 +17,7 @@ class MissingColumnError(CorpusError):
 
 class InvalidOptionError(CorpusError):
     """Options that do not go together (e.g. a sampling setting without sampling)."""
+
+
+class TasksFailedError(CorpusError):
+    """Tasks of a stage that did not complete (their logs say why); the work folder is kept, so a rerun resumes."""

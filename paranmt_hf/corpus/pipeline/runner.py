@@ -44,7 +44,7 @@ from typing import Any
 from ...data.reader import MAX_LINE_BYTES, InputError
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
-from ..errors import CorpusError, InvalidOptionError
+from ..errors import CorpusError, InvalidOptionError, TasksFailedError
 from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
 
 logger = logging.getLogger("paranmt_hf.corpus")
@@ -411,8 +411,9 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
         if executor.get_incomplete_ranks():
             if local_tasks >= 0:
                 return False
-            raise CorpusError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; see "
-                              f"their logs in {folder / 'logs' / 'logs'}")
+            raise TasksFailedError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; "
+                                   f"see their logs in {folder / 'logs' / 'logs'}; the finished work is kept: run "
+                                   "the same command again to resume (--restart to start afresh)")
     return True
 
 
@@ -545,6 +546,8 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
                 where = f": {err.filename}" if err.filename else ""
                 raise CorpusError(f"no space left on the device ({err.strerror}{where}); {spec.output} was not "
                                   "written: free some space and run the same command again to resume") from err
+            raise
+        except TasksFailedError:  # a task's crash (memory, a bug, a strict bad line): its logs and the rest stay
             raise
         except (CorpusError, InputError, BadLineError):  # the input's or the options' fault: nothing to resume
             if not run.keep_work:
