@@ -97,12 +97,13 @@ def test_backtranslate_on_slurm_gives_the_local_output(marian: Path, tmp_path: P
                  str(venv)]) == 0
     assert not out.exists()  # submitted: the jobs write it
     stages = _stage_jobs(slurm)
-    assert sorted(stages) == ["paranmt-backtranslate-main", "paranmt-backtranslate-merge"]
-    assert stages["paranmt-backtranslate-main"].directives()["array"] == "0-1%2"
-    _check_scripts(slurm, {"main"})
+    names = ("main", "merge", "repeats", "sources", "translate")
+    assert sorted(stages) == [f"paranmt-backtranslate-{s}" for s in names]
+    assert stages["paranmt-backtranslate-translate"].directives()["array"] == "0-1%2"
+    _check_scripts(slurm, {"translate"})
     jobs = slurm.run_all(cwd=tmp_path)
     assert all(rc == 0 for job in jobs for rc in job.returncodes), [slurm.log(j) for j in jobs if any(j.returncodes)]
-    assert assert_ran(slurm, jobs) == 2 + 1 + 2  # 2 tasks, the merge, datatrove's two statistics jobs
+    assert assert_ran(slurm, jobs) == 14  # 4 stages of 2 tasks, the merge, datatrove's statistics jobs
     local = tmp_path / "local.tsv"
     assert main([*args, "-o", str(local), "--tasks", "1"]) == 0
     assert out.read_bytes() == local.read_bytes() and out.stat().st_size > 200
@@ -124,15 +125,16 @@ def test_make_on_slurm_gives_the_local_folder(marian: Path, tmp_path: Path, slur
             "--tokenizer", "whitespace", "--chunk-bytes", "250", "--quiet", "--tasks", "2"]
     assert main([*args, "-o", str(out), *SLURM_FLAGS, "--workers", "2", "--venv-path",
                  str(_venv(tmp_path / "venv"))]) == 0
-    assert sorted(_stage_jobs(slurm)) == ["paranmt-make-find", "paranmt-make-main", "paranmt-make-merge",
-                                          "paranmt-make-write"]
-    _check_scripts(slurm, {"main"})
+    assert sorted(_stage_jobs(slurm)) == [f"paranmt-make-{s}" for s in ("find", "main", "merge", "repeats", "sources",
+                                                                        "translate", "write")]
+    _check_scripts(slurm, {"translate", "main"})
     jobs = slurm.run_all(cwd=tmp_path)
     assert all(rc == 0 for job in jobs for rc in job.returncodes), [slurm.log(j) for j in jobs if any(j.returncodes)]
     local = tmp_path / "local"
     assert main([*args, "-o", str(local), "--workers", "1"]) == 0
     files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
     assert files and files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert all((local / f).read_bytes() == (out / f).read_bytes() for f in files if f.suffix == ".parquet")
     assert any(p.suffix == ".parquet" for p in files)
     for name in files:
         assert (out / name).read_bytes() == (local / name).read_bytes(), name
