@@ -48,9 +48,9 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
         ds = load_dataset(str(tmp_path / name), "pairs", split="train", cache_dir=str(tmp_path / f"c-{name}"))
         rows[name] = ds.to_list()
     assert rows["one"] == rows["three"] and rows["one"]
-    for name in ("one", "three"):  # the same Parquet bytes, whatever the task count
-        rows[name] = {p.name: p.read_bytes() for p in (tmp_path / name / "data" / "pairs").glob("*.parquet")}
-    assert rows["one"] == rows["three"]
+    parquet = {name: {p.name: p.read_bytes() for p in (tmp_path / name / "data" / "pairs").glob("*.parquet")}
+               for name in ("one", "three")}
+    assert parquet["one"] == parquet["three"]  # the same Parquet bytes, whatever the task count
     assert list(rows["one"][0]) == ["reference", "paraphrase", "translation_cost", "trigram_overlap", "bleu"]
     assert all(r["translation_cost"] <= 1.9 for r in rows["one"])
     pairs = [(r["reference"], r["paraphrase"]) for r in rows["one"]]
