@@ -19,7 +19,7 @@ trained=$(( $(date +%s) - start ))
 DECODE=(--do-sample --top-p 0.9 --num-return 2 --seed 3 --quiet --chunk-bytes 20000)
 ONE=(--tasks 1 --workers 1)
 FOUR=(--tasks 4 --workers 2)
-chunks() { find "$W/.four-$1.paranmt-work" -type f -path '*chunks*' ! -name '.*' 2>/dev/null | wc -l; }
+chunks() { { find "$W/.four-$1.paranmt-work" -type f -path '*chunks*' ! -name '.*' 2>/dev/null || true; } | wc -l; }
 declare -A kills
 for engine in transformers ctranslate2; do
   paranmt-hf corpus make "$W/bitext.en-de.tsv" -o "$W/one-$engine" --model "$W/mt" --engine "$engine" \
