@@ -139,7 +139,7 @@ def _pairs(path: Path, count: int) -> Path:
 @pytest.mark.slow
 def test_killing_only_the_main_process_leaves_no_worker_and_the_rerun_is_whole(marian: Path,
                                                                                 tmp_path: Path) -> None:
-    src = _bitext(tmp_path / "bitext.en-de.tsv", 120)
+    src = _bitext(tmp_path / "bitext.en-de.tsv", 60)  # ~15 chunks: the kill comes after the second
     out, whole = tmp_path / "out.tsv", tmp_path / "whole.tsv"
     args = ["corpus", "backtranslate", str(src), "--model", str(marian), "--num-beams", "2", "--workers", "2",
             "--tasks", "2", "--chunk-bytes", "250", "--quiet"]
@@ -156,7 +156,7 @@ def test_killing_only_the_main_process_leaves_no_worker_and_the_rerun_is_whole(m
     assert not out.exists()
     assert main([*args, "-o", str(out)]) == 0  # the same command resumes
     assert main([*args, "-o", str(whole)]) == 0  # the same command, uninterrupted
-    assert out.read_bytes() == whole.read_bytes() and whole.read_bytes().count(b"\n") > 60
+    assert out.read_bytes() == whole.read_bytes() and whole.read_bytes().count(b"\n") > 30
     assert b"\x00" not in out.read_bytes()
 
 
