@@ -160,13 +160,8 @@ class CTranslate2Translator(Seq2SeqEngine):
     seeded with the call's seed), so a call's samples depend only on its sentences and seed, never on earlier calls
     (the corpus runner calls once per chunk: any task count, worker count or resume gives the same samples).
 
-    Args:
-        model: Hub id or local folder of a transformers translation model (Marian, NLLB, M2M100, mBART, ...).
-        options: decoding options.
-        settings: the engine's options (:class:`CTranslate2Options`: compute_type, device, threads, cache_dir,
-            trust_remote_code).
-        rank: the corpus task's rank, for placing it on its own GPU
-        (:func:`~paranmt_hf.corpus.translation.placement.task_device`).
+    Made as every engine (:class:`~paranmt_hf.corpus.translation.transformers_engine.Seq2SeqEngine`); its settings
+    are :class:`CTranslate2Options` (compute_type, device, threads, cache_dir, trust_remote_code).
     """
 
     engine = "ctranslate2"

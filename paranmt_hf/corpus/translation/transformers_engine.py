@@ -557,7 +557,11 @@ class Seq2SeqEngine:
 
     The model's name, config, generation config, tokenizer and language codes, the source length limit, the
     decoding plan (:func:`decoding_plan`), the task's device, and the sentences -> token ids step of
-    :meth:`translate` (an engine implements :meth:`translate_ids`).
+    :meth:`translate` (an engine implements :meth:`translate_ids`). Every engine is made as
+    ``Engine(model, options, settings, rank=...)``: ``model`` a Hub id or local folder of a transformers
+    translation model (Marian, NLLB, M2M100, mBART, ...), ``options`` the :class:`DecodingOptions`, ``settings`` the
+    engine's options (its ``options_type``), ``rank`` the corpus task's rank, which places the task on its own GPU
+    (:func:`~paranmt_hf.corpus.translation.placement.task_device`).
     """
 
     engine: str
@@ -632,12 +636,8 @@ class Seq2SeqEngine:
 class TransformersTranslator(Seq2SeqEngine):
     """Translate with ``model.generate`` (any ``AutoModelForSeq2SeqLM``), n-best lists with their costs.
 
-    Args:
-        model: Hub id or local folder of a seq2seq translation model.
-        options: decoding options.
-        settings: the engine's options (:class:`TransformersOptions`: device, dtype, threads, trust_remote_code).
-        rank: the corpus task's rank, for placing it on its own GPU
-        (:func:`~paranmt_hf.corpus.translation.placement.task_device`).
+    Made as every engine (:class:`Seq2SeqEngine`); its settings are :class:`TransformersOptions` (device, dtype,
+    threads, trust_remote_code).
     """
 
     engine = "transformers"
