@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
-import torch.nn.functional as F  # noqa: N812
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +82,9 @@ def least_squares_map(table: np.ndarray, bags: tuple[np.ndarray, ...], targets: 
 
     ``X``: the mean-pooled rows of each sentence, ``s``: their mean square per dimension; float64 normal equations.
     """
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
     flat, starts, _ = bags
     with torch.no_grad():
         x = F.embedding_bag(torch.from_numpy(flat), torch.from_numpy(table), torch.from_numpy(starts),
@@ -105,6 +106,9 @@ def regress_table(
     show_progress: bool = True,
 ) -> np.ndarray:
     """The table trained on ``1 - cos(mean of a sentence's rows, its target)`` (sparse Adam; a copy is returned)."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
     flat, starts, lengths = bags
     rows = np.flatnonzero(lengths > 0)  # a sentence with no known piece has no direction to learn
     weight = torch.nn.Parameter(torch.from_numpy(np.array(table, dtype=np.float32)))
