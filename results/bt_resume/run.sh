@@ -11,7 +11,7 @@ W="${1:-${WORK:-/tmp/paranmt-bt-resume}}"
 DATA="${PARANMT_HF_DATA:-$ROOT/../shared/data}"
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 rm -rf "$W"; mkdir -p "$W"
-python -c "import gzip,sys,itertools; sys.stdout.writelines(itertools.islice(gzip.open(sys.argv[1], 'rt'), 2000))" "$DATA/train/bitext/multi30k-en-de.tsv.gz" > "$W/bitext.en-de.tsv"
+python "$HERE/resume.py" head "$DATA/train/bitext/multi30k-en-de.tsv.gz" 2000 "$W/bitext.en-de.tsv"
 start=$(date +%s)
 paranmt-hf train-translator "$DATA/train/bitext/tatoeba-en-de.tsv.gz" --source-lang de -o "$W/mt" --size tiny \
     --max-steps 300 --no-progress
@@ -38,24 +38,4 @@ for engine in transformers ctranslate2; do
   paranmt-hf corpus make "$W/bitext.en-de.tsv" -o "$W/four-$engine" --model "$W/mt" --engine "$engine" \
       "${DECODE[@]}" "${FOUR[@]}"
 done
-python - "$W" "$HERE/resume.json" "${kills[transformers]}" "${kills[ctranslate2]}" "$trained" <<'PY'
-import hashlib, json, subprocess, sys
-from pathlib import Path
-from paranmt_hf.utils.provenance import provenance
-work, out = Path(sys.argv[1]), Path(sys.argv[2])
-def digest(folder):
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*.parquet"))}
-import pyarrow.parquet as pq
-result = {"command": "bash results/bt_resume/run.sh", "provenance": provenance(),
-          "translator": json.loads((work / "mt" / "translator_metrics.json").read_text()),
-          "translator_training_seconds": int(sys.argv[5]), "engines": {}}
-for engine, kills in (("transformers", sys.argv[3]), ("ctranslate2", sys.argv[4])):
-    one, four = digest(work / f"one-{engine}"), digest(work / f"four-{engine}")
-    rows = sum(pq.read_metadata(work / f"one-{engine}" / k).num_rows for k in one)
-    result["engines"][engine] = {"kills_while_running": int(kills), "rows": rows, "parquet_files": len(one),
-                                 "byte_identical": one == four}
-out.write_text(json.dumps(result, indent=2) + "\n")
-print(json.dumps(result["engines"], indent=2))
-sys.exit(0 if all(e["byte_identical"] for e in result["engines"].values()) else 1)
-PY
+python "$HERE/resume.py" report "$W" "$HERE/resume.json" "${kills[transformers]}" "${kills[ctranslate2]}" "$trained"
