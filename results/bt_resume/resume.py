@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import itertools
@@ -46,11 +47,27 @@ def report(work: Path, out: Path, kills: dict[str, int], trained: int) -> bool:
     return all(e["byte_identical"] for e in result["engines"].values())
 
 
+def main() -> None:
+    """Parse the command line and run ``head`` or ``report``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    first = commands.add_parser("head", help="the first lines of a bitext")
+    first.add_argument("source")
+    first.add_argument("lines", type=int)
+    first.add_argument("output")
+    compare = commands.add_parser("report", help="compare the folders of both engines, write the JSON")
+    compare.add_argument("work", type=Path)
+    compare.add_argument("output", type=Path)
+    compare.add_argument("kills_transformers", type=int)
+    compare.add_argument("kills_ctranslate2", type=int)
+    compare.add_argument("training_seconds", type=int)
+    args = parser.parse_args()
+    if args.command == "head":
+        head(args.source, args.lines, args.output)
+        return
+    kills = {"transformers": args.kills_transformers, "ctranslate2": args.kills_ctranslate2}
+    sys.exit(0 if report(args.work, args.output, kills, args.training_seconds) else 1)
+
+
 if __name__ == "__main__":
-    command, *args = sys.argv[1:]
-    if command == "head":
-        head(args[0], int(args[1]), args[2])
-    else:
-        same = report(Path(args[0]), Path(args[1]), {"transformers": int(args[2]), "ctranslate2": int(args[3])},
-                      int(args[4]))
-        sys.exit(0 if same else 1)
+    main()
