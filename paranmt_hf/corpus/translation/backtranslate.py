@@ -48,8 +48,7 @@ from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
-from .source_cleaning import SourceCleaning, SourceCleanStep, default_cleaning, source_side
-from .source_dedup import batch_sources
+from .source_cleaning import SourceCleaning, SourceCleanStep, batch_sources, default_cleaning, source_side
 from .transformers_engine import DecodingOptions, EngineOptions, Translation
 
 logger = logging.getLogger("paranmt_hf.corpus")

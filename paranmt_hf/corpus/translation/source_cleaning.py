@@ -92,6 +92,14 @@ def source_side(path: str, source_column: int | None) -> bool:
     return not sides[0]
 
 
+def batch_sources(batch: Any, source_column: int | None) -> tuple[list[str], list[str]]:
+    """``(sources, references)`` of a bitext batch."""
+    parsed = batch.parsed
+    if source_side(batch.source, source_column):
+        return parsed.text_a, parsed.text_b
+    return parsed.text_b, parsed.text_a
+
+
 def _floor(value: float | None) -> int | None:
     return None if value is None else math.floor(value)
 
@@ -173,9 +181,7 @@ class SourceCleanStep(CorpusStep):
         c = self.cleaning
         if not c.drops_lines or not len(batch):
             return batch
-        parsed = batch.parsed
-        source_first = source_side(batch.source, self.source_column)
-        sources, references = (parsed.text_a, parsed.text_b) if source_first else (parsed.text_b, parsed.text_a)
+        sources, references = batch_sources(batch, self.source_column)
         keep = list(range(len(sources)))
         counts: dict[str, int] = {}
 

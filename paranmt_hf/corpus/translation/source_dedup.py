@@ -35,7 +35,7 @@ import numpy as np
 
 from ..pipeline.task_process import write_file
 from ..selection.dedup import BUCKETS, INDEX_BITS, HashStep, hash_groups, read_bucket
-from .source_cleaning import source_side
+from .source_cleaning import batch_sources
 
 LATER, FIRST = "later", "first"
 
@@ -45,14 +45,6 @@ def source_hashes(sources: Sequence[str]) -> np.ndarray:
     blake = hashlib.blake2b
     return np.fromiter((int.from_bytes(blake(s.encode("utf-8"), digest_size=8).digest(), "little") for s in sources),
                        dtype=np.uint64, count=len(sources))
-
-
-def batch_sources(batch: Any, source_column: int | None) -> tuple[list[str], list[str]]:
-    """``(sources, references)`` of a bitext batch."""
-    parsed = batch.parsed
-    if source_side(batch.source, source_column):
-        return parsed.text_a, parsed.text_b
-    return parsed.text_b, parsed.text_a
 
 
 class SourceHashStep(HashStep):
