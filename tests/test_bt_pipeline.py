@@ -369,6 +369,20 @@ def test_cleaning_follows_the_filter_it_precedes() -> None:
     assert (default_cleaning().max_reference_tokens, default_cleaning().reference_english) == (79, False)
 
 
+def test_a_python_user_changes_the_default_cleaning_as_the_flags_do() -> None:
+    # what `corpus make --filter pras --source-language de --no-source-dedup` did in the CLI only
+    from paranmt_hf.corpus.translation.source_cleaning import SourceCleaning, resolve_cleaning
+    from paranmt_hf.data.configs import ConfigOptions
+
+    pras = SourceCleaning.for_filter(ConfigOptions(filter="pras"))
+    changed = resolve_cleaning({"source_language": "de", "dedup": False, "max_reference_tokens": None}, pras)
+    assert changed == SourceCleaning(dedup=False, max_reference_tokens=79, reference_english=True,
+                                     source_language="de")
+    assert resolve_cleaning(None, pras) is pras and resolve_cleaning(False, pras) == SourceCleaning.off()
+    with pytest.raises(ValueError, match="unknown source cleaning setting"):
+        resolve_cleaning({"source_lang": "de"}, pras)
+
+
 def test_sources_in_another_language_are_not_decoded(models: dict[str, Path], tmp_path: Path,
                                                      decoded: dict[str, list],
                                                      capsys: pytest.CaptureFixture) -> None:

@@ -143,6 +143,17 @@ def test_running_settings_are_checked_by_the_api() -> None:
         "partition": "gpu", "sbatch_args": {"constraint": "a100", "exclusive": ""}}
 
 
+def test_run_options_check_their_cluster_settings() -> None:
+    # a Python user's RunOptions get the CLI's checks: Slurm settings on a local run are refused, not ignored
+    from paranmt_hf.corpus.errors import InvalidOptionError
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+
+    with pytest.raises(InvalidOptionError, match="--partition is a Slurm setting"):
+        RunOptions(cluster={"partition": "gpu"})
+    run = RunOptions(executor="slurm", cluster={"partition": "gpu", "time": None, "sbatch_args": ["constraint=a100"]})
+    assert run.cluster == {"partition": "gpu", "sbatch_args": {"constraint": "a100"}}
+
+
 def test_torchrun_ranks_become_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
     from paranmt_hf.corpus.pipeline.cluster import torchrun_tasks
 

@@ -108,11 +108,11 @@ def _run_options(parser: argparse.ArgumentParser, output: bool = True, chunk_def
 
 def _run(args: argparse.Namespace) -> Any:
     """The :class:`~paranmt_hf.corpus.pipeline.runner.RunOptions` of the command line."""
-    from ..corpus.pipeline.cluster import cluster_settings, torchrun_tasks
+    from ..corpus.pipeline.cluster import torchrun_tasks
     from ..corpus.pipeline.runner import RunOptions
 
     tasks, local_tasks, offset = torchrun_tasks(args.tasks, args.local_tasks, args.local_rank_offset)
-    cluster = cluster_settings(args.executor, {name: getattr(args, name, None) for name in CLUSTER_FLAGS})
+    cluster = {name: getattr(args, name, None) for name in CLUSTER_FLAGS}
     return RunOptions(workers=args.workers, tasks=tasks, local_tasks=local_tasks, local_rank_offset=offset,
                       chunk_bytes=args.chunk_bytes, threads=args.threads, work_dir=args.work_dir,
                       progress=not args.no_progress, restart=args.restart, keep_work=args.keep_work,
@@ -259,23 +259,16 @@ def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             "inter_threads": args.inter_threads, "trust_remote_code": args.trust_remote_code or None}
 
 
-def _cleaning(args: argparse.Namespace, filter_options: Any = None) -> Any:
-    """The :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` of the command line."""
-    from dataclasses import replace
+def _cleaning(args: argparse.Namespace) -> Any:
+    """The source cleaning flags as given (the API resolves them against the command's default).
 
-    from ..corpus.translation.source_cleaning import SourceCleaning, default_cleaning
-
+    False for ``--no-source-cleaning``, else the fields the flags change (None: not given).
+    """
     if args.no_source_cleaning:
-        return SourceCleaning.off()
-    base = SourceCleaning.for_filter(filter_options) if args.corpus_command == "make" else default_cleaning()
-    given = {k: v for k, v in (("min_reference_tokens", args.min_reference_tokens),
-                               ("max_reference_tokens", args.max_reference_tokens),
-                               ("source_language", args.source_language)) if v is not None}
-    if args.source_language and getattr(args, "langid_model", None):
-        given["langid_model"] = args.langid_model
-    if args.no_source_dedup:
-        given["dedup"] = False
-    return replace(base, **given)
+        return False
+    return {"min_reference_tokens": args.min_reference_tokens, "max_reference_tokens": args.max_reference_tokens,
+            "source_language": args.source_language, "langid_model": getattr(args, "langid_model", None),
+            "dedup": False if args.no_source_dedup else None}
 
 
 @_user_errors
@@ -298,15 +291,15 @@ def _make(args: argparse.Namespace) -> int:
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
     filter_options = _filter_options(args) if args.filter_name else None
-    summary = make_paranmt(args.inputs, args.output, args.model, decoding_options(args), _run(args),
-                           engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
-                           with_source=args.with_source, scorer=args.scorer, measures=args.measure or (),
-                           filter_options=filter_options, model_revision=args.model_revision,
-                           model_cache=args.model_cache, cleaning=_cleaning(args, filter_options),
-                           dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
-                           shard_rows=args.shard_rows, tokenizer=args.tokenizer,
-                           language_model=args.language_model, classifier=args.classifier, card=card,
-                           member_pattern=args.member, strict=args.strict, overwrite=args.overwrite)
+    summary = make_paranmt(args.inputs, args.output, args.model, filter_options=filter_options, scorer=args.scorer,
+                           measures=args.measure or (), tokenizer=args.tokenizer, language_model=args.language_model,
+                           classifier=args.classifier, dedup=None if args.dedup == "off" else args.dedup,
+                           config=args.config_name, shard_rows=args.shard_rows, card=card,
+                           options=decoding_options(args), engine=args.engine, engine_kwargs=_engine_kwargs(args),
+                           source_column=args.source_column, with_source=args.with_source,
+                           model_revision=args.model_revision, model_cache=args.model_cache,
+                           cleaning=_cleaning(args), run=_run(args), member_pattern=args.member, strict=args.strict,
+                           overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
     if summary.complete:
         print(f"card: {Path(args.output) / 'README.md'}")
@@ -455,9 +448,8 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
     from ..corpus.translation.engines import ENGINES
 
     group.add_argument("--engine", default=next(iter(ENGINES)), choices=list(ENGINES),
-                       help=f"the translation engine (default: {next(iter(ENGINES))}); transformers runs "
-                            "model.generate (exact), ctranslate2 the model converted once (cached), int8 on CPU by "
-                            "default")
+                       help=f"the translation engine (default: {next(iter(ENGINES))}); "
+                            + "; ".join(f"{name} {cls.summary}" for name, cls in ENGINES.items()))
     group.add_argument("--compute-type", default=None,
                        help="ctranslate2: int8 (CPU default), float32, int8_float32, float16 (GPU default)...")
     group.add_argument("--inter-threads", type=int, default=None,

@@ -21,7 +21,6 @@ The result loads with plain ``datasets.load_dataset(folder, config)``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -35,7 +34,14 @@ from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .annotate import AnnotateStep
 from .measures.columns import Header, header_of, parse_named
-from .output.export import ParquetShards, collect_task_files, write_card, write_export_record
+from .output.export import (
+    ParquetShards,
+    collect_task_files,
+    filter_description,
+    public_source,
+    write_card,
+    write_export_record,
+)
 from .pipeline.batches import PairBatch
 from .pipeline.parts import TsvPartWriter, check_parts, part_path
 from .pipeline.runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
@@ -43,7 +49,7 @@ from .pipeline.steps import CorpusStep
 from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .selection.filtering import FilterStep, bounds_stages
 from .translation.backtranslate import TranslationPlan, TranslationSummary
-from .translation.source_cleaning import SourceCleaning
+from .translation.source_cleaning import SourceCleaning, resolve_cleaning
 from .translation.transformers_engine import DecodingOptions, EngineOptions
 
 TEXT_TYPES = ("reference", "paraphrase", "source")
@@ -130,65 +136,70 @@ def make_paranmt(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     model: str | os.PathLike[str],
-    options: DecodingOptions | None = None,
-    run: RunOptions | None = None,
     *,
-    engine: str | EngineOptions = "transformers",
-    engine_kwargs: Mapping[str, Any] | None = None,
-    source_column: int | None = None,
-    with_source: bool = False,
+    filter_options: ConfigOptions | None = None,
     scorer: str | os.PathLike[str] | None = None,
     measures: Sequence[str] = (),
-    filter_options: ConfigOptions | None = None,
+    tokenizer: str = "nltk",
+    language_model: str | None = None,
+    classifier: str | None = None,
     dedup: str | None = "first",
     dedup_key: str = "pair",
     config: str = "pairs",
     shard_rows: int = 1_000_000,
-    tokenizer: str = "nltk",
-    language_model: str | None = None,
-    classifier: str | None = None,
     card: Mapping[str, Any] | None = None,
+    engine: str | EngineOptions = "transformers",
+    engine_kwargs: Mapping[str, Any] | None = None,
+    options: DecodingOptions | None = None,
+    cleaning: SourceCleaning | Mapping[str, Any] | bool | None = None,
+    source_column: int | None = None,
+    with_source: bool = False,
     model_revision: str | None = None,
     model_cache: str | os.PathLike[str] | None = None,
-    cleaning: SourceCleaning | None = None,
+    run: RunOptions | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
 ) -> TranslationSummary:
     """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
 
+    The keywords follow the pipeline: what is kept (filter, columns), how it is exported, how it is translated
+    (as :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`), how it runs.
+
     Args:
         inputs: bitext files (two tab-separated columns).
         output: the folder to write (atomically; never holding an input; an existing one only with ``overwrite``).
         model: the translation model into English (Hub id or folder).
-        options: decoding options (beam, n-best, sampling, language codes...).
-        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; 64 KiB chunks unless
-        set).
-        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` or its options object.
-        engine_kwargs: with an engine name, its settings (as
-        :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`);
-            a setting of another engine is refused before any work (``inter_threads`` for CTranslate2 too).
-        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
-        with_source: keep the source sentence as a column.
-        scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
-        measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``,
-        ``unigram_overlap``.
         filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
             keep every pair). Its columns must be among the ones made.
+        scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
+        measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``,
+            ``unigram_overlap``.
+        tokenizer: overlap tokenizer.
+        language_model: the KenLM model ``lm_perplexity`` needs.
+        classifier: the reference classifier ``reference_probability`` needs.
         dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
         dedup_key: ``"pair"`` (both texts) or ``"line"`` (texts and every column).
         config: the exported config's name.
         shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
-        tokenizer: overlap tokenizer.
-        language_model: the KenLM model ``lm_perplexity`` needs.
-        classifier: the reference classifier ``reference_probability`` needs.
         card: :func:`~paranmt_hf.corpus.output.export.write_card` options (``repo_id``, ``pretty_name``,
-        ``license_name``).
-        model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
-        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
+            ``license_name``).
+        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` or its options object.
+        engine_kwargs: with an engine name, its settings (as
+            :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`); a setting of another engine is
+            refused before any work (``inter_threads`` for CTranslate2 too).
+        options: decoding options (beam, n-best, sampling, language codes...).
         cleaning: what is removed before decoding (default: what ``filter_options`` would drop whatever the
             translation, :meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; each
-            distinct source of the run decoded once).
+            distinct source of the run decoded once); a mapping of
+            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` fields changes that default,
+            False removes nothing (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
+        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
+        with_source: keep the source sentence as a column.
+        model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
+        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
+        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; 64 KiB chunks unless
+            set).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
@@ -203,7 +214,7 @@ def make_paranmt(
             raise ValueError(f"{name} cannot be computed from the texts")
     plan, run = TranslationPlan.check(
         inputs, model, options, run, engine, engine_kwargs,
-        cleaning if cleaning is not None else SourceCleaning.for_filter(filter_options), source_column=source_column,
+        resolve_cleaning(cleaning, SourceCleaning.for_filter(filter_options)), source_column=source_column,
         with_source=with_source, model_revision=model_revision, model_cache=model_cache,
         member_pattern=member_pattern, strict=strict)
     recorded = plan.settings()
@@ -216,11 +227,11 @@ def make_paranmt(
                              language_model=language_model, classifier=classifier)
     card = {"kind": "own", "built_with": "paranmt-hf corpus make", "sources": [os.fspath(p) for p in inputs],
             "summary": f"English paraphrase pairs made by back-translating the non-English side of the sources below "
-                       f"with `{name}` ({recorded['engine']}) and pairing each translation with its English reference "
-                       "(the method of Wieting et al. 2017 and Wieting & Gimpel 2018).", **(card or {})}
+                       f"with `{public_source(name)}` ({recorded['engine']}) and pairing each translation with its "
+                       "English reference (the method of Wieting et al. 2017 and Wieting & Gimpel 2018).",
+            **(card or {})}
     if filter_options is not None:
-        card.setdefault("filter_description", "`" + json.dumps({k: v for k, v in vars(filter_options).items()
-                                                                  if v not in (None, ()) and k != "strict"}) + "`")
+        card.setdefault("filter_description", filter_description(filter_options))
     settings = {**recorded, "scorer": context.encoder, "measures": list(measures),
                 "filter": None if filter_options is None else vars(filter_options), "dedup": dedup,
                 "dedup_key": dedup_key, "tokenizer": tokenizer}

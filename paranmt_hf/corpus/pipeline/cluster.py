@@ -129,7 +129,8 @@ def cluster_settings(executor: str, given: Mapping[str, Any]) -> dict[str, Any]:
     slurm_only = [k for k in SLURM_ONLY if k in cluster]
     if slurm_only and executor != "slurm":
         flag = "--sbatch-arg" if slurm_only[0] == "sbatch_args" else "--" + slurm_only[0].replace("_", "-")
-        raise InvalidOptionError(f"{flag} is a Slurm setting: add --executor slurm")
+        raise InvalidOptionError(f"{flag} is a Slurm setting: add --executor slurm (in Python: "
+                                 f"RunOptions(executor='slurm', cluster={{{slurm_only[0]!r}: ...}}))")
     sbatch = cluster.get("sbatch_args")
     if sbatch is not None and not isinstance(sbatch, Mapping):
         cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in sbatch)

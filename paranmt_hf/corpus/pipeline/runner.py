@@ -46,6 +46,7 @@ from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
 from ..errors import CorpusError, InvalidOptionError, TasksFailedError
 from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
+from .cluster import cluster_settings
 
 logger = logging.getLogger("paranmt_hf.corpus")
 EXECUTORS = ("local", "slurm", "ray")
@@ -68,7 +69,9 @@ class RunOptions:
         restart: discard a work folder left by another (or the same) run instead of resuming it.
         keep_work: keep the work folder (logs, statistics, parts) after the merge.
         executor: ``"local"``, ``"slurm"`` or ``"ray"``.
-        cluster: keyword arguments of the Slurm / Ray executor (see the module docstring).
+        cluster: keyword arguments of the Slurm / Ray executor (see the module docstring), checked and normalised
+            by :func:`~paranmt_hf.corpus.pipeline.cluster.cluster_settings` (``None`` values dropped; Slurm-only
+            keys refused with another executor; ``sbatch_args`` as ``KEY=VALUE`` items or a mapping).
         max_line_bytes: input lines longer than this are skipped and counted (``line too long``) without ever being
             held in memory (None: 1 MiB, :data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`).
     """
@@ -96,6 +99,7 @@ class RunOptions:
                 raise InvalidOptionError(f"{name} must be >= 1, got {value}")
         if self.chunk_bytes is not None and self.chunk_bytes < 1:
             raise InvalidOptionError(f"chunk_bytes must be >= 1, got {self.chunk_bytes}")
+        self.cluster = cluster_settings(self.executor, self.cluster)
 
 
 def available_cores() -> int:

@@ -48,7 +48,14 @@ from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
-from .source_cleaning import SourceCleaning, SourceCleanStep, batch_sources, default_cleaning, source_side
+from .source_cleaning import (
+    SourceCleaning,
+    SourceCleanStep,
+    batch_sources,
+    default_cleaning,
+    resolve_cleaning,
+    source_side,
+)
 from .transformers_engine import DecodingOptions, EngineOptions, Translation
 
 logger = logging.getLogger("paranmt_hf.corpus")
@@ -403,7 +410,7 @@ class TranslationPlan:
     @classmethod
     def check(cls, inputs: Sequence[str | os.PathLike[str]], model: str | os.PathLike[str],
               options: DecodingOptions | None, run: RunOptions | None, engine: str | EngineOptions,
-              engine_kwargs: Mapping[str, Any] | None, cleaning: SourceCleaning | None, *,
+              engine_kwargs: Mapping[str, Any] | None, cleaning: SourceCleaning, *,
               source_column: int | None = None, with_source: bool = False, model_revision: str | None = None,
               model_cache: str | os.PathLike[str] | None = None, member_pattern: str | None = None,
               strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
@@ -416,7 +423,7 @@ class TranslationPlan:
             source_side(os.fspath(path), source_column)  # fail now, not in a task
         typed = engine_options(engine, engine_kwargs)
         resolved = check_model(model, options, typed, model_revision)
-        return cls(resolved, options, typed, cleaning if cleaning is not None else default_cleaning(), source_column,
+        return cls(resolved, options, typed, cleaning, source_column,
                    with_source, None if model_cache is None else os.fspath(model_cache), member_pattern, strict,
                    run.progress), run
 
@@ -541,7 +548,7 @@ def backtranslate(
     with_source: bool = False,
     model_revision: str | None = None,
     model_cache: str | os.PathLike[str] | None = None,
-    cleaning: SourceCleaning | None = None,
+    cleaning: SourceCleaning | Mapping[str, Any] | bool | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
@@ -570,13 +577,16 @@ def backtranslate(
         with_source: add the source sentence as a fourth column.
         model_revision: the Hub revision (branch, tag or commit) of a Hub id (default: its main branch).
         model_cache: where the prepared model goes (default: the run's work folder); kept across runs there.
-        cleaning: what is removed before decoding
-        (:class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`).
+        cleaning: what is removed before decoding: a
+            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`, a mapping of its fields that
+            change the default (e.g. ``{"source_language": "de", "dedup": False}``), or False for nothing
+            (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
         member_pattern: zip member glob.
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.
     """
-    plan, run = TranslationPlan.check(inputs, model, options, run, engine, engine_kwargs, cleaning,
+    plan, run = TranslationPlan.check(inputs, model, options, run, engine, engine_kwargs,
+                                      resolve_cleaning(cleaning, default_cleaning()),
                                       source_column=source_column, with_source=with_source,
                                       model_revision=model_revision, model_cache=model_cache,
                                       member_pattern=member_pattern, strict=strict)

@@ -166,6 +166,7 @@ class CTranslate2Translator(Seq2SeqEngine):
 
     engine = "ctranslate2"
     display_name = "CTranslate2"
+    summary = "runs the model converted once (cached), int8 on CPU by default"
     options_type = CTranslate2Options
     settings: CTranslate2Options
 

@@ -20,7 +20,8 @@ sources are decoded once in the whole run (:mod:`paranmt_hf.corpus.translation.s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...data.configs import ConfigOptions, bitext_sides
@@ -149,6 +150,30 @@ def default_cleaning() -> SourceCleaning:
     """
     return replace(SourceCleaning.for_filter(ConfigOptions(filter="pras")), reference_english=False,
                    langid_model=None)
+
+
+def resolve_cleaning(cleaning: SourceCleaning | Mapping[str, Any] | bool | None,
+                     default: SourceCleaning) -> SourceCleaning:
+    """The cleaning a command runs, from its ``cleaning`` argument and its ``default``.
+
+    None or True: the ``default``; False: nothing removed (:meth:`SourceCleaning.off`); a mapping of
+    :class:`SourceCleaning` fields: the ``default`` with those fields changed (None values ignored; ``langid_model``
+    alone only changes the model of the checks the cleaning makes); a :class:`SourceCleaning`: as given.
+
+    Raises:
+        ValueError: a mapping key that is not a :class:`SourceCleaning` field.
+    """
+    if cleaning is None or cleaning is True:
+        return default
+    if cleaning is False:
+        return SourceCleaning.off()
+    if isinstance(cleaning, SourceCleaning):
+        return cleaning
+    known = {f.name for f in fields(SourceCleaning)}
+    unknown = sorted(set(cleaning) - known)
+    if unknown:
+        raise ValueError(f"unknown source cleaning setting(s) {unknown}; choose from {sorted(known)}")
+    return replace(default, **{k: v for k, v in cleaning.items() if v is not None})
 
 
 class SourceCleanStep(CorpusStep):

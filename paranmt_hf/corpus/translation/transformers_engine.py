@@ -565,6 +565,9 @@ class Seq2SeqEngine:
     """
 
     engine: str
+    display_name: str
+    summary: str
+    """What the engine does, in a few words (the CLI's ``--engine`` help)."""
     options_type: type[EngineOptions] = EngineOptions
     options: DecodingOptions
     settings: EngineOptions
@@ -642,6 +645,7 @@ class TransformersTranslator(Seq2SeqEngine):
 
     engine = "transformers"
     display_name = "transformers"
+    summary = "runs model.generate (exact)"
     options_type = TransformersOptions
     settings: TransformersOptions
 
