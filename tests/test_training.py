@@ -213,11 +213,21 @@ def test_dev_none_trains_without_dev_evaluation(tmp_path, monkeypatch):
         _train(tmp_path, "unknown", "--max-steps", "1", "--dev", "STS99")
 
 
-def test_lazy_adam_refuses_gradient_clipping(tmp_path):
+def test_lazy_adam_refuses_gradient_clipping_in_one_sentence_and_auto_goes_dense(tmp_path):
+    from paranmt_hf.training.optim import uses_lazy_adam
+
     flags = train_flags(write_pairs(tmp_path / "pairs.tsv.gz"), tmp_path / "clip", 16, 4, "--optimizer", "lazy_adam",
                         "--max-grad-norm", "5", "--max-steps", "1", "--dev", "none")
-    with pytest.raises(ValueError, match="max_grad_norm"):
-        cli(flags)
+    with pytest.raises(SystemExit, match=r"max_grad_norm \(train --max-grad-norm\) 5.0 clips dense gradients") as out:
+        cli(flags)  # refused by the training plan before any work: one line, exit 2 (a usage error)
+    assert out.value.code == 2 and "\n" not in str(out.value) and not (tmp_path / "clip").exists()
+    big = type("Model", (), {"components": [type("C", (), {"embedding": torch_embedding(50_000, 1024)})()]})()
+    assert uses_lazy_adam("auto", 0.0, big) and not uses_lazy_adam("auto", 5.0, big)  # clipping asked: dense Adam
+
+
+def torch_embedding(rows: int, dim: int):
+    """A stand-in embedding whose weight has ``rows * dim`` elements (no memory for them)."""
+    return type("E", (), {"weight": type("W", (), {"numel": lambda self: rows * dim})()})()
 
 
 def test_one_flag_table_turns_recipe_fields_off():

@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.convert.saving import REPORT_NAME
 from .eval_results import EvalSummary, build_eval_results, eval_tables, load_eval_results
 from .model_info import (
-    CONVERSION_REPORT,
     ISO_639_1,
     data_licences,
     encoder_info,
@@ -141,7 +141,7 @@ def card_context(
         "limitations": limitations(info, training, language),
         "sentences": EXAMPLE_SENTENCES,
         "install": install_line(),
-        "data_licences": data_licences(training, (Path(model_dir) / CONVERSION_REPORT).is_file()),
+        "data_licences": data_licences(training, (Path(model_dir) / REPORT_NAME).is_file()),
     }
 
 

@@ -8,11 +8,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model.convert.saving import REPORT_NAME
+
 if TYPE_CHECKING:
     from ..model.encoder import ParaNMTEncoder
 
 SUMMARY_FILE = "training_summary.json"
-CONVERSION_REPORT = "conversion_report.json"
 ORIGINAL_CODE = {".pt": "https://github.com/jwieting/paraphrastic-representations-at-scale",
                  ".pickle": "https://github.com/jwieting/para-nmt-50m"}
 """The authors' code that trained the released checkpoints, by the checkpoint's suffix (PRAS ``.pt``, ParaNMT-50M
@@ -201,7 +202,7 @@ def training_code(model_dir: str | os.PathLike[str]) -> str | None:
     """
     from ..utils.provenance import source_url
 
-    report = Path(model_dir) / CONVERSION_REPORT
+    report = Path(model_dir) / REPORT_NAME
     if report.is_file():
         try:
             suffix = Path(str(json.loads(report.read_text(encoding="utf-8")).get("source", ""))).suffix

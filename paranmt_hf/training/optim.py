@@ -101,16 +101,20 @@ class OptimizerSpec:
 def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
     """Whether a run with ``optimizer`` trains ``model`` (a ParaNMTModel) with LazyAdam and sparse gradients.
 
+    ``"auto"`` chooses dense Adam when gradients are clipped (``max_grad_norm > 0``), whatever the table size.
+
     Raises:
-        ValueError: an unknown optimizer, or gradient clipping with sparse gradients.
+        ValueError: an unknown optimizer, or gradient clipping with ``"lazy_adam"`` (the training plan refuses both
+            first, as :class:`~paranmt_hf.training.recipes.RecipeError`).
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    largest = max(encoder.embedding.weight.numel() for encoder in model.components)
-    lazy = optimizer == "lazy_adam" or (optimizer == "auto" and largest >= SPARSE_AUTO_MIN_PARAMETERS)
-    if lazy and max_grad_norm > 0:
+    if optimizer == "lazy_adam" and max_grad_norm > 0:
         raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
-    return lazy
+    if optimizer != "auto":
+        return optimizer == "lazy_adam"
+    largest = max(encoder.embedding.weight.numel() for encoder in model.components)
+    return largest >= SPARSE_AUTO_MIN_PARAMETERS and max_grad_norm <= 0  # clipping asked: dense gradients
 
 
 def run_optimizer(spec: OptimizerSpec, model: Any) -> torch.optim.Optimizer | None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 
 from .initial_model import ModelSpec
 from .loss import LossSpec
-from .optim import OptimizerSpec
+from .optim import OPTIMIZERS, OptimizerSpec
 from .recipes import Recipe, RecipeError, Schedule
 from .teacher import Distillation, FinishSpec
 from .tokenlearn import TokenlearnSpec
@@ -96,13 +96,20 @@ def check_trainable(recipe: Recipe) -> None:
     ``learning_rate``. A frozen teacher table next to a trained component (e.g. ``trigram+subword``) is a normal run.
 
     Raises:
-        RecipeError: a negative learning rate, or no component that trains at a positive rate (naming the field and
-            the ``paranmt-hf train`` flag that froze it).
+        RecipeError: a negative learning rate, no component that trains at a positive rate (naming the field and
+            the ``paranmt-hf train`` flag that froze it), an unknown optimizer, or gradient clipping with LazyAdam.
     """
     for name, flag in (("learning_rate", "--lr"), ("teacher_learning_rate", "--teacher-lr")):
         rate = getattr(recipe, name)
         if rate is not None and rate < 0:
             raise RecipeError(f"{name} (train {flag}) must be >= 0, got {rate}")
+    if recipe.optimizer not in OPTIMIZERS:
+        raise RecipeError(f"optimizer (train --optimizer) must be one of {', '.join(OPTIMIZERS)}, got "
+                          f"{recipe.optimizer!r}")
+    if recipe.optimizer == "lazy_adam" and recipe.max_grad_norm > 0:
+        raise RecipeError(f"max_grad_norm (train --max-grad-norm) {recipe.max_grad_norm} clips dense gradients, and "
+                          "optimizer lazy_adam (train --optimizer) trains with sparse ones: choose --optimizer adam "
+                          "or auto, or --max-grad-norm 0")
     table = recipe.trains_teacher_table
     table_rate = recipe.learning_rate if recipe.teacher_learning_rate is None else recipe.teacher_learning_rate
     others = [kind for kind in recipe.kinds if not (table and kind == "subword")]

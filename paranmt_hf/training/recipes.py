@@ -61,10 +61,12 @@ class Recipe:
         learning_rate: Adam learning rate.
         lr_scheduler: transformers scheduler name: ``"constant"`` (the papers) or ``"linear"`` (decay to 0).
         epochs: passes over the training pairs.
-        max_grad_norm: gradient-norm clipping (``0`` = off; PRAS's code clips at 5). Needs ``optimizer="adam"``.
+        max_grad_norm: gradient-norm clipping (``0`` = off; PRAS's code clips at 5). Needs dense gradients:
+            ``optimizer="adam"``, or ``"auto"``, which then chooses dense Adam.
         optimizer: ``"lazy_adam"`` (sparse embedding gradients; only the rows a step used are updated, which makes
             large vocabularies fast on CPU), ``"adam"`` (dense, as the papers' code) or ``"auto"`` (lazy for
-            embedding tables of 8M parameters or more, e.g. SP 50K x 1024; dense otherwise).
+            embedding tables of 8M parameters or more, e.g. SP 50K x 1024, unless gradients are clipped; dense
+            otherwise).
         max_pairs: use at most this many training pairs (``None`` = all).
         num_threads: torch threads for training (``None``: 1 for averaging encoders, whose small operations lose
             more to thread synchronisation than they gain (measured 3x faster on 2 cores), else torch's default).
