@@ -5,7 +5,7 @@
 #   bash scripts/main.sh                 # everything, outputs in outputs/main/ (bitext model in outputs/main/bitext/)
 #   OUT=/tmp/run RECIPE=acl2018-trigram bash scripts/main.sh
 #   BITEXT=0 bash scripts/main.sh        # the English model only
-# The two trainings run side by side (averaging encoders train on one thread each). The run's total time (install
+# The two trainings run side by side (averaging encoders train on one thread each), and so do the two evaluations. The run's total time (install
 # included) and each stage's time and load average go to $OUT/main_job.json (results/flagship/main_job.py's layout).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,15 +69,22 @@ if [ -n "$bitext_pid" ] && ! wait "$bitext_pid"; then
 fi
 [ -n "$bitext_pid" ] && stage "wait for $BITEXT_RECIPE"
 
-echo "== 3/4 evaluate (the results tables are printed at the end)"
-paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
-  --name "$NAME" --output "$OUT/eval" > "$OUT/results_table.txt"
-stage "evaluate $RECIPE"
+echo "== 3/4 evaluate (the results tables are printed at the end; the two models side by side, one core each)"
+eval_pid=""
 if [ "$BITEXT" = 1 ]; then
   paranmt-hf eval "$OUT/bitext/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
-    --name "$BITEXT_NAME" --output "$OUT/bitext/eval" > "$OUT/bitext/results_table.txt"
-  stage "evaluate $BITEXT_RECIPE"
+    --name "$BITEXT_NAME" --output "$OUT/bitext/eval" > "$OUT/bitext/results_table.txt" 2> "$OUT/bitext/eval.log" &
+  eval_pid=$!
+  trap 'kill "$eval_pid" 2>/dev/null || true; rm -f "$STAGES"' EXIT
 fi
+paranmt-hf eval "$OUT/model" --tasks sts12-16 STSBenchmark STS17 Tatoeba --data-dir "$DATA" \
+  --name "$NAME" --output "$OUT/eval" > "$OUT/results_table.txt"
+if [ -n "$eval_pid" ] && ! wait "$eval_pid"; then
+  cat "$OUT/bitext/eval.log" >&2
+  echo "evaluating $BITEXT_RECIPE failed: see $OUT/bitext/eval.log" >&2
+  exit 1
+fi
+stage "evaluate $RECIPE${eval_pid:+ and $BITEXT_RECIPE}"
 
 echo "== 4/4 Hub-ready folders"
 paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME" --no-progress

@@ -138,7 +138,7 @@ def test_plan_says_how_many_sentences_and_how_long_and_sees_the_cache(tiny_teach
     assert plan.rate > 0 and plan.seconds == pytest.approx(12 / plan.rate)
     message = plan.message()
     assert f"12 of {len(set(MIXED))} unique training sentences" in message and "sentences/s" in message
-    assert "onnxruntime float32" in message
+    assert "onnxruntime float32" in message and f"timed on {min(12, 256)} of them now, load" in message
     full = plan_teacher_pass(recipe, texts, seed=0, probe=False)
     assert full.limit is None and full.sentences == len(set(MIXED)) and full.seconds is None
     teacher_embeddings(unique_sentences(texts, 12, 0), tiny_teacher, recipe.precision, show_progress=False)

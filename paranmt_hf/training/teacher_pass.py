@@ -15,6 +15,7 @@ N|all``): :func:`teacher_sentence_limit`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .tokenlearn import TokenlearnSpec
@@ -22,6 +23,8 @@ from .tokenlearn import TokenlearnSpec
 QUICK_TEACHER_SENTENCES = 5000
 """The teacher pass of a quick run (``max_steps`` given) embeds at most this many unique training sentences (a
 seeded sample) unless told otherwise (``teacher_sentences``, ``paranmt-hf train --teacher-sentences N|all``)."""
+WARMUP_SENTENCES = 16
+"""Sentences embedded before the probe is timed (the engine's first call allocates and optimises)."""
 PROBE_SENTENCES = 256
 """Sentences of the timed probe that estimates how long the teacher pass takes (a seeded sample of the pass's)."""
 ALL = "all"
@@ -65,6 +68,8 @@ class TeacherPassPlan:
         threads: threads of the pass.
         rate: sentences per second of the timed probe (``None``: cached, or no probe).
         seconds: the estimated time of the pass (``sentences / rate``).
+        probe: how many sentences the probe timed.
+        load: the 1-minute load average when the probe ended (other work on the cores slows the probe and the pass).
     """
 
     limit: int | None
@@ -77,6 +82,7 @@ class TeacherPassPlan:
     rate: float | None = None
     seconds: float | None = None
     probe: int = 0
+    load: float | None = None
 
     def message(self) -> str:
         """One paragraph for the user: how many sentences, how long, how to change it."""
@@ -86,8 +92,11 @@ class TeacherPassPlan:
             count += "; --teacher-sentences all embeds every one)" if "quick run" in self.reason else ")"
         if self.cached:
             return f"teacher pass: {count}, already in the cache: read in a second"
-        estimate = (f"about {_duration(self.seconds)} at {self.rate:,.0f} sentences/s (timed on "
-                    f"{self.probe} of them)") if self.seconds is not None and self.rate else "time unknown"
+        estimate = "time unknown"
+        if self.seconds is not None and self.rate:
+            busy = "" if self.load is None else f", load {self.load:.1f} on {self.threads} core(s)"
+            estimate = (f"about {_duration(self.seconds)} at {self.rate:,.0f} sentences/s (timed on {self.probe} of "
+                        f"them now{busy}; other work on the cores slows it)")
         return (f"teacher pass after training: {count} with {self.engine} on {self.threads} thread(s), {estimate}; "
                 "cached for later runs")
 
@@ -128,20 +137,22 @@ def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max
     sentences = unique_sentences(unique, limit, seed)
     engine = resolve_engine(spec.precision)
     cached = cache_entry(sentences, spec.teacher, spec.precision, engine=engine).is_file()
-    rate = seconds = None
+    rate = seconds = load = None
     sample: list[str] = []
     if probe and not cached and sentences:
         from ..model.distill import resolve_teacher
 
         encode = teacher_encoder(resolve_teacher(spec.teacher), spec.precision, engine)
         sample = random.Random(seed).sample(sentences, min(PROBE_SENTENCES, len(sentences)))
+        encode(sample[:WARMUP_SENTENCES], show_progress=False)  # the engine's first-call costs are not the pass's
         started = time.perf_counter()
         encode(sample, show_progress=False)
         rate = len(sample) / max(time.perf_counter() - started, 1e-9)
         seconds = len(sentences) / rate
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return TeacherPassPlan(limit=limit, unique=len(unique), sentences=len(sentences), reason=reason, cached=cached,
                            engine=f"{engine} {spec.precision}", threads=cores(), rate=rate,
-                           seconds=seconds, probe=len(sample) if rate is not None else 0)
+                           seconds=seconds, probe=len(sample) if rate is not None else 0, load=load)
 
 
 __all__ = ["ALL", "PROBE_SENTENCES", "QUICK_TEACHER_SENTENCES", "TeacherPassPlan", "plan_teacher_pass",
