@@ -5,8 +5,9 @@
 #   bash scripts/main.sh                 # everything, outputs in outputs/main/ (bitext model in outputs/main/bitext/)
 #   OUT=/tmp/run RECIPE=acl2018-trigram bash scripts/main.sh
 #   BITEXT=0 bash scripts/main.sh        # the English model only
-# The two trainings run side by side (averaging encoders train on one thread each), and so do the two evaluations. The run's total time (install
-# included) and each stage's time and load average go to $OUT/main_job.json (results/flagship/main_job.py's layout).
+# The two trainings run side by side (averaging encoders train on one thread each); so do the two evaluations. The
+# run's total time (install included) and each stage's time and load average go to $OUT/main_job.json
+# (results/flagship/main_job.py's layout).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -67,6 +68,7 @@ if [ -n "$bitext_pid" ] && ! wait "$bitext_pid"; then
   echo "training $BITEXT_RECIPE failed: see $OUT/bitext/train.log" >&2
   exit 1
 fi
+trap 'rm -f "$STAGES"' EXIT  # the background training has ended: nothing left to stop
 [ -n "$bitext_pid" ] && stage "wait for $BITEXT_RECIPE"
 
 echo "== 3/4 evaluate (the results tables are printed at the end; the two models side by side, one core each)"
@@ -84,6 +86,7 @@ if [ -n "$eval_pid" ] && ! wait "$eval_pid"; then
   echo "evaluating $BITEXT_RECIPE failed: see $OUT/bitext/eval.log" >&2
   exit 1
 fi
+trap 'rm -f "$STAGES"' EXIT
 stage "evaluate $RECIPE${eval_pid:+ and $BITEXT_RECIPE}"
 
 echo "== 4/4 Hub-ready folders"

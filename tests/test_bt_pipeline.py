@@ -381,6 +381,11 @@ def test_a_python_user_changes_the_default_cleaning_as_the_flags_do() -> None:
     assert resolve_cleaning(None, pras) is pras and resolve_cleaning(False, pras) == SourceCleaning.off()
     with pytest.raises(ValueError, match="unknown source cleaning setting"):
         resolve_cleaning({"source_lang": "de"}, pras)
+    with pytest.raises(ValueError, match="cleaning must be a SourceCleaning"):
+        resolve_cleaning("off", pras)
+    # a language-ID model given for a cleaning that checks no language is not part of the run (nor its identity)
+    assert resolve_cleaning({"langid_model": "lid.bin"}, SourceCleaning()).langid_model is None
+    assert resolve_cleaning({"langid_model": "lid.bin"}, pras).langid_model == "lid.bin"
 
 
 def test_sources_in_another_language_are_not_decoded(models: dict[str, Path], tmp_path: Path,

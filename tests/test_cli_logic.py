@@ -150,8 +150,11 @@ def test_run_options_check_their_cluster_settings() -> None:
 
     with pytest.raises(InvalidOptionError, match="--partition is a Slurm setting"):
         RunOptions(cluster={"partition": "gpu"})
-    run = RunOptions(executor="slurm", cluster={"partition": "gpu", "time": None, "sbatch_args": ["constraint=a100"]})
-    assert run.cluster == {"partition": "gpu", "sbatch_args": {"constraint": "a100"}}
+    run = RunOptions(executor="slurm", cluster={"partition": "gpu", "time": None, "sbatch_args": "constraint=a100"})
+    assert run.cluster == {"partition": "gpu", "sbatch_args": {"constraint": "a100"}}  # one item as a string too
+    assert RunOptions(executor="ray", cluster={"time": 3600}).cluster == {"time": 3600}  # Ray reads time as well
+    with pytest.raises(InvalidOptionError, match="--time is a Slurm setting"):
+        RunOptions(cluster={"time": 3600})
 
 
 def test_torchrun_ranks_become_tasks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -200,6 +200,16 @@ def test_the_card_and_export_record_name_local_sources_by_file_name(tmp_path: Pa
     assert record["card"]["sources"] == ["cs-en.tsv.gz", "https://example.org/x.zip", "the public ParaNMT-50M zip"]
 
 
+def test_a_card_keeps_a_hub_id_whole_and_names_a_local_path_by_its_file(tmp_path, monkeypatch):
+    from paranmt_hf.corpus.output.export import public_source
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "marian").mkdir(parents=True)
+    assert public_source("Helsinki-NLP/opus-mt-cs-en") == "Helsinki-NLP/opus-mt-cs-en"  # a Hub id: org and name
+    assert public_source("models/marian") == "marian"  # a relative folder that exists here
+    assert public_source(str(tmp_path / "gone" / "model")) == "model"  # an absolute path, even gone
+
+
 def test_a_failed_task_keeps_the_work_folder_and_its_logs_for_a_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                         capsys: pytest.CaptureFixture) -> None:
     from paranmt_hf.corpus.output import export

@@ -19,7 +19,8 @@ spec                    step                                            recipe f
                         (:mod:`.teacher`)
 ======================  ==============================================  ==========================================
 
-:func:`plan_training` also refuses a recipe that would train nothing (:func:`check_trainable`), before any work.
+:func:`plan_training` also refuses a recipe that would train nothing or cannot train as asked (an unknown optimizer,
+gradient clipping with LazyAdam's sparse gradients: :func:`check_trainable`), before any work.
 
 The whole recipe still defines the run's identity: the checkpoints' run record and the training summary keep
 :meth:`Recipe.to_dict`.
@@ -89,7 +90,7 @@ def model_spec(recipe: Recipe) -> ModelSpec:
 
 
 def check_trainable(recipe: Recipe) -> None:
-    """Refuse a recipe whose training would update no parameter (its run would fail or train for nothing).
+    """Refuse a recipe whose training would update no parameter, or that asks for what its optimizer cannot do.
 
     A model's parameters are its components' (:mod:`.optim`): the ``subword`` tables distilled from a teacher train at
     ``teacher_learning_rate`` (``None``: ``learning_rate``; ``0``: frozen), every other component at
@@ -131,7 +132,7 @@ def plan_training(recipe: Recipe) -> TrainingPlan:
     """Cut ``recipe`` into the specs of the training steps (see the module's table).
 
     Raises:
-        RecipeError: a recipe that would train nothing (:func:`check_trainable`).
+        RecipeError: a recipe that would train nothing or cannot train as asked (:func:`check_trainable`).
     """
     check_trainable(recipe)
     trains_table = recipe.trains_teacher_table

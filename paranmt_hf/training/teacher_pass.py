@@ -69,7 +69,7 @@ class TeacherPassPlan:
         rate: sentences per second of the timed probe (``None``: cached, or no probe).
         seconds: the estimated time of the pass (``sentences / rate``).
         probe: how many sentences the probe timed.
-        load: the 1-minute load average when the probe ended (other work on the cores slows the probe and the pass).
+        load: the 1-minute load average before the probe (other work on the cores slows the probe and the pass).
     """
 
     limit: int | None
@@ -144,12 +144,12 @@ def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max
 
         encode = teacher_encoder(resolve_teacher(spec.teacher), spec.precision, engine)
         sample = random.Random(seed).sample(sentences, min(PROBE_SENTENCES, len(sentences)))
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # other work, before the probe adds its own
         encode(sample[:WARMUP_SENTENCES], show_progress=False)  # the engine's first-call costs are not the pass's
         started = time.perf_counter()
         encode(sample, show_progress=False)
         rate = len(sample) / max(time.perf_counter() - started, 1e-9)
         seconds = len(sentences) / rate
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return TeacherPassPlan(limit=limit, unique=len(unique), sentences=len(sentences), reason=reason, cached=cached,
                            engine=f"{engine} {spec.precision}", threads=cores(), rate=rate,
                            seconds=seconds, probe=len(sample) if rate is not None else 0, load=load)

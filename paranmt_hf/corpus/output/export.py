@@ -238,9 +238,12 @@ def filter_description(options: ConfigOptions) -> str:
 
 
 def public_source(source: str) -> str:
-    """A source as a card names it: a URL or a name as given, a local path by its file name (never this machine's)."""
+    """A source as a card names it: a local path by its file name (never this machine's), anything else as given.
+
+    A local path is an absolute one or a relative one that exists here; a URL or a Hub id (``org/name``) is kept.
+    """
     text = os.fspath(source)
-    if "://" in text or not (os.path.isabs(text) or os.sep in text or (os.altsep and os.altsep in text)):
+    if "://" in text or not (os.path.isabs(text) or os.path.exists(text)):
         return text
     return os.path.basename(text.rstrip("/" + (os.altsep or ""))) or text
 

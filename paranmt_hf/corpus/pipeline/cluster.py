@@ -120,18 +120,21 @@ SLURM_ONLY = ("partition", "time", "qos", "account", "venv_path", "sbatch_args")
 def cluster_settings(executor: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """``RunOptions.cluster`` for ``executor`` from the settings given (None: not given).
 
-    ``sbatch_args`` may be a mapping or ``KEY=VALUE`` items (:func:`parse_sbatch_arg`).
+    ``sbatch_args`` may be a mapping, ``KEY=VALUE`` items (:func:`parse_sbatch_arg`) or one such item.
 
     Raises:
         InvalidOptionError: a Slurm setting with another executor, or a bad ``sbatch_args`` item.
     """
     cluster = {k: v for k, v in given.items() if v is not None}
-    slurm_only = [k for k in SLURM_ONLY if k in cluster]
+    read = RAY_OPTIONS if executor == "ray" else ()
+    slurm_only = [k for k in SLURM_ONLY if k in cluster and k not in read]  # Ray reads ``time`` too
     if slurm_only and executor != "slurm":
         flag = "--sbatch-arg" if slurm_only[0] == "sbatch_args" else "--" + slurm_only[0].replace("_", "-")
         raise InvalidOptionError(f"{flag} is a Slurm setting: add --executor slurm (in Python: "
                                  f"RunOptions(executor='slurm', cluster={{{slurm_only[0]!r}: ...}}))")
     sbatch = cluster.get("sbatch_args")
+    if isinstance(sbatch, str):  # one KEY=VALUE item
+        sbatch = [sbatch]
     if sbatch is not None and not isinstance(sbatch, Mapping):
         cluster["sbatch_args"] = dict(parse_sbatch_arg(item) for item in sbatch)
     return cluster

@@ -170,10 +170,16 @@ def resolve_cleaning(cleaning: SourceCleaning | Mapping[str, Any] | bool | None,
     if isinstance(cleaning, SourceCleaning):
         return cleaning
     known = {f.name for f in fields(SourceCleaning)}
+    if not isinstance(cleaning, Mapping):
+        raise ValueError(f"cleaning must be a SourceCleaning, a mapping of its fields ({', '.join(sorted(known))}), "
+                         f"True, False or None, got {cleaning!r}")
     unknown = sorted(set(cleaning) - known)
     if unknown:
         raise ValueError(f"unknown source cleaning setting(s) {unknown}; choose from {sorted(known)}")
-    return replace(default, **{k: v for k, v in cleaning.items() if v is not None})
+    out = replace(default, **{k: v for k, v in cleaning.items() if v is not None})
+    if not (out.reference_english or out.source_language):  # no language check: the model is not part of the run
+        out = replace(out, langid_model=None)
+    return out
 
 
 class SourceCleanStep(CorpusStep):
