@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install (if needed) and run the whole test suite offline. Real-data tests read $PARANMT_HF_DATA (default ../shared/data).
+# Install (if needed) and run the whole test suite offline, on every core. Real-data tests read $PARANMT_HF_DATA (default ../shared/data).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -7,4 +7,5 @@ source scripts/install.sh
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}"
 ruff check .
-python -m pytest -q -p no:cacheprovider "$@"
+# every core (pytest-xdist; PYTEST_WORKERS=1 for one process), a test file's tests in one worker (its fixtures once)
+python -m pytest -q -p no:cacheprovider -n "${PYTEST_WORKERS:-auto}" --dist loadfile "$@"
