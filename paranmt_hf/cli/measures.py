@@ -1,9 +1,8 @@
 """``paranmt-hf measures``: the per-pair measure registry, and the models two of its measures need.
 
 ``list`` prints the columns of :data:`paranmt_hf.corpus.measures.registry.MEASURES` (what ``corpus annotate`` can add
-and
-``corpus filter --filter thresholds --bound COLUMN=LOW:HIGH`` can threshold). ``train-lm`` trains the KenLM language
-model of ``lm_perplexity``; ``train-classifier`` the reference-vs-translation classifier of
+and ``corpus filter --filter thresholds --bound COLUMN=LOW:HIGH`` can threshold). ``train-lm`` trains the KenLM
+language model of ``lm_perplexity``; ``train-classifier`` the reference-vs-translation classifier of
 ``reference_probability`` (EMNLP 2017 §5.6).
 """
 

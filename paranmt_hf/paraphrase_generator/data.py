@@ -5,8 +5,7 @@ when generating training data for paraphrase generation" are, by PRAS (Figure 3)
 and trigram overlap below 0.5 (:data:`DEFAULT_BOUNDS`). Any bounds on the columns of
 :data:`~paranmt_hf.corpus.measures.registry.MEASURES` can be given instead (a
 :class:`~paranmt_hf.corpus.selection.filters.ThresholdFilter` selects the pairs). A held-out set of pairs is drawn
-first
-(seeded); training pairs sharing a sentence with it are left out (counted), so the evaluation inputs were never
+first (seeded); training pairs sharing a sentence with it are left out (counted), so the evaluation inputs were never
 seen. Every kept pair trains both directions (a -> b and b -> a) unless asked otherwise.
 """
 

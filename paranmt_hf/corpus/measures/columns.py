@@ -1,14 +1,13 @@
 r"""Pair files with named columns: a header line naming them, read and written by the corpus tools.
 
 The para-nmt-50m.txt layout (``reference \\t paraphrase [\\t score [\\t overlap]]``) has no header: its columns are
-known by position. Files with more columns (the back-translation output with its ``translation_cost``, an
-annotation with the measures of :data:`paranmt_hf.corpus.measures.registry.MEASURES`) start with a header line naming
-every
+known by position. Files with more columns (the back-translation output with its ``translation_cost``, an annotation
+with the measures of :data:`paranmt_hf.corpus.measures.registry.MEASURES`) start with a header line naming every
 column, e.g. ``reference\\tparaphrase\\ttranslation_cost\\tsource``. A header is recognised when its first two fields
-are ``reference`` and ``paraphrase`` (or ``text_a`` and ``text_b``) and every other field is a known column name, so
-no sentence pair is ever taken for one. :func:`parse_named` parses a block of such a file: the two texts, the
-``paraphrase_score`` / ``trigram_overlap`` columns as the pair format's score and overlap, every other numeric
-column as a float and ``source`` as text; a line whose number does not parse is a bad line, counted, as in
+are ``reference`` and ``paraphrase`` (or ``text_a`` and ``text_b``) and every other field is a known column name, so no
+sentence pair is ever taken for one. :func:`parse_named` parses a block of such a file: the two texts, the
+``paraphrase_score`` / ``trigram_overlap`` columns as the pair format's score and overlap, every other numeric column
+as a float and ``source`` as text; a line whose number does not parse is a bad line, counted, as in
 :mod:`paranmt_hf.data.records`.
 """
 

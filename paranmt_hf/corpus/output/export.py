@@ -6,8 +6,7 @@ every task turns its chunks of lines into Arrow tables and appends them to its o
 bounded by a chunk); the merge checks them, writes their rows in task order as ``data/<config>/`` shards of
 ``shard_rows`` rows (the same bytes for any number of tasks, resumed or not) and writes the card. The folder is
 written under a temporary name and renamed into place when complete. :func:`export_hub_folder` does the same for
-any iterable datasets (e.g. from
-:func:`paranmt_hf.load_paranmt`).
+any iterable datasets (e.g. from :func:`paranmt_hf.load_paranmt`).
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ class ParquetShards:
 
     Each file is written under a per-attempt temporary name and renamed into place when it is closed
     (:func:`~paranmt_hf.corpus.pipeline.task_process.publish`: only while the run that started the task is alive), so
-    a task
-    run again while an orphan of a killed run still writes never shares a file with it.
+    a task run again while an orphan of a killed run still writes never shares a file with it.
     """
 
     def __init__(self, out_dir: str | os.PathLike[str], schema: Any, shard_rows: int = 1_000_000,

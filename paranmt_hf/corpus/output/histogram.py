@@ -195,8 +195,7 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
     """The score histogram of ``inputs`` (over every task) as JSON in ``output``; returns it and the summary.
 
     Inputs with a header (``corpus annotate`` / ``backtranslate`` outputs, :mod:`paranmt_hf.corpus.measures.columns`)
-    are
-    read by column name: the score is ``paraphrase_score`` (or ``score``), the overlap ``trigram_overlap`` (or
+    are read by column name: the score is ``paraphrase_score`` (or ``score``), the overlap ``trigram_overlap`` (or
     ``overlap``), and the header line is not data.
     """
     from ..pipeline.runner import RunOptions, Stage, execute, make_spec, merge_stage

@@ -204,8 +204,7 @@ class PairReader(CorpusStep):
         state_dir: the stage's folder: the task writes ``progress/<rank>.json`` (read by the progress bar) and, at
             its end, ``reports/<rank>.json`` (its bad-line report); None: neither.
         header: the inputs' header (:mod:`paranmt_hf.corpus.measures.columns`): its line is skipped and the lines are
-        read
-            by column name (``fmt`` is then not used); None: files without a header, read with ``fmt``.
+            read by column name (``fmt`` is then not used); None: files without a header, read with ``fmt``.
         max_line_bytes: lines longer than this are skipped and counted (``line too long``) without being held in
             memory (:data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`; None: no bound).
     """

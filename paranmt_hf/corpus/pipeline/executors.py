@@ -6,8 +6,7 @@ kernel kills it when its parent dies, it publishes nothing once the run is gone,
 process, which stops the pool).
 
 Imported by :func:`paranmt_hf.corpus.pipeline.runner.run_local` (a module-level class, so that the worker processes,
-which
-receive the executor pickled, import it by name).
+which receive the executor pickled, import it by name).
 """
 
 from __future__ import annotations

@@ -2,12 +2,11 @@
 
 Each task writes its part (``parts/00003.tsv.gz``) under a temporary name of its own (per process and attempt) and
 renames it when the task ends, after recording the part's size, line count and sha256 next to it
-(``00003.tsv.gz.part.json``, :func:`part_record`); the merge checks every part against its record while it joins
-them, so a torn part, one from another attempt or a missing one stops the merge with one sentence, never an
-output. Tasks read their inputs in order (:mod:`paranmt_hf.corpus.pipeline.batches`), so the parts joined in task
-order are
-the output of a one-task run, byte for byte (gzip parts are gzip members, whose concatenation is one gzip file).
-Folder outputs (``corpus export``) and JSON outputs (``corpus histogram``) are merged by their command
+(``00003.tsv.gz.part.json``, :func:`part_record`); the merge checks every part against its record while it joins them,
+so a torn part, one from another attempt or a missing one stops the merge with one sentence, never an output. Tasks
+read their inputs in order (:mod:`paranmt_hf.corpus.pipeline.batches`), so the parts joined in task order are the
+output of a one-task run, byte for byte (gzip parts are gzip members, whose concatenation is one gzip file). Folder
+outputs (``corpus export``) and JSON outputs (``corpus histogram``) are merged by their command
 (:mod:`paranmt_hf.corpus.output.export`, :mod:`paranmt_hf.corpus.output.histogram`).
 """
 

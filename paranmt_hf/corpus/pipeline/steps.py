@@ -2,8 +2,7 @@
 
 A :class:`CorpusStep` is a ``datatrove.pipeline.base.PipelineStep`` whose items are
 :class:`~paranmt_hf.corpus.pipeline.batches.PairBatch` es: :meth:`CorpusStep.setup` loads what the step needs once per
-task
-(models, tokenizers: in the task's process, never in ``__init__``, so that steps pickle small and load on the
+task (models, tokenizers: in the task's process, never in ``__init__``, so that steps pickle small and load on the
 machine that runs them), :meth:`CorpusStep.process` turns one batch into the batch passed on (or None to drop it),
 and :meth:`CorpusStep.count` adds outcome counts to datatrove's per-task statistics (which the runner sums into the
 summary line).

@@ -5,8 +5,7 @@ The kept lines are written unchanged (their line endings normalised to ``\\n``),
 overlap appended, so the output holds exactly the rows that ``load_paranmt("filtered", ...)`` yields for the same
 file and options (tests/test_corpus_filter.py checks this). It runs as datatrove stages
 (:mod:`paranmt_hf.corpus.pipeline.runner`): for the ACL-2018 recipe without ``min_score`` a first pass collects every
-score
-(all tasks) and one task computes the fold bounds, then every task filters its chunks, then the parts are merged.
+score (all tasks) and one task computes the fold bounds, then every task filters its chunks, then the parts are merged.
 """
 
 from __future__ import annotations

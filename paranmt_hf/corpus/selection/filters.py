@@ -85,11 +85,10 @@ class ThresholdFilter:
     are numbers: a NaN bound is refused.
 
     The columns are those of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`. Values the caller gives
-    (``columns``,
-    or ``scores`` / ``overlaps`` for ``paraphrase_score`` / ``trigram_overlap``) are used as they are; missing ones
-    are computed through the registry with :attr:`context`, cheapest first, and each only for the pairs that passed
-    the tests before it (a conjunction: the order changes no answer, only the work). With ``sample_rate`` < 1 each
-    passing pair is then kept with that probability, a hash of ``seed`` and the pair (see :func:`sample_unit`).
+    (``columns``, or ``scores`` / ``overlaps`` for ``paraphrase_score`` / ``trigram_overlap``) are used as they are;
+    missing ones are computed through the registry with :attr:`context`, cheapest first, and each only for the pairs
+    that passed the tests before it (a conjunction: the order changes no answer, only the work). With ``sample_rate`` <
+    1 each passing pair is then kept with that probability, a hash of ``seed`` and the pair (see :func:`sample_unit`).
 
     Example: E17's tuned length and unigram-overlap filters::
 

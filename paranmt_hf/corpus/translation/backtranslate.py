@@ -318,8 +318,7 @@ def check_model(model: str | os.PathLike[str], options: DecodingOptions, engine:
 
     Checks that it is a seq2seq model with known language codes whose target is English and that the engine can
     decode as asked (:func:`~paranmt_hf.corpus.translation.transformers_engine.decoding_plan`); returns it with its
-    folder, Hub commit
-    and content hash (:func:`~paranmt_hf.corpus.translation.model_prep.resolve_translation_model`).
+    folder, Hub commit and content hash (:func:`~paranmt_hf.corpus.translation.model_prep.resolve_translation_model`).
 
     Raises:
         TranslationModelError: the model cannot translate (not seq2seq, a code missing, unknown or not English...).

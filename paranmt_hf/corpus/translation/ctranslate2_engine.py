@@ -7,12 +7,11 @@ corpus commands keep it beside the run's prepared copy of the model), then trans
 the model's own tokenizer makes the source tokens, the target language of NLLB / M2M100 / mBART models is the target
 prefix, CTranslate2 sorts and batches by tokens, and the translation cost is computed by scoring each candidate
 (``Translator.score_batch``, the language token excluded) when sampling, and from the decoder's own scores under beam
-and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced language token
-excluded, with no mask renormalising them at ``min_decoding_length=0``), so it has the definition of
+and greedy search (CTranslate2 sums the same log-probabilities, end token included, the forced language token excluded,
+with no mask renormalising them at ``min_decoding_length=0``), so it has the definition of
 :mod:`paranmt_hf.corpus.translation.transformers_engine` whatever the engine (tests/test_backtranslate.py checks both
-ways against a full
-scoring). Weights are stored in float32; ``compute_type`` (``int8`` on CPU by default, ``float32`` for exact float
-arithmetic) chooses how they run.
+ways against a full scoring). Weights are stored in float32; ``compute_type`` (``int8`` on CPU by default, ``float32``
+for exact float arithmetic) chooses how they run.
 """
 
 from __future__ import annotations

@@ -4,11 +4,10 @@
 :class:`~paranmt_hf.corpus.translation.transformers_engine.TransformersOptions`) and ``"ctranslate2"``
 (:class:`~paranmt_hf.corpus.translation.ctranslate2_engine.CTranslate2Translator`, options
 :class:`~paranmt_hf.corpus.translation.ctranslate2_engine.CTranslate2Options`). Each engine class names its options
-class
-(``options_type``) and the decoding options it refuses (``check_decoding``); :func:`engine_options` builds the typed
-options of an engine from keywords (the API's ``engine_kwargs``, the CLI's flags) and refuses a setting of another
-engine in one sentence. Adding an engine: its module (translator + options class), its entry here, and its flags
-in the CLI when it has settings of its own.
+class (``options_type``) and the decoding options it refuses (``check_decoding``); :func:`engine_options` builds the
+typed options of an engine from keywords (the API's ``engine_kwargs``, the CLI's flags) and refuses a setting of
+another engine in one sentence. Adding an engine: its module (translator + options class), its entry here, and its
+flags in the CLI when it has settings of its own.
 """
 
 from __future__ import annotations
