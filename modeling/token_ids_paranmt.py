@@ -471,15 +471,18 @@ class _CombinedIds:
         if all(self.same):
             return []
 
-        def agrees(text: str) -> bool:
-            return text.isascii() and (self._unsafe is None or not self._unsafe.search(text))
-
-        joined = f" {MARK} ".join(texts)
-        if agrees(joined):
+        # the sentences that are not ASCII or hold an unsafe character, found in one pass over the joined batch
+        joined = "\n".join(texts)
+        if joined.isascii() and (self._unsafe is None or not self._unsafe.search(joined)):
             return []
-        if self._unsafe is None or not self._unsafe.search(joined):
-            return [i for i, text in enumerate(texts) if not text.isascii()]
-        return [i for i, text in enumerate(texts) if not agrees(text)]
+        differ = set(np.flatnonzero(~np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))).tolist())
+        if self._unsafe is not None:
+            lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+            starts = np.cumsum(lengths + 1) - (lengths + 1)
+            at = np.fromiter((m.start() for m in self._unsafe.finditer(joined)), dtype=np.int64)
+            owner = np.searchsorted(starts, at, side="right") - 1
+            differ.update(owner[at < starts[owner] + lengths[owner]].tolist())  # not the separators
+        return sorted(differ)
 
     def clear(self) -> None:
         """Forget every cached chunk of every component."""
@@ -565,44 +568,56 @@ ASCII_WORDS = {
 ``\\w``, ``\b`` and look-ahead for ASCII text, and Python's regex avoids building offset tuples per word."""
 
 
+def _by_line(ascii_words: re.Pattern[str]) -> re.Pattern[str]:
+    """``ascii_words`` with a newline alternative first (compiled once).
+
+    Over chunks joined by newlines it finds each chunk's words in order and a newline after each chunk: no word
+    pattern here matches a newline, and a newline is a word boundary as the end of a chunk is.
+    """
+    found = _BY_LINE.get(ascii_words)
+    if found is None:
+        found = _BY_LINE[ascii_words] = re.compile("\\n|(?:" + ascii_words.pattern + ")", ascii_words.flags)
+    return found
+
+
+_BY_LINE: dict[re.Pattern[str], re.Pattern[str]] = {}
+
+
 def _words_of(
     pre_tokenizer: Any, chunks: list[str], ascii_words: re.Pattern[str] | None = None
 ) -> tuple[list[str], np.ndarray]:
     """The pre-tokens of each chunk: (all words in order, the number of words of each chunk).
 
-    A chunk of ASCII letters and digits only is one word for every pre-tokenizer used here (``WORD_SPLIT_PATTERN``,
-    ``BertPreTokenizer``: no space, no punctuation); other ASCII chunks are split by ``ascii_words`` (the
-    pre-tokenizer's own rule as a Python regex, see :data:`ASCII_WORDS`); the rest go through the pre-tokenizer.
+    ASCII chunks are split by ``ascii_words`` (the pre-tokenizer's own rule as a Python regex, see
+    :data:`ASCII_WORDS`), all of them in one pass over the chunks joined by newlines; without it, a chunk of ASCII
+    letters and digits only is one word (for every pre-tokenizer used here: no space, no punctuation). The other
+    chunks go through the pre-tokenizer, together.
     """
-    counts = np.ones(len(chunks), dtype=np.int64)
-    words: list[str] = []
-    hard: list[int] = []
-    positions: list[int] = []  # where each hard chunk's words go in ``words``
-    for i, chunk in enumerate(chunks):
-        if chunk.isascii():
-            if chunk.isalnum():
-                words.append(chunk)
-                continue
-            if ascii_words is not None:
-                found = ascii_words.findall(chunk)
-                words.extend(found)
-                counts[i] = len(found)
-                continue
-        hard.append(i)
-        positions.append(len(words))
-    if not hard:
+    n = len(chunks)
+    counts = np.ones(n, dtype=np.int64)
+    easy_mask = np.fromiter(map(str.isascii, chunks), dtype=bool, count=n)
+    if ascii_words is None:
+        easy_mask &= np.fromiter(map(str.isalnum, chunks), dtype=bool, count=n)
+    easy, hard = np.flatnonzero(easy_mask), np.flatnonzero(~easy_mask)
+    if ascii_words is None:
+        words = [chunks[i] for i in easy.tolist()]
+    else:
+        found = _by_line(ascii_words).findall("\n".join([chunks[i] for i in easy.tolist()]) + "\n")
+        ends = np.flatnonzero(np.fromiter(map("\n".__eq__, found), dtype=bool, count=len(found)))
+        counts[easy] = np.diff(ends, prepend=-1) - 1
+        words = [w for w in found if w != "\n"]
+    if not len(hard):
         return words, counts
-    pieces = pre_tokenizer.pre_tokenize_str("\n".join(chunks[i] for i in hard))
-    starts = np.cumsum([0] + [len(chunks[i]) + 1 for i in hard[:-1]])
+    hard_chunks = [chunks[i] for i in hard.tolist()]
+    pieces = pre_tokenizer.pre_tokenize_str("\n".join(hard_chunks))
+    starts = np.cumsum([0] + [len(c) + 1 for c in hard_chunks[:-1]])
     begins = np.fromiter((b for _, (b, _) in pieces), dtype=np.int64, count=len(pieces))
     owner = np.searchsorted(starts, begins, side="right") - 1  # index into ``hard``
     per_hard = np.bincount(owner, minlength=len(hard))
     counts[hard] = per_hard
-    split_words = [w for w, _ in pieces]
-    ends = np.cumsum(per_hard).tolist()
-    for k in range(len(hard) - 1, -1, -1):  # insert from the back so earlier positions stay valid
-        words[positions[k] : positions[k]] = split_words[ends[k] - int(per_hard[k]) : ends[k]]
-    return words, counts
+    every = words + [w for w, _ in pieces]  # the easy chunks' words, then the hard ones': put in chunk order
+    chunk_of = np.concatenate([np.repeat(easy, counts[easy]), np.repeat(hard, per_hard)])
+    return [every[i] for i in np.argsort(chunk_of, kind="stable").tolist()], counts
 
 
 def _tokenizers_fast_ids(backend: Any, reference: Reference) -> _ChunkIds | None:
