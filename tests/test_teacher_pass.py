@@ -122,6 +122,16 @@ def test_teacher_sentence_limit():
         teacher_sentence_limit(best, teacher_sentences=0)
 
 
+def test_the_estimate_scales_the_probe_by_padded_work():
+    """A probe of random sentences pads short ones to long ones; the pass's length-sorted batches hardly pad."""
+    from paranmt_hf.training.teacher_pass import padded_work
+
+    # about 12 and 3 word pieces; sorted, in batches of 2: [12, 3] and [3, 3] -> 2 * 12 + 2 * 3 slots
+    assert padded_work(["a" * 40, "aaaa", "aaaa", "aaaa"], 2) == 30
+    assert padded_work(["aaaa"] * 4, 2) == 12  # no padding
+    assert padded_work([], 2) == 0
+
+
 def test_plan_says_how_many_sentences_and_how_long_and_sees_the_cache(tiny_teacher, cache):
     from dataclasses import replace
 

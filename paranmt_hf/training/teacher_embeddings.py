@@ -33,6 +33,8 @@ from .teacher_onnx import teacher_fingerprint
 
 logger = logging.getLogger(__name__)
 
+BATCH_SIZE = 128
+"""Sentences per forward pass of the teacher (sorted by length, each batch padded to its longest)."""
 PRECISIONS = ("float32", "int8", "bfloat16")
 """How the teacher runs on CPU: ``float32`` (its own arithmetic: ONNX Runtime when installed, else PyTorch),
 ``int8`` (ONNX Runtime, dynamically quantised weights) or ``bfloat16`` (PyTorch autocast)."""
@@ -85,7 +87,7 @@ def resolve_engine(precision: str, engine: str = "auto") -> str:
     return engine
 
 
-def teacher_encoder(path: str, precision: str = "float32", engine: str = "auto", batch_size: int = 128,
+def teacher_encoder(path: str, precision: str = "float32", engine: str = "auto", batch_size: int = BATCH_SIZE,
                     threads: int | None = None) -> Callable[..., np.ndarray]:
     """A function ``encode(sentences, show_progress=True) -> [n, dim] float32`` of the teacher at ``path``.
 
@@ -143,8 +145,8 @@ def teacher_encoder(path: str, precision: str = "float32", engine: str = "auto",
     return encode_torch
 
 
-def cache_entry(sentences: Sequence[str], teacher: str, precision: str, batch_size: int = 128, engine: str = "auto",
-                cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def cache_entry(sentences: Sequence[str], teacher: str, precision: str, batch_size: int = BATCH_SIZE,
+                engine: str = "auto", cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where the cache keeps these sentences' embeddings by this teacher (whether or not it holds them yet)."""
     from ..model.distill import resolve_teacher
     from ..utils.paths import cache_dir as user_cache
@@ -159,7 +161,7 @@ def teacher_embeddings(
     sentences: Sequence[str],
     teacher: str = "sentence-transformers/all-MiniLM-L6-v2",
     precision: str = "float32",
-    batch_size: int = 128,
+    batch_size: int = BATCH_SIZE,
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     show_progress: bool = True,

@@ -16,6 +16,7 @@ N|all``): :func:`teacher_sentence_limit`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .tokenlearn import TokenlearnSpec
@@ -109,6 +110,19 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
+def padded_work(sentences: Sequence[str], batch_size: int) -> int:
+    """Token slots a teacher pass computes: sentences sorted by length, batches padded to their longest.
+
+    Lengths are estimated from characters (about 4 per word piece, plus the two special tokens), which is enough to
+    scale a probe's time to a pass's.
+    """
+    import numpy as np
+
+    lengths = np.sort(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)) // 4 + 2)[::-1]
+    sizes = np.minimum(batch_size, len(lengths) - np.arange(0, len(lengths), batch_size))
+    return int((lengths[::batch_size] * sizes).sum())
+
+
 def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max_steps: int = -1,
                       teacher_sentences: int | str | None = None, probe: bool = True) -> TeacherPassPlan:
     """What the teacher pass of a tokenlearn ``spec`` over ``texts`` will embed and about how long it takes.
@@ -128,7 +142,7 @@ def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max
     import random
     import time
 
-    from .teacher_embeddings import cache_entry, resolve_engine, teacher_encoder
+    from .teacher_embeddings import BATCH_SIZE, cache_entry, resolve_engine, teacher_encoder
     from .teacher_onnx import cores
     from .tokenlearn import unique_sentences
 
@@ -148,8 +162,10 @@ def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max
         encode(sample[:WARMUP_SENTENCES], show_progress=False)  # the engine's first-call costs are not the pass's
         started = time.perf_counter()
         encode(sample, show_progress=False)
-        rate = len(sample) / max(time.perf_counter() - started, 1e-9)
-        seconds = len(sentences) / rate
+        elapsed = max(time.perf_counter() - started, 1e-9)
+        # the probe's random sentences pad to long ones, the pass's length-sorted batches hardly pad: scale by work
+        seconds = elapsed * padded_work(sentences, BATCH_SIZE) / padded_work(sample, BATCH_SIZE)
+        rate = len(sentences) / seconds
     return TeacherPassPlan(limit=limit, unique=len(unique), sentences=len(sentences), reason=reason, cached=cached,
                            engine=f"{engine} {spec.precision}", threads=cores(), rate=rate,
                            seconds=seconds, probe=len(sample) if rate is not None else 0, load=load)
