@@ -111,10 +111,12 @@ class FakeSlurm:
         return [Job(int(p.stem), **json.loads(p.read_text())) for p in sorted(self.spool.glob("*.json"))]
 
     def job_env(self) -> dict[str, str]:
-        """A node's environment: this one without this interpreter's folder on PATH (the job activates it)."""
-        here = os.path.dirname(sys.executable)
+        """A node's environment: this one without this interpreter's folder on PATH (the job activates it), nor any
+        other folder holding datatrove's ``launch_pickled_pipeline`` (another environment's, active in the shell)."""
+        here = os.path.realpath(os.path.dirname(sys.executable))
         path = [str(self.bin), *(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                                 if p and os.path.realpath(p) != os.path.realpath(here))]
+                                 if p and os.path.realpath(p) != here
+                                 and not os.path.exists(os.path.join(p, "launch_pickled_pipeline")))]
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
         return env | {"PATH": os.pathsep.join(path), "SLURM_NODELIST": "localhost"}
 
