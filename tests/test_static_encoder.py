@@ -61,8 +61,13 @@ def saved(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.parametrize("sums", ["numpy", "scipy"])
 @pytest.mark.parametrize("name", list(VARIANTS))
-def test_static_encoder_equals_the_torch_model(saved, name):
+def test_static_encoder_equals_the_torch_model(saved, name, sums, monkeypatch):
+    """Both ways of summing rows (NumPy blocks; SciPy's CSR product) give the torch model's embeddings."""
+    if sums == "scipy":
+        pytest.importorskip("scipy.sparse")
+    monkeypatch.setattr(averaging, "USE_SCIPY", sums == "scipy")
     static = StaticEncoder.from_pretrained(saved[name])
     expected = np.load(str(saved[name]) + ".npy")
     for batch_size in (None, 7):
@@ -78,6 +83,7 @@ def test_static_encoder_equals_the_torch_model(saved, name):
                                   "word drop_unknown", "sp"])
 def test_block_by_block_sums_equal_the_torch_model(saved, name, monkeypatch):
     """A scratch buffer of a few rows: every segment sum runs over many blocks (and segments longer than a block)."""
+    monkeypatch.setattr(averaging, "USE_SCIPY", False)
     monkeypatch.setattr(averaging, "SCRATCH_BYTES", 3 * 8 * 4)
     monkeypatch.setattr(averaging, "GROUP_BYTES", 2 * 8 * 4)
     static = StaticEncoder.from_pretrained(saved[name])
@@ -92,10 +98,15 @@ def test_block_by_block_sums_equal_the_torch_model(saved, name, monkeypatch):
     assert np.abs(static.encode(TEXTS[::-1]) - expected[::-1]).max() <= 1e-6
 
 
-@pytest.mark.parametrize("scratch, group", [(averaging.SCRATCH_BYTES, averaging.GROUP_BYTES), (5 * 16 * 4, 2 * 16 * 4),
-                                            (16 * 4, 16 * 4)])
-def test_segment_sums_equal_plain_sums(scratch, group, monkeypatch):
-    """Sums of segments of one length are collected ``group`` bytes at a time (three segments of length 3 here)."""
+@pytest.mark.parametrize("scratch, group, use_scipy", [
+    (averaging.SCRATCH_BYTES, averaging.GROUP_BYTES, False), (5 * 16 * 4, 2 * 16 * 4, False), (16 * 4, 16 * 4, False),
+    (averaging.SCRATCH_BYTES, averaging.GROUP_BYTES, True)])
+def test_segment_sums_equal_plain_sums(scratch, group, use_scipy, monkeypatch):
+    """Sums of segments of one length are collected ``group`` bytes at a time (three segments of length 3 here); the
+    SciPy product writes into a column view through a buffer, and adds."""
+    if use_scipy:
+        pytest.importorskip("scipy.sparse")
+    monkeypatch.setattr(averaging, "USE_SCIPY", use_scipy)
     monkeypatch.setattr(averaging, "SCRATCH_BYTES", scratch)
     monkeypatch.setattr(averaging, "GROUP_BYTES", group)
     rng = np.random.default_rng(0)
@@ -108,13 +119,37 @@ def test_segment_sums_equal_plain_sums(scratch, group, monkeypatch):
     got = averaging.segment_sum_lengths(table, index, lengths)
     assert got.dtype == np.float32 and np.abs(got - expected).max() <= 1e-5
     segment = np.repeat(np.arange(len(lengths)), lengths)
-    assert np.array_equal(averaging.numpy_segment_sum(table, index, segment, len(lengths)), got)
+    assert np.array_equal(averaging.segment_sum(table, index, segment, len(lengths)), got)
     wide = np.full((len(lengths), 20), 7.0, dtype=np.float32)  # into a column view; add=True adds to it
     averaging.segment_sum_lengths(table, index, lengths, out=wide[:, 2:18])
     assert np.abs(wide[:, 2:18] - expected).max() <= 1e-5 and (wide[:, :2] == 7).all() and (wide[:, 18:] == 7).all()
     averaging.segment_sum_lengths(table, index, lengths, out=wide[:, 2:18], add=True)
     assert np.abs(wide[:, 2:18] - 2 * expected).max() <= 2e-5
     assert averaging.segment_sum_lengths(table, index[:0], np.zeros(0, dtype=np.int64)).shape == (0, 16)
+    assert (averaging.segment_sum_lengths(table, index[:0], np.zeros(3, dtype=np.int64)) == 0).all()
+
+
+def test_sparse_sums_check_ids_and_scipy(monkeypatch):
+    """SciPy's kernel reads rows unchecked: ids outside the table are refused first. SciPy is imported for a large sum
+    only (or once something else imported it); ``USE_SCIPY=True`` without SciPy names the extra."""
+    pytest.importorskip("scipy.sparse")
+    monkeypatch.setattr(averaging, "USE_SCIPY", True)
+    table = np.ones((4, 3), dtype=np.float32)
+    for bad in (4, -1):
+        with pytest.raises(IndexError, match="outside a table of 4 rows"):
+            averaging.segment_sum_lengths(table, np.array([0, bad]), np.array([2]))
+    monkeypatch.setattr(averaging, "USE_SCIPY", None)
+    monkeypatch.setattr(averaging, "_kernel", None)
+    loaded = sys.modules["scipy.sparse"]
+    monkeypatch.delitem(sys.modules, "scipy.sparse")
+    assert averaging._csr_kernel(averaging.SPARSE_MIN_ROWS - 1) is None and averaging._kernel is None
+    sys.modules["scipy.sparse"] = loaded
+    assert averaging._csr_kernel(10) is not None
+    monkeypatch.setattr(averaging, "_kernel", False)  # SciPy not installed
+    assert averaging._csr_kernel(10**6) is None
+    monkeypatch.setattr(averaging, "USE_SCIPY", True)
+    with pytest.raises(ImportError, match=r"the \[fast\] extra\): `pip install"):
+        averaging._csr_kernel(10)
 
 
 @pytest.mark.parametrize("weight_dtype", ["float16", "int8"])

@@ -30,6 +30,7 @@ EXTRA_MODULES: dict[str, dict[str, str]] = {
     "ray": {"ray": "ray"},
     "generator": {"accelerate": "accelerate", "datasets": "datasets", "sacrebleu": "sacrebleu"},
     "filters": {"sacrebleu": "sacrebleu", "kenlm": "kenlm", "scikit-learn": "sklearn", "scipy": "scipy"},
+    "fast": {"scipy": "scipy"},
 }
 """Extra -> {package (as setup.cfg names it): the module it installs}. Where several extras install a module, the
 first listed is the one errors name (:data:`EXTRA_OF`)."""
