@@ -164,7 +164,8 @@ def markdown(report: dict[str, Any]) -> str:
         "- Every paranmt_hf loader runs the same featuriser (exact batched token ids, `modeling/featurization_paranmt"
         ".py`) and forward: flat `EmbeddingBag` for averaging kinds and their combinations, length-sorted packed "
         "batches for recurrent ones. `SentenceTransformer(dir)` loads the shipped `ParaNMTInputModule`.",
-        "- paranmt_hf token caches are cleared before every timed call (cold) except in `(warm cache)` rows.",
+        "- paranmt_hf token caches, and the tokenizers model's own word cache (Unigram's), are cleared before every "
+        "timed call (cold) except in `(warm cache)` rows.",
         "- sentence-transformers adds its own per-sentence work to every model it runs (modality detection, sorting, "
         "stacking rows): compare `model2vec · SentenceTransformer` with the model2vec rows.",
         "- The reference is model2vec's table stored as float32 (the dtype of its published potion models), which "

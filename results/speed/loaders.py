@@ -16,10 +16,15 @@ Entry = tuple[str, str, str, Any, bool]
 
 
 def clear_token_cache(featurizer_or_fast: Any) -> None:
-    """Empty a paranmt_hf featuriser's (or fast-ids object's) token-id cache, so the next call is cold."""
+    """Empty a paranmt_hf featuriser's (or fast-ids object's) token-id cache, so the next call is cold, and the
+    tokenizers model's own cache (Unigram and BPE keep up to 10,000 words between calls; WordPiece has none)."""
     fast = getattr(featurizer_or_fast, "fast_ids", featurizer_or_fast)
     if fast is not None and hasattr(fast, "clear"):
         fast.clear()
+    for part in getattr(fast, "parts", [fast]):
+        model = getattr(getattr(part, "backend", None), "model", None)
+        if hasattr(model, "_clear_cache"):
+            model._clear_cache()
 
 
 def averaging(path: str, kind: str) -> bool:
