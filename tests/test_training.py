@@ -223,6 +223,18 @@ def test_lazy_adam_refuses_gradient_clipping_in_one_sentence_and_auto_goes_dense
     assert out.value.code == 2 and "\n" not in str(out.value) and not (tmp_path / "clip").exists()
     big = type("Model", (), {"components": [type("C", (), {"embedding": torch_embedding(50_000, 1024)})()]})()
     assert uses_lazy_adam("auto", 0.0, big) and not uses_lazy_adam("auto", 5.0, big)  # clipping asked: dense Adam
+    # one rule (optim.optimizer_conflict), worded for the CLI by the plan and for Python callers by uses_lazy_adam
+    with pytest.raises(ValueError, match="needs optimizer='adam'"):
+        uses_lazy_adam("lazy_adam", 5.0, big)
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        uses_lazy_adam("sgd", 0.0, big)
+    from dataclasses import replace
+
+    from paranmt_hf.training.plan import check_trainable
+    from paranmt_hf.training.recipes import RecipeError
+
+    with pytest.raises(RecipeError, match=r"optimizer \(train --optimizer\) must be one of auto, lazy_adam, adam"):
+        check_trainable(replace(get_recipe("pras-sp"), optimizer="sgd"))
 
 
 def torch_embedding(rows: int, dim: int):

@@ -98,6 +98,21 @@ class OptimizerSpec:
     keep_norms: bool = False
 
 
+def optimizer_conflict(optimizer: str, max_grad_norm: float) -> str | None:
+    """What a run cannot do with ``optimizer`` (None: nothing).
+
+    ``"unknown"``: not one of :data:`OPTIMIZERS`; ``"clipping"``: gradient clipping (``max_grad_norm > 0``) with
+    LazyAdam's sparse gradients. The one rule behind the training plan's
+    :class:`~paranmt_hf.training.recipes.RecipeError` and :func:`uses_lazy_adam`'s ValueError (each words it for its
+    caller).
+    """
+    if optimizer not in OPTIMIZERS:
+        return "unknown"
+    if optimizer == "lazy_adam" and max_grad_norm > 0:
+        return "clipping"
+    return None
+
+
 def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
     """Whether a run with ``optimizer`` trains ``model`` (a ParaNMTModel) with LazyAdam and sparse gradients.
 
@@ -107,9 +122,10 @@ def uses_lazy_adam(optimizer: str, max_grad_norm: float, model: Any) -> bool:
         ValueError: an unknown optimizer, or gradient clipping with ``"lazy_adam"`` (the training plan refuses both
             first, as :class:`~paranmt_hf.training.recipes.RecipeError`).
     """
-    if optimizer not in OPTIMIZERS:
+    conflict = optimizer_conflict(optimizer, max_grad_norm)
+    if conflict == "unknown":
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    if optimizer == "lazy_adam" and max_grad_norm > 0:
+    if conflict == "clipping":
         raise ValueError("gradient clipping (max_grad_norm > 0) needs optimizer='adam' (dense gradients)")
     if optimizer != "auto":
         return optimizer == "lazy_adam"

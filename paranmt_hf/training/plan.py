@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 
 from .initial_model import ModelSpec
 from .loss import LossSpec
-from .optim import OPTIMIZERS, OptimizerSpec
+from .optim import OPTIMIZERS, OptimizerSpec, optimizer_conflict
 from .recipes import Recipe, RecipeError, Schedule
 from .teacher import Distillation, FinishSpec
 from .tokenlearn import TokenlearnSpec
@@ -104,10 +104,11 @@ def check_trainable(recipe: Recipe) -> None:
         rate = getattr(recipe, name)
         if rate is not None and rate < 0:
             raise RecipeError(f"{name} (train {flag}) must be >= 0, got {rate}")
-    if recipe.optimizer not in OPTIMIZERS:
+    conflict = optimizer_conflict(recipe.optimizer, recipe.max_grad_norm)
+    if conflict == "unknown":
         raise RecipeError(f"optimizer (train --optimizer) must be one of {', '.join(OPTIMIZERS)}, got "
                           f"{recipe.optimizer!r}")
-    if recipe.optimizer == "lazy_adam" and recipe.max_grad_norm > 0:
+    if conflict == "clipping":
         raise RecipeError(f"max_grad_norm (train --max-grad-norm) {recipe.max_grad_norm} clips dense gradients, and "
                           "optimizer lazy_adam (train --optimizer) trains with sparse ones: choose --optimizer adam "
                           "or auto, or --max-grad-norm 0")
