@@ -103,12 +103,11 @@ def first_vector(python: Path, name: str, model: str, runs: int) -> dict[str, An
 def speed_worker(model: str, m2v: str, rounds: int) -> dict[str, Any]:
     """Inside the pinned process: interleaved rounds of each encoder on the STS sentences."""
     import numpy as np
-    from loaders import clear_token_cache
+    from loaders import clear_token_cache, numpy_sums_only
     from model2vec import StaticModel
     from models import sts_sentences
 
     from paranmt_hf import StaticEncoder
-    from paranmt_hf.model import averaging
     from paranmt_hf.utils.paths import data_dir
 
     sentences = sts_sentences(data_dir())
@@ -124,13 +123,6 @@ def speed_worker(model: str, m2v: str, rounds: int) -> dict[str, Any]:
         static.averager.clear()
         return static.encode(s, show_progress_bar=False)
 
-    def numpy_only(s: list[str]) -> Any:
-        averaging.USE_SCIPY = False
-        try:
-            return light(s)
-        finally:
-            averaging.USE_SCIPY = None
-
     from paranmt_hf import ParaNMTEncoder
 
     torch_encoder = ParaNMTEncoder.from_pretrained(model)
@@ -143,7 +135,7 @@ def speed_worker(model: str, m2v: str, rounds: int) -> dict[str, Any]:
         "model2vec StaticModel.encode (float32 table)": lambda s: f32.encode(s, use_multiprocessing=False),
         "model2vec StaticModel.encode (float16 table)": lambda s: f16.encode(s, use_multiprocessing=False),
         "paranmt_hf StaticEncoder.encode (no torch)": light,
-        "paranmt_hf StaticEncoder.encode (no torch, NumPy sums only: a core install)": numpy_only,
+        "paranmt_hf StaticEncoder.encode (no torch, NumPy sums only: a core install)": numpy_sums_only(light),
         "paranmt_hf ParaNMTEncoder.encode (torch)": torch_path,
     }
     for fn in entries.values():

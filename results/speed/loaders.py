@@ -123,11 +123,24 @@ REFERENCE = "model2vec (StaticModel.encode, float32 table)"
 dtype; ~1.3x faster than the float16 table ``distill`` stores by default)."""
 
 
+def numpy_sums_only(encode: Any) -> Any:
+    """``encode`` with ``StaticEncoder``'s row sums in NumPy, as in a core install without SciPy."""
+    from paranmt_hf.model import averaging as row_sums
+
+    def run(s: list[str]) -> Any:
+        row_sums.USE_SCIPY = False
+        try:
+            return encode(s)
+        finally:
+            row_sums.USE_SCIPY = None
+
+    return run
+
+
 def static_encoder(path: str, kind: str) -> list[Entry]:
     """``StaticEncoder.encode`` (no torch), cold chunk caches: as installed (SciPy's sparse product sums the rows
     when SciPy is there, as in this benchmark's environment), and with NumPy sums only (a core install)."""
     from paranmt_hf import StaticEncoder
-    from paranmt_hf.model import averaging
 
     enc = StaticEncoder.from_pretrained(path)
 
@@ -137,15 +150,9 @@ def static_encoder(path: str, kind: str) -> list[Entry]:
         enc.averager.clear()
         return enc.encode(s, show_progress_bar=False)
 
-    def numpy_only(s: list[str]) -> Any:
-        averaging.USE_SCIPY = False
-        try:
-            return cold(s)
-        finally:
-            averaging.USE_SCIPY = None
-
     return [(f"{kind} · StaticEncoder (no torch)", kind, "StaticEncoder", cold, False),
-            (f"{kind} · StaticEncoder (no torch, NumPy sums only)", kind, "StaticEncoder NumPy", numpy_only, False)]
+            (f"{kind} · StaticEncoder (no torch, NumPy sums only)", kind, "StaticEncoder NumPy", numpy_sums_only(cold),
+             False)]
 
 
 def peers(m2v: str, minilm: str) -> list[Entry]:
