@@ -145,8 +145,7 @@ def static_encoder(path: str, kind: str) -> list[Entry]:
     enc = StaticEncoder.from_pretrained(path)
 
     def cold(s: list[str]) -> Any:
-        if enc.fast_ids is not None:
-            clear_token_cache(enc.fast_ids)
+        clear_token_cache(enc.fast_ids)
         enc.averager.clear()
         return enc.encode(s, show_progress_bar=False)
 
