@@ -7,6 +7,7 @@
 - ``segmentation_paranmt.py``: how raw text is read (word split, lookup rules, the segmenters);
 - ``tokenization_paranmt.py``: ``ParaNMTTokenizer`` (trigram and combined tokenizers);
 - ``token_ids_paranmt.py``: exact batched token ids (the fast path);
+- ``unigram_paranmt.py``: a unigram model's segmentation of many words at once (used by the fast path);
 - ``featurization_paranmt.py``: texts -> model inputs;
 - ``input_module_paranmt.py``: the sentence-transformers module.
 

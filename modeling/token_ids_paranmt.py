@@ -18,12 +18,14 @@ So a batch is normalised at once (``str.lower`` for the ASCII text on which the 
 that, the tokenizer's own normalizer otherwise), joined with a marker chunk between sentences and split into chunks
 by Python; each distinct chunk is tokenised once by the tokenizer's own pre-tokenizer and model and cached; the ids
 of a batch are then gathered with NumPy. Trigrams are looked up with NumPy too (a direct table for ASCII trigrams,
-a sorted-key search for the rest). Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, the
-characters Python splits on but ``tokenizers`` does not, added-token strings) take the reference path, so the ids
-always equal the tokenizer's (``tests/test_featurization.py``); other tokenizer configurations, and components with
-the original ParaNMT-50M lookup rules (``fast_path_exact = False``), use the reference path for everything.
+a sorted-key search for the rest), and a unigram model's new chunks are segmented together by the model's own
+best-path search written in NumPy (``unigram_paranmt.py``; words it does not cover go to the model).
+Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, the characters Python splits on but
+``tokenizers`` does not, added-token strings) take the reference path, so the ids always equal the tokenizer's
+(``tests/test_featurization.py``); other tokenizer configurations, and components with the original ParaNMT-50M
+lookup rules (``fast_path_exact = False``), use the reference path for everything.
 
-This file is Hub remote code: it imports only numpy, tokenizers and its sibling ``tokenization_paranmt``.
+This file is Hub remote code: it imports only numpy, tokenizers and its siblings.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
+from .unigram_paranmt import UnigramSegmenter
 
 MARK = "\x00"
 """Chunk that separates the sentences of a batch (sentences containing it take the reference path)."""
@@ -45,6 +48,7 @@ MARK = "\x00"
 Reference = Callable[[Sequence[str]], list[list[int]]]
 FastIds = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 _PY_ONLY_SPACE = re.compile("[\x1c-\x1f]")  # str.split() splits on these, the tokenizers' ``\s`` does not
+_BATCHED_UNIGRAM_MIN = 512  # new unigram words in a batch from which the batched search is faster than the model
 _MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over (``_ChunkStore.max_entries``)
 _SPLIT = {"type": "Split", "pattern": {"Regex": WORD_SPLIT_PATTERN}, "behavior": "Removed", "invert": True}
 _METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
@@ -284,6 +288,9 @@ class _ChunkIds(_ChunkStore):
         # WordPiece: a word that is itself a vocabulary entry (and not too long) is that one piece (greedy longest
         # match from the start takes the whole word first)
         self.whole_word_max = int(model.get("max_input_chars_per_word", 100)) if model["type"] == "WordPiece" else 0
+        # unigram: the model's pieces and scores, for the batched best-path search (built on first use)
+        self._unigram_vocab = model.get("vocab") if mode == "metaspace" else None
+        self._unigram: UnigramSegmenter | None = None
         self.clear()
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
@@ -297,7 +304,7 @@ class _ChunkIds(_ChunkStore):
         """Ids of the new chunks back to back (int64) and the number of ids of each (no per-chunk lists)."""
         tokenize = self.backend.model.tokenize
         if words is None:  # unigram: the chunk has no space and no "▁": its only pre-token is "▁" + chunk
-            return self._model_ids(["▁" + c for c in new])
+            return self._unigram_ids(["▁" + c for c in new])
         words, counts = words
         if self.mode == "model":
             flat, per_word = self._pieces(words)
@@ -322,6 +329,18 @@ class _ChunkIds(_ChunkStore):
         counts = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
         ids = np.fromiter((t.id for t in chain.from_iterable(pieces)), dtype=np.int64, count=int(counts.sum()))
         return ids, counts
+
+    def _unigram_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Unigram ids of each word (none holds whitespace), as ``_model_ids``: many words at once in NumPy.
+
+        ``unigram_paranmt.py`` runs the model's own best-path search on all of them; the words it does not cover, and
+        small batches (where calling the model word by word is as fast), go to the model.
+        """
+        if len(words) < _BATCHED_UNIGRAM_MIN or self._unigram_vocab is None:
+            return self._model_ids(words)
+        if self._unigram is None:
+            self._unigram = UnigramSegmenter(self._unigram_vocab)
+        return self._unigram.segment(words, self._model_ids)
 
     def _pieces(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """WordPiece ids of every word back to back and the number of pieces of each.

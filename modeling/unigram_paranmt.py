@@ -1,0 +1,219 @@
+r"""Exact unigram segmentation of many words at once, in NumPy: what ``tokenizers``' ``Unigram`` model returns.
+
+``tokenizers`` segments one pre-token at a time (about 10 µs a word on this project's 2-core machine: a trie walk from
+every position, then strings and ``Token`` objects), so the first encode of a text with many distinct words spends
+most of its time there. :class:`UnigramSegmenter` runs the same best-path search (``Unigram::encode_optimized``, the
+one ``Unigram.tokenize`` uses) for a whole list of words together:
+
+- a trie of the vocabulary by code point is walked from every start position of every word at once (one sorted-key
+  search per step), which yields every piece starting anywhere;
+- the best path is found start position by start position, in the order ``encode_optimized`` visits them: positions
+  ascending, the pieces from one position by increasing length (they end at different positions, so they never
+  compete with each other); a candidate replaces a node only when no path reached the node yet or its score is
+  strictly higher, in float64 as there, so ties resolve alike;
+- the path is read back from each word's end.
+
+Only words where the model never inserts its unknown token are done here: every character is itself a piece (the
+model adds an unknown node exactly where no one-character piece starts, then fuses runs of them), and at most
+:data:`MAX_CHARS` characters. Any other word goes to the ``fallback`` (the model itself), so the ids are always the
+model's (``tests/test_unigram_segmentation.py`` checks them against ``tokenizers``).
+
+This file is Hub remote code: it imports only numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+MAX_CHARS = 24
+"""Longest word (in characters) segmented here; longer ones go to the fallback (they are rare, and the work arrays
+are as wide as the longest word)."""
+_CHAR_BITS = 21  # every code point fits in 21 bits: a trie edge is (node << 21) | code point
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the high bits of key * 2^64 / golden ratio
+
+Segment = Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
+
+
+def _codes(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of the words back to back (int64) and each word's length in characters."""
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    codes = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    return codes, lengths
+
+
+def _within(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., n-1 for each length n, back to back."""
+    ends = np.cumsum(lengths)
+    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - lengths, lengths)
+
+
+class UnigramSegmenter:
+    """Batched, exact ``Unigram.tokenize`` ids for the words a unigram vocabulary covers character by character.
+
+    Args:
+        vocab: the model's ``(piece, score)`` list (``tokenizer.json``'s ``model.vocab``), in id order.
+
+    A piece listed twice is found under its last id with that id's score, as ``tokenizers`` maps strings to ids.
+    """
+
+    def __init__(self, vocab: Sequence[Sequence[Any]]) -> None:
+        index: dict[str, int] = {}
+        for i, (piece, _) in enumerate(vocab):
+            index[piece] = i
+        index.pop("", None)  # never found by a trie search from a position
+        self.scores = np.asarray([float(score) for _, score in vocab], dtype=np.float64)
+        pieces = list(index)
+        piece_ids = np.fromiter(index.values(), dtype=np.int64, count=len(index))
+        self.single = np.unique(np.fromiter((ord(p) for p in pieces if len(p) == 1), dtype=np.int64))
+        codes, lengths = _codes(pieces)
+        self.longest = int(lengths.max(initial=0))
+        # the trie, level by level: the nodes at depth d are the distinct (parent node, code point) edges of depth d
+        starts = np.cumsum(lengths) - lengths
+        node = np.zeros(len(pieces), dtype=np.int64)  # each piece's node at the current depth (0: the root)
+        edge_keys, edge_children = [], []
+        terminal = [np.full(1, -1, dtype=np.int64)]  # node -> piece id (-1: no piece ends there)
+        next_node = 1
+        for depth in range(1, self.longest + 1):
+            rows = np.flatnonzero(lengths >= depth)
+            keys = (node[rows] << _CHAR_BITS) | codes[starts[rows] + depth - 1]
+            unique, inverse = np.unique(keys, return_inverse=True)
+            node[rows] = next_node + inverse.reshape(-1)
+            edge_keys.append(unique)
+            edge_children.append(np.arange(next_node, next_node + len(unique), dtype=np.int64))
+            ends_here = np.full(len(unique), -1, dtype=np.int64)
+            done = rows[lengths[rows] == depth]
+            ends_here[node[done] - next_node] = piece_ids[done]
+            terminal.append(ends_here)
+            next_node += len(unique)
+        self.terminal = np.concatenate(terminal)
+        keys = np.concatenate(edge_keys) if edge_keys else np.zeros(0, dtype=np.int64)
+        children = np.concatenate(edge_children) if edge_children else np.zeros(0, dtype=np.int64)
+        # the edges in an open-addressing hash table (linear probing, at most half full)
+        bits = max(4, int(2 * len(keys)).bit_length())
+        self.shift, self.mask = np.uint64(64 - bits), (1 << bits) - 1
+        self.table_keys = np.full(1 << bits, -1, dtype=np.int64)
+        self.table_children = np.zeros(1 << bits, dtype=np.int64)
+        slot = ((keys.astype(np.uint64) * _MIX) >> self.shift).astype(np.int64)
+        pending, probes = np.arange(len(keys)), 0
+        while len(pending):
+            probes += 1
+            free = self.table_keys[slot] < 0
+            _, first = np.unique(slot[free], return_index=True)  # one key per free slot this round
+            placed = np.flatnonzero(free)[first]
+            self.table_keys[slot[placed]] = keys[pending[placed]]
+            self.table_children[slot[placed]] = children[pending[placed]]
+            keep = np.ones(len(pending), dtype=bool)
+            keep[placed] = False
+            pending, slot = pending[keep], (slot[keep] + 1) & self.mask
+        self.probes = probes + 1  # a lookup also reads the empty slot that ends a probe sequence
+
+    def covered(self, codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Which words this segments (given their code points back to back, and lengths).
+
+        Those non-empty, of at most :data:`MAX_CHARS` characters, each character a piece of its own.
+        """
+        pos = np.minimum(np.searchsorted(self.single, codes), max(len(self.single) - 1, 0))
+        known = self.single[pos] == codes if len(self.single) else np.zeros(len(codes), dtype=bool)
+        owner = np.repeat(np.arange(len(lengths)), lengths)
+        unknown = np.bincount(owner[~known], minlength=len(lengths))
+        return (unknown == 0) & (lengths > 0) & (lengths <= MAX_CHARS)
+
+    def _paths(self, codes: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Piece ids (back to back) and the number of pieces of each covered word (code points back to back)."""
+        count = len(lengths)
+        owner = np.repeat(np.arange(count), lengths)  # word of each character
+        within = _within(lengths)  # position of each character in its word
+        room = lengths[owner] - within  # characters from each position to its word's end
+        # every piece starting at every position: walk the trie from all positions at once
+        found_at, found_size, found_id = [], [], []
+        at = np.arange(len(codes))
+        state = np.zeros(len(codes), dtype=np.int64)
+        for size in range(1, self.longest + 1):
+            alive = room[at] >= size
+            at, state = at[alive], state[alive]
+            state = self._child((state << _CHAR_BITS) | codes[at + size - 1])
+            hit = state >= 0
+            at, state = at[hit], state[hit]
+            if not len(at):
+                break
+            ids = self.terminal[state]
+            piece = ids >= 0
+            found_at.append(at[piece])
+            found_size.append(np.full(int(piece.sum()), size, dtype=np.int64))
+            found_id.append(ids[piece])
+        starts, sizes, pids = np.concatenate(found_at), np.concatenate(found_size), np.concatenate(found_id)
+        # the positions of word w are the nodes starts[w] + w .. starts[w] + w + lengths[w] (one more than characters)
+        order = np.argsort(within[starts].astype(np.uint8), kind="stable")  # by position in the word
+        step = within[starts][order]
+        source = (starts + owner[starts])[order]
+        target, pids = source + sizes[order], pids[order]
+        gain = self.scores[pids]
+        bounds = np.searchsorted(step, np.arange(MAX_CHARS + 2))
+        nodes = len(codes) + count
+        best = np.zeros(nodes, dtype=np.float64)  # best path score ending at each node (Unigram::encode_optimized)
+        back = np.full(nodes, -1, dtype=np.int64)  # where the best piece ending at the node starts
+        last = np.zeros(nodes, dtype=np.int64)  # ... and its id
+        for s in range(MAX_CHARS + 1):
+            lo, hi = bounds[s], bounds[s + 1]
+            if lo == hi:
+                continue
+            to = target[lo:hi]
+            score = gain[lo:hi] + best[source[lo:hi]]
+            better = (back[to] < 0) | (score > best[to])
+            to = to[better]
+            best[to] = score[better]
+            back[to] = source[lo:hi][better]
+            last[to] = pids[lo:hi][better]
+        # read each path back from its word's end; the nodes on the paths, in order, are the pieces in text order
+        first = np.cumsum(lengths) - lengths + np.arange(count)  # each word's position-0 node
+        on_path = np.zeros(nodes, dtype=bool)
+        word, node = np.arange(count), first + lengths
+        while len(node):
+            on_path[node] = True
+            node = back[node]
+            more = node > first[word]
+            word, node = word[more], node[more]
+        ends = np.flatnonzero(on_path)
+        return last[ends], np.bincount(np.searchsorted(first, ends, side="right") - 1, minlength=count)
+
+    def _child(self, keys: np.ndarray) -> np.ndarray:
+        """The trie node each edge key leads to (-1: no such edge): an open-addressing hash table, probed at once."""
+        slot = ((keys.astype(np.uint64) * _MIX) >> self.shift).astype(np.int64)
+        child = np.full(len(keys), -1, dtype=np.int64)
+        pending = np.arange(len(keys))
+        for _ in range(self.probes):
+            found = self.table_keys[slot]
+            match = found == keys[pending]
+            child[pending[match]] = self.table_children[slot[match]]
+            go_on = ~match & (found >= 0)
+            pending, slot = pending[go_on], (slot[go_on] + 1) & self.mask
+            if not len(pending):
+                break
+        return child
+
+    def segment(self, words: list[str], fallback: Segment) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of every word's pieces back to back (int64) and the number of pieces of each word.
+
+        ``fallback`` gives (ids back to back, counts) of the words this does not cover (the model, word by word).
+        """
+        codes, lengths = _codes(words)
+        covered = self.covered(codes, lengths)
+        inside = np.repeat(covered, lengths)
+        mine = np.flatnonzero(covered)
+        other = np.flatnonzero(~covered)
+        counts = np.zeros(len(words), dtype=np.int64)
+        flat_mine, counts[mine] = self._paths(codes[inside], lengths[mine]) if len(mine) else (np.zeros(0), 0)
+        flat_other, counts[other] = fallback([words[i] for i in other.tolist()]) if len(other) else (np.zeros(0), 0)
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        for rows, ids in ((mine, flat_mine), (other, flat_other)):
+            if len(rows):
+                flat[np.repeat(starts[rows], counts[rows]) + _within(counts[rows])] = ids
+        return flat, counts
+
+
+__all__ = ["UnigramSegmenter", "MAX_CHARS"]
