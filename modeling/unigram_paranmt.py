@@ -32,6 +32,7 @@ MAX_CHARS = 24
 """Longest word (in characters) segmented here; longer ones go to the fallback (they are rare, and the work arrays
 are as wide as the longest word)."""
 _CHAR_BITS = 21  # every code point fits in 21 bits: a trie edge is (node << 21) | code point
+_DENSE_MAX = 1 << 22  # largest direct table of the walk's second step (depth-1 nodes x one-character pieces)
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the high bits of key * 2^64 / golden ratio
 
 Segment = Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
@@ -109,20 +110,30 @@ class UnigramSegmenter:
             keep[placed] = False
             pending, slot = pending[keep], (slot[keep] + 1) & self.mask
         self.probes = probes + 1  # a lookup also reads the empty slot that ends a probe sequence
+        # the first two steps of a walk, as direct tables over the alphabet (the one-character pieces): every walk
+        # takes the first, and most take the second; the trie numbers its depth-1 nodes 1 .. len(edge_keys[0])
+        self.first_node = self._child(self.single)  # (0 << 21) | code: the root's edge
+        depth1 = len(edge_keys[0]) if edge_keys else 0
+        self.second: np.ndarray | None = None
+        if len(edge_keys) > 1 and depth1 * len(self.single) <= _DENSE_MAX:
+            parent, code = edge_keys[1] >> _CHAR_BITS, edge_keys[1] & ((1 << _CHAR_BITS) - 1)
+            letter, known = self._letters(code)
+            self.second = np.full(depth1 * len(self.single), -1, dtype=np.int64)
+            self.second[((parent - 1) * len(self.single) + letter)[known]] = edge_children[1][known]
 
-    def covered(self, codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """Which words this segments (given their code points back to back, and lengths).
+    def _letters(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each code point's index among the one-character pieces, and whether it is one."""
+        if not len(self.single):
+            return np.zeros(len(codes), dtype=np.int64), np.zeros(len(codes), dtype=bool)
+        letter = np.minimum(np.searchsorted(self.single, codes), len(self.single) - 1)
+        return letter, self.single[letter] == codes
 
-        Those non-empty, of at most :data:`MAX_CHARS` characters, each character a piece of its own.
+    def _paths(self, codes: np.ndarray, letters: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Piece ids (back to back) and the number of pieces of each covered word.
+
+        ``codes`` / ``letters``: the words' code points back to back, and their indices among the one-character
+        pieces.
         """
-        pos = np.minimum(np.searchsorted(self.single, codes), max(len(self.single) - 1, 0))
-        known = self.single[pos] == codes if len(self.single) else np.zeros(len(codes), dtype=bool)
-        owner = np.repeat(np.arange(len(lengths)), lengths)
-        unknown = np.bincount(owner[~known], minlength=len(lengths))
-        return (unknown == 0) & (lengths > 0) & (lengths <= MAX_CHARS)
-
-    def _paths(self, codes: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Piece ids (back to back) and the number of pieces of each covered word (code points back to back)."""
         count = len(lengths)
         owner = np.repeat(np.arange(count), lengths)  # word of each character
         within = _within(lengths)  # position of each character in its word
@@ -130,15 +141,19 @@ class UnigramSegmenter:
         # every piece starting at every position: walk the trie from all positions at once
         found_at, found_size, found_id = [], [], []
         at = np.arange(len(codes))
-        state = np.zeros(len(codes), dtype=np.int64)
+        state = self.first_node[letters]  # every character is a piece: the first step always succeeds
         for size in range(1, self.longest + 1):
-            alive = room[at] >= size
-            at, state = at[alive], state[alive]
-            state = self._child((state << _CHAR_BITS) | codes[at + size - 1])
-            hit = state >= 0
-            at, state = at[hit], state[hit]
-            if not len(at):
-                break
+            if size > 1:
+                alive = room[at] >= size
+                at, state = at[alive], state[alive]
+                if size == 2 and self.second is not None:
+                    state = self.second[(state - 1) * len(self.single) + letters[at + 1]]
+                else:
+                    state = self._child((state << _CHAR_BITS) | codes[at + size - 1])
+                hit = state >= 0
+                at, state = at[hit], state[hit]
+                if not len(at):
+                    break
             ids = self.terminal[state]
             piece = ids >= 0
             found_at.append(at[piece])
@@ -200,19 +215,26 @@ class UnigramSegmenter:
         ``fallback`` gives (ids back to back, counts) of the words this does not cover (the model, word by word).
         """
         codes, lengths = _codes(words)
-        covered = self.covered(codes, lengths)
+        letters, known = self._letters(codes)
+        # covered: non-empty, at most MAX_CHARS characters, each character a piece of its own
+        unknown = np.bincount(np.repeat(np.arange(len(words)), lengths)[~known], minlength=len(words))
+        covered = (unknown == 0) & (lengths > 0) & (lengths <= MAX_CHARS)
         inside = np.repeat(covered, lengths)
         mine = np.flatnonzero(covered)
         other = np.flatnonzero(~covered)
         counts = np.zeros(len(words), dtype=np.int64)
-        flat_mine, counts[mine] = self._paths(codes[inside], lengths[mine]) if len(mine) else (np.zeros(0), 0)
-        flat_other, counts[other] = fallback([words[i] for i in other.tolist()]) if len(other) else (np.zeros(0), 0)
+        parts = []
+        if len(mine):
+            ids, counts[mine] = self._paths(codes[inside], letters[inside], lengths[mine])
+            parts.append((mine, ids))
+        if len(other):
+            ids, counts[other] = fallback([words[i] for i in other.tolist()])
+            parts.append((other, ids))
         ends = np.cumsum(counts)
         starts = ends - counts
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        for rows, ids in ((mine, flat_mine), (other, flat_other)):
-            if len(rows):
-                flat[np.repeat(starts[rows], counts[rows]) + _within(counts[rows])] = ids
+        for rows, ids in parts:
+            flat[np.repeat(starts[rows], counts[rows]) + _within(counts[rows])] = ids
         return flat, counts
 
 
