@@ -159,11 +159,11 @@ class UnigramSegmenter:
             found_at.append(at[piece])
             found_size.append(np.full(int(piece.sum()), size, dtype=np.int64))
             found_id.append(ids[piece])
-        starts, sizes, pids = np.concatenate(found_at), np.concatenate(found_size), np.concatenate(found_id)
-        # the positions of word w are the nodes starts[w] + w .. starts[w] + w + lengths[w] (one more than characters)
-        order = np.argsort(within[starts].astype(np.uint8), kind="stable")  # by position in the word
-        step = within[starts][order]
-        source = (starts + owner[starts])[order]
+        begins, sizes, pids = np.concatenate(found_at), np.concatenate(found_size), np.concatenate(found_id)
+        # word w's positions are nodes first[w] .. first[w] + lengths[w] (first[w]: its first character's index + w)
+        order = np.argsort(within[begins].astype(np.uint8), kind="stable")  # by position in the word
+        step = within[begins][order]
+        source = (begins + owner[begins])[order]
         target, pids = source + sizes[order], pids[order]
         gain = self.scores[pids]
         bounds = np.searchsorted(step, np.arange(MAX_CHARS + 2))
