@@ -5,8 +5,9 @@ every position, then strings and ``Token`` objects), so the first encode of a te
 most of its time there. :class:`UnigramSegmenter` runs the same best-path search (``Unigram::encode_optimized``, the
 one ``Unigram.tokenize`` uses) for a whole list of words together:
 
-- a trie of the vocabulary by code point is walked from every start position of every word at once (one sorted-key
-  search per step), which yields every piece starting anywhere;
+- a trie of the vocabulary by code point is walked from every start position of every word at once (the first step
+  from the one-character pieces, the second from a direct table, the others from an open-addressing hash table of
+  the trie's edges), which yields every piece starting anywhere;
 - the best path is found start position by start position, in the order ``encode_optimized`` visits them: positions
   ascending, the pieces from one position by increasing length (they end at different positions, so they never
   compete with each other); a candidate replaces a node only when no path reached the node yet or its score is
@@ -238,4 +239,4 @@ class UnigramSegmenter:
         return flat, counts
 
 
-__all__ = ["UnigramSegmenter", "MAX_CHARS"]
+__all__ = ["UnigramSegmenter", "MAX_CHARS", "Segment"]

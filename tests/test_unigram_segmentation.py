@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
-from paranmt_hf.modeling.unigram_paranmt import MAX_CHARS, UnigramSegmenter
+from paranmt_hf.modeling.unigram_paranmt import MAX_CHARS, Segment, UnigramSegmenter
 
 
-def _model_ids(model) -> callable:
+def _model_ids(model: models.Unigram) -> Segment:
     def ids(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         pieces = [model.tokenize(w) for w in words]
         flat = [t.id for p in pieces for t in p]
