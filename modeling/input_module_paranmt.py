@@ -192,18 +192,19 @@ class ParaNMTInputModule(_ModuleBase):
         if single:
             torch.set_num_threads(1)
         try:
-            output = self.model(
+            last, pooled = self.model(  # a tuple: no output object to build for every batch
                 input_ids=features["input_ids"],
                 attention_mask=features.get("attention_mask"),
                 offsets=features.get("offsets"),
                 component_lengths=features.get("component_lengths"),
+                return_dict=False,
             )
         finally:
             if single:
                 torch.set_num_threads(threads)
-        features["sentence_embedding"] = output.pooler_output
+        features["sentence_embedding"] = pooled
         if self.model.has_token_states and "attention_mask" in features:
-            features["token_embeddings"] = output.last_hidden_state
+            features["token_embeddings"] = last
         return features
 
     def __repr__(self) -> str:

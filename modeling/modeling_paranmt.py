@@ -89,9 +89,12 @@ class ParaNMTComponent(nn.Module):
         return torch.isin(ids, table)
 
     def _check_ids(self, ids: torch.Tensor) -> None:
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
+        if not ids.numel():
+            return
+        low, high = (int(v) for v in torch.aminmax(ids))
+        if low < 0 or high >= self.vocab_size:
             raise ValueError(
-                f"{self.kind} encoder got token ids in [{int(ids.min())}, {int(ids.max())}] outside its vocabulary "
+                f"{self.kind} encoder got token ids in [{low}, {high}] outside its vocabulary "
                 f"[0, {self.vocab_size}): was the input made by this model's tokenizer?"
             )
 
@@ -159,14 +162,19 @@ class ParaNMTComponent(nn.Module):
         order = torch.argsort(keys, dim=1, stable=True)
         return ids.gather(1, order), valid.gather(1, order)
 
-    def forward_flat(self, ids: torch.Tensor, offsets: torch.Tensor, max_len: int | None = None) -> torch.Tensor:
+    def forward_flat(
+        self, ids: torch.Tensor, offsets: torch.Tensor, max_len: int | None = None,
+        lengths: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """EmbeddingBag path for averaging encoders: flat ids [N] and bag start offsets [B] (no padding).
 
-        ``max_len`` keeps the first ``max_len`` ids of each bag.
+        ``max_len`` keeps the first ``max_len`` ids of each bag. ``lengths`` [B]: the number of ids of each bag, when
+        the caller has them (else they follow from ``offsets``).
         """
         self._check_ids(ids)
         num_bags = offsets.shape[0]
-        lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
+        if lengths is None:
+            lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
         if max_len is not None and bool((lengths > max_len).any()):
             keep = torch.arange(ids.shape[0], device=ids.device) - torch.repeat_interleave(offsets, lengths) < max_len
             ids, lengths = ids[keep], lengths.clamp(max=max_len)
@@ -316,6 +324,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     def __init__(self, config: ParaNMTConfig) -> None:
         super().__init__(config)
         self.components = nn.ModuleList(ParaNMTComponent(spec, config) for spec in config.resolved_components())
+        self._averaging = all(encoder.is_averaging for encoder in self.components)
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Module:
@@ -332,7 +341,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
         Combinations split the flat ids by component range and pool one embedding bag per component.
         """
-        return all(encoder.is_averaging for encoder in self.components)
+        return self._averaging
 
     @property
     def has_token_states(self) -> bool:
@@ -406,14 +415,22 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
                              f"{len(self.components)} components and {input_ids.shape[0]} ids")
         block_starts = offsets.unsqueeze(1) + torch.cumsum(lengths, 1) - lengths  # [B, K]
         parts = []
-        for k, (encoder, offset) in enumerate(zip(self.components, self.config.component_offsets(), strict=True)):
+        for k, (encoder, offset) in enumerate(zip(self.components, self._component_offsets(), strict=True)):
             count = lengths[:, k]
             total = int(count.sum())
             starts = torch.cumsum(count, 0) - count
             index = torch.repeat_interleave(block_starts[:, k] - starts, count, output_size=total)
             index += torch.arange(total, device=input_ids.device)
-            parts.append(encoder.forward_flat(input_ids[index] - offset, starts, max_len))
+            parts.append(encoder.forward_flat(input_ids[index] - offset, starts, max_len, count))
         return parts
+
+    def _component_offsets(self) -> list[int]:
+        """First global token id of each component (``config.component_offsets()``, from the built components)."""
+        offsets, start = [], 0
+        for encoder in self.components:
+            offsets.append(start)
+            start += encoder.vocab_size
+        return offsets
 
     def _component_masks(
         self, input_ids: torch.Tensor, valid: torch.Tensor
@@ -424,7 +441,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         """
         parts = []
         covered = torch.zeros_like(valid)
-        for encoder, offset in zip(self.components, self.config.component_offsets(), strict=True):
+        for encoder, offset in zip(self.components, self._component_offsets(), strict=True):
             mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
             covered |= mine
             parts.append((encoder, offset, mine))

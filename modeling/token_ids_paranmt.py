@@ -248,16 +248,27 @@ class _ChunkStore(_Chunked):
         Returns (flat ids, the position of each entry's first free slot, per-sentence lengths).
         """
         k_lens = self.lens[ks]
-        out_lens = k_lens if extra is None else k_lens + extra
-        out_ends = np.cumsum(out_lens)
-        out_starts = out_ends - out_lens
-        total = int(out_ends[-1]) if len(out_ends) else 0
-        flat = np.empty(total, dtype=np.int64)
-        k_ends = np.cumsum(k_lens)
-        within = np.arange(int(k_ends[-1]) if len(k_ends) else 0) - np.repeat(k_ends - k_lens, k_lens)
-        flat[np.repeat(out_starts, k_lens) + within] = self.store[np.repeat(self.starts[ks], k_lens) + within]
-        lengths = np.diff(np.append(out_ends[ks == 0], total), prepend=0)
-        return flat, out_starts + k_lens, lengths
+        k_starts = np.cumsum(k_lens) - k_lens  # where each entry's ids start among the ids gathered
+        count = int(k_starts[-1] + k_lens[-1]) if len(ks) else 0
+        # each gathered id: its place in the store (its entry's start there, plus its place within the entry)
+        source = np.repeat(self.starts[ks] - k_starts, k_lens) + np.arange(count)
+        if extra is None:
+            ends = k_starts + k_lens
+            return self.store[source], ends, _sentence_lengths(ends, ks)
+        out_lens = k_lens + extra
+        ends = np.cumsum(out_lens)
+        out_starts = ends - out_lens
+        flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        flat[np.repeat(out_starts - k_starts, k_lens) + np.arange(count)] = self.store[source]
+        return flat, out_starts + k_lens, _sentence_lengths(ends, ks)
+
+
+def _sentence_lengths(ends: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per-sentence lengths of a flat layout whose entries ``ks`` (``0`` between sentences) end at ``ends``."""
+    marks = ends[ks == 0]  # where each sentence but the last ends
+    bounds = np.empty(len(marks) + 2, dtype=np.int64)
+    bounds[0], bounds[1:-1], bounds[-1] = 0, marks, ends[-1] if len(ends) else 0
+    return bounds[1:] - bounds[:-1]
 
 
 class _ChunkIds(_ChunkStore):
@@ -361,7 +372,7 @@ class _ChunkIds(_ChunkStore):
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
         simple = whole >= 0
         flat[starts[simple]] = whole[simple]
-        flat[np.repeat(starts[hard], sizes) + np.arange(len(ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)] = ids
+        flat[np.repeat(starts[hard] - (np.cumsum(sizes) - sizes), sizes) + np.arange(len(ids))] = ids
         return flat, per_word
 
     def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
@@ -545,12 +556,15 @@ class _CombinedIds:
                     results[k] = replace_rows(*results[k], differ, *own)
         else:
             results = [part(texts) for part in self.parts]
-        lengths = np.sum([lens for _, lens in results], axis=0).astype(np.int64)
+        lengths = results[0][1].astype(np.int64)
+        for _, lens in results[1:]:
+            lengths += lens
         flat = np.empty(int(lengths.sum()), dtype=np.int64)
         base = lengths_to_offsets(lengths)  # where each sentence starts in the output
         for (ids, lens), shift in zip(results, self.offsets, strict=True):
-            within = np.arange(len(ids), dtype=np.int64) - np.repeat(lengths_to_offsets(lens), lens)
-            flat[np.repeat(base, lens) + within] = ids + shift
+            # each id's place: its sentence's start in the output, less its sentence's start in ``ids``, plus its own
+            place = np.repeat(base - lengths_to_offsets(lens), lens) + np.arange(len(ids))
+            flat[place] = ids + shift if shift else ids
             base = base + lens
         return flat, lengths, np.stack([lens for _, lens in results], axis=1)
 
@@ -617,16 +631,22 @@ def _words_of(
     easy_mask = np.fromiter(map(str.isascii, chunks), dtype=bool, count=n)
     if ascii_words is None:
         easy_mask &= np.fromiter(map(str.isalnum, chunks), dtype=bool, count=n)
-    easy, hard = np.flatnonzero(easy_mask), np.flatnonzero(~easy_mask)
+    every_easy = bool(easy_mask.all())  # (the usual case: no index arrays to build)
+    easy = np.arange(n) if every_easy else np.flatnonzero(easy_mask)
+    easy_chunks = chunks if every_easy else [chunks[i] for i in easy.tolist()]
     if ascii_words is None:
-        words = [chunks[i] for i in easy.tolist()]
+        words = list(easy_chunks)
     else:
-        found = _by_line(ascii_words).findall("\n".join([chunks[i] for i in easy.tolist()]) + "\n")
+        found = _by_line(ascii_words).findall("\n".join(easy_chunks) + "\n")
         ends = np.flatnonzero(np.fromiter(map("\n".__eq__, found), dtype=bool, count=len(found)))
-        counts[easy] = np.diff(ends, prepend=-1) - 1
+        per_chunk = np.empty(len(ends), dtype=np.int64)  # words between one newline and the next
+        per_chunk[:1] = ends[:1]
+        np.subtract(ends[1:], ends[:-1] + 1, out=per_chunk[1:])
+        counts[easy] = per_chunk
         words = [w for w in found if w != "\n"]
-    if not len(hard):
+    if every_easy:
         return words, counts
+    hard = np.flatnonzero(~easy_mask)
     hard_chunks = [chunks[i] for i in hard.tolist()]
     pieces = pre_tokenizer.pre_tokenize_str("\n".join(hard_chunks))
     starts = np.cumsum([0] + [len(c) + 1 for c in hard_chunks[:-1]])
