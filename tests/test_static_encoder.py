@@ -118,8 +118,6 @@ def test_segment_sums_equal_plain_sums(scratch, group, use_scipy, monkeypatch):
                          for a, n in zip(bounds, lengths, strict=True)])
     got = averaging.segment_sum_lengths(table, index, lengths)
     assert got.dtype == np.float32 and np.abs(got - expected).max() <= 1e-5
-    segment = np.repeat(np.arange(len(lengths)), lengths)
-    assert np.array_equal(averaging.segment_sum(table, index, segment, len(lengths)), got)
     wide = np.full((len(lengths), 20), 7.0, dtype=np.float32)  # into a column view; add=True adds to it
     averaging.segment_sum_lengths(table, index, lengths, out=wide[:, 2:18])
     assert np.abs(wide[:, 2:18] - expected).max() <= 1e-5 and (wide[:, :2] == 7).all() and (wide[:, 18:] == 7).all()

@@ -39,8 +39,8 @@ Ids = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 
 
 SCRATCH_BYTES = 256 * 2**10
-"""Size of the gathered rows summed at a time by the NumPy path of :func:`segment_sum` (they stay in the core's L2
-cache)."""
+"""Size of the gathered rows summed at a time by the NumPy path of :func:`segment_sum_lengths` (they stay in the
+core's L2 cache)."""
 
 GROUP_BYTES = 256 * 2**10
 """Size of the sums of segments of one length collected before they are written to the output at once."""
@@ -114,32 +114,22 @@ def _sparse_sums(
     return out
 
 
-def segment_sum(table: np.ndarray, index: np.ndarray, segment: np.ndarray, count: int) -> np.ndarray:
-    """Sums of the rows ``table[index]`` per ``segment`` (ascending ids in ``[0, count)``; empty segments zero).
+def segment_sum_lengths(
+    table: np.ndarray, index: np.ndarray, lengths: np.ndarray, out: np.ndarray | None = None, add: bool = False
+) -> np.ndarray:
+    """Sums of ``table[index]`` over consecutive segments of ``lengths`` rows (``[len(lengths), dim]``; empty: zero).
 
     With SciPy (:data:`USE_SCIPY`): one compiled CSR × dense product, each row added straight into its segment's sum.
     In NumPy: segments of equal length are summed together, a block at a time: the block's rows are gathered into a
     small reused buffer (``np.take``, no allocation; :data:`SCRATCH_BYTES`, so they are still in cache when read) and
     summed over the length axis of its ``[segments, length, dim]`` view, one NumPy call each; the sums of a length's
     segments are collected side by side (:data:`GROUP_BYTES`) and written to the output with one indexed assignment,
-    not one per block. Every row is read from
-    the table once and no ``[rows, dim]`` array is built (``np.add.at`` and ``np.add.reduceat`` along rows are
-    an order of magnitude slower); a segment longer than a block (a long document) is summed a block at a time, so
-    memory stays bounded. Sums are in the table's dtype.
-    """
-    index = np.asarray(index)
-    return segment_sum_lengths(table, index, np.bincount(segment, minlength=count) if len(index) else
-                               np.zeros(count, dtype=np.int64))
+    not one per block. Every row is read from the table once and no ``[rows, dim]`` array is built (``np.add.at``
+    and ``np.add.reduceat`` along rows are an order of magnitude slower); a segment longer than a block (a long
+    document) is summed a block at a time, so memory stays bounded. Sums are in the table's dtype.
 
-
-def segment_sum_lengths(
-    table: np.ndarray, index: np.ndarray, lengths: np.ndarray, out: np.ndarray | None = None, add: bool = False
-) -> np.ndarray:
-    """Sums of ``table[index]`` over consecutive segments of ``lengths`` rows (``[len(lengths), dim]``).
-
-    As :func:`segment_sum` (which calls this), with the segments given by their lengths. ``out``: where to
-    write the sums (a ``[len(lengths), dim]`` array or view of the table's dtype; every row is written), or, with
-    ``add``, to which to add them (rows of empty segments unchanged).
+    ``out``: where to write the sums (a ``[len(lengths), dim]`` array or view of the table's dtype; every row is
+    written), or, with ``add``, to which to add them (rows of empty segments unchanged).
     """
     summed = _sparse_sums(table, index, lengths, out, add)
     return summed if summed is not None else _numpy_sums(table, index, lengths, out, add)
