@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 
 import pytest
@@ -236,7 +237,71 @@ def test_a_folder_set_aside_by_a_killed_swap_is_put_back(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["model"]
 
 
+def test_a_folder_is_replaced_in_one_swap_where_the_system_can(tmp_path, monkeypatch):
+    """On Linux the new folder and the old trade places in one atomic step (``renameat2``): no moment without the
+    folder, so no rename of the old folder aside (refused here) and no set-aside copy; the old one is deleted."""
+    from paranmt_hf.utils import atomic
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("renameat2 is Linux's")
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "weights").write_text("old")
+    real = os.replace
+
+    def no_set_aside(src, dst):
+        if os.fspath(src) == os.fspath(out):
+            raise AssertionError("the old folder was renamed aside")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", no_set_aside)
+    with atomic_output(out, overwrite=True, directory=True) as tmp:
+        (tmp / "weights").write_text("new")
+    assert (out / "weights").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["model"]
+    with pytest.raises(FileNotFoundError):  # a real failure is an error, not a silent "cannot swap"
+        atomic._exchange(tmp_path / "missing", out)
+
+
+_KILLED_AFTER_SWAP = """
+import os, signal, sys
+from pathlib import Path
+from paranmt_hf.utils import atomic
+from paranmt_hf.utils.atomic import atomic_output
+
+def killed(path):  # killed after the swap, before the old folder (now under the temporary name) is deleted
+    os.kill(os.getpid(), signal.SIGKILL)
+
+atomic._remove = killed
+with atomic_output(Path(sys.argv[1]), overwrite=True, directory=True) as tmp:
+    (tmp / "weights").write_text("new")
+"""
+
+
+def test_a_run_killed_after_the_swap_leaves_the_new_folder_and_a_temporary_the_next_writer_removes(tmp_path):
+    import signal
+    import subprocess
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("renameat2 is Linux's")
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "weights").write_text("old")
+    run = subprocess.run([sys.executable, "-c", _KILLED_AFTER_SWAP, str(out)], capture_output=True, text=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    assert (out / "weights").read_text() == "new"
+    (old,) = (p for p in tmp_path.iterdir() if p.name.startswith(".paranmt-tmp-"))
+    assert (old / "weights").read_text() == "old"
+    with atomic_output(tmp_path / "model", overwrite=True, directory=True) as tmp:
+        (tmp / "weights").write_text("newer")
+    assert (out / "weights").read_text() == "newer"
+    assert sorted(os.listdir(tmp_path)) == ["model"]
+
+
 def test_a_failed_second_rename_of_the_swap_puts_the_old_folder_back(tmp_path, monkeypatch):
+    from paranmt_hf.utils import atomic
+
+    monkeypatch.setattr(atomic, "_exchange", lambda first, second: False)  # a system without renameat2's swap
     out = tmp_path / "model"
     out.mkdir()
     (out / "weights").write_text("old")
@@ -259,8 +324,10 @@ def test_a_failed_second_rename_of_the_swap_puts_the_old_folder_back(tmp_path, m
 _KILLED_SWAP = """
 import os, signal, sys
 from pathlib import Path
+from paranmt_hf.utils import atomic
 from paranmt_hf.utils.atomic import atomic_output
 
+atomic._exchange = lambda first, second: False  # a system without renameat2's swap: two renames
 out, real = Path(sys.argv[1]), os.replace
 
 def replace(src, dst):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import logging
 import os
@@ -436,15 +437,55 @@ def keep_permissions(new: Path, old: Path) -> None:
         os.chmod(new, stat.S_IMODE(before.st_mode))
 
 
-def replace_path(source: Path, target: Path, overwrite: bool = True) -> None:
-    """Move the finished ``source`` onto ``target`` (a file: one atomic rename; a directory: two renames).
+_RENAME_EXCHANGE = 2  # renameat2(2) flag: swap the two paths atomically
+_AT_FDCWD = -100
+_renameat2: Any = None  # libc's renameat2 once looked up; False: not available
 
-    A directory cannot be renamed over a non-empty one, so an existing ``target`` directory is first renamed aside
-    and deleted only after the new one is in place: a failed second rename puts it back at once, and a process killed
-    between the two renames leaves it under a temporary name, put back by the next writer
-    (:func:`remove_stale_temps`) or reader (:func:`recover_set_aside`), never deleted and never a mixture of old and
-    new files. The new output gets the usual permissions (:func:`usual_permissions`); one that replaces another keeps
-    its permission bits and group (:func:`keep_permissions`).
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``).
+
+    Returns False, having changed nothing, where the system or the filesystem cannot swap.
+
+    Raises:
+        OSError: the swap was possible in principle but failed (e.g. a path vanished, no permission).
+    """
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            with contextlib.suppress(OSError, AttributeError):
+                function = ctypes.CDLL(None, use_errno=True).renameat2
+                function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                function.restype = ctypes.c_int
+                _renameat2 = function
+    if _renameat2 is False:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):  # this kernel or filesystem cannot
+        return False
+    raise OSError(code, os.strerror(code), os.fspath(first), None, os.fspath(second))
+
+
+def replace_path(source: Path, target: Path, overwrite: bool = True) -> None:
+    """Move the finished ``source`` onto ``target`` (a file: one atomic rename; a directory: one atomic swap).
+
+    A directory cannot be renamed over a non-empty one. On Linux the new and the old directory trade places in one
+    step (``renameat2`` with ``RENAME_EXCHANGE``), so a reader finds the old folder or the new one, never none, and
+    the old one (now under the temporary name) is deleted afterwards; a process killed before that leaves it as a
+    temporary that the next writer removes. Where the system or the filesystem cannot swap, an existing ``target``
+    directory is first renamed aside and deleted only after the new one is in place: a failed second rename puts it
+    back at once, and a process killed between the two renames leaves it under a temporary name, put back by the
+    next writer (:func:`remove_stale_temps`) or reader (:func:`recover_set_aside`), never deleted and never a
+    mixture of old and new files (a reader may find no folder for that moment). The new output gets the usual
+    permissions (:func:`usual_permissions`); one that replaces another keeps its permission bits and group
+    (:func:`keep_permissions`).
 
     Raises:
         OutputExistsError: ``overwrite`` is false and ``target`` appeared meanwhile (nothing is replaced).
@@ -468,6 +509,9 @@ def replace_path(source: Path, target: Path, overwrite: bool = True) -> None:
             source.unlink()
         return
     if target.is_dir() and not target.is_symlink():
+        if source.is_dir() and _exchange(source, target):  # the new folder in place, the old one at ``source``
+            _remove(source)
+            return
         aside = target.parent / f"{TEMP_PREFIX}old-{uuid.uuid4().hex[:12]}-{target.name}"
         os.replace(target, aside)  # killed from here on: the next writer or reader puts it back
         try:
