@@ -325,6 +325,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         super().__init__(config)
         self.components = nn.ModuleList(ParaNMTComponent(spec, config) for spec in config.resolved_components())
         self._averaging = all(encoder.is_averaging for encoder in self.components)
+        self._offsets = config.component_offsets()  # read once: the config's attribute access is slow per batch
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Module:
@@ -415,7 +416,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
                              f"{len(self.components)} components and {input_ids.shape[0]} ids")
         block_starts = offsets.unsqueeze(1) + torch.cumsum(lengths, 1) - lengths  # [B, K]
         parts = []
-        for k, (encoder, offset) in enumerate(zip(self.components, self._component_offsets(), strict=True)):
+        for k, (encoder, offset) in enumerate(zip(self.components, self._offsets, strict=True)):
             count = lengths[:, k]
             total = int(count.sum())
             starts = torch.cumsum(count, 0) - count
@@ -423,14 +424,6 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
             index += torch.arange(total, device=input_ids.device)
             parts.append(encoder.forward_flat(input_ids[index] - offset, starts, max_len, count))
         return parts
-
-    def _component_offsets(self) -> list[int]:
-        """First global token id of each component (``config.component_offsets()``, from the built components)."""
-        offsets, start = [], 0
-        for encoder in self.components:
-            offsets.append(start)
-            start += encoder.vocab_size
-        return offsets
 
     def _component_masks(
         self, input_ids: torch.Tensor, valid: torch.Tensor
@@ -441,7 +434,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         """
         parts = []
         covered = torch.zeros_like(valid)
-        for encoder, offset in zip(self.components, self._component_offsets(), strict=True):
+        for encoder, offset in zip(self.components, self._offsets, strict=True):
             mine = valid & (input_ids >= offset) & (input_ids < offset + encoder.vocab_size)
             covered |= mine
             parts.append((encoder, offset, mine))

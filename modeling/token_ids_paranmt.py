@@ -40,7 +40,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
-from .unigram_paranmt import UnigramSegmenter
+from .unigram_paranmt import UnigramSegmenter, run_places
 
 MARK = "\x00"
 """Chunk that separates the sentences of a batch (sentences containing it take the reference path)."""
@@ -248,18 +248,15 @@ class _ChunkStore(_Chunked):
         Returns (flat ids, the position of each entry's first free slot, per-sentence lengths).
         """
         k_lens = self.lens[ks]
-        k_starts = np.cumsum(k_lens) - k_lens  # where each entry's ids start among the ids gathered
-        count = int(k_starts[-1] + k_lens[-1]) if len(ks) else 0
-        # each gathered id: its place in the store (its entry's start there, plus its place within the entry)
-        source = np.repeat(self.starts[ks] - k_starts, k_lens) + np.arange(count)
+        source = run_places(self.starts[ks], k_lens)  # each gathered id's place in the store
         if extra is None:
-            ends = k_starts + k_lens
+            ends = np.cumsum(k_lens)
             return self.store[source], ends, _sentence_lengths(ends, ks)
         out_lens = k_lens + extra
         ends = np.cumsum(out_lens)
         out_starts = ends - out_lens
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        flat[np.repeat(out_starts - k_starts, k_lens) + np.arange(count)] = self.store[source]
+        flat[run_places(out_starts, k_lens)] = self.store[source]
         return flat, out_starts + k_lens, _sentence_lengths(ends, ks)
 
 
@@ -372,7 +369,7 @@ class _ChunkIds(_ChunkStore):
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
         simple = whole >= 0
         flat[starts[simple]] = whole[simple]
-        flat[np.repeat(starts[hard] - (np.cumsum(sizes) - sizes), sizes) + np.arange(len(ids))] = ids
+        flat[run_places(starts[hard], sizes)] = ids
         return flat, per_word
 
     def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
@@ -562,9 +559,7 @@ class _CombinedIds:
         flat = np.empty(int(lengths.sum()), dtype=np.int64)
         base = lengths_to_offsets(lengths)  # where each sentence starts in the output
         for (ids, lens), shift in zip(results, self.offsets, strict=True):
-            # each id's place: its sentence's start in the output, less its sentence's start in ``ids``, plus its own
-            place = np.repeat(base - lengths_to_offsets(lens), lens) + np.arange(len(ids))
-            flat[place] = ids + shift if shift else ids
+            flat[run_places(base, lens)] = ids + shift if shift else ids  # each sentence's ids from its start
             base = base + lens
         return flat, lengths, np.stack([lens for _, lens in results], axis=1)
 

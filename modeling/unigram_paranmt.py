@@ -46,10 +46,14 @@ def _codes(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return codes, lengths
 
 
-def _within(lengths: np.ndarray) -> np.ndarray:
-    """0, 1, ..., n-1 for each length n, back to back."""
+def run_places(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The places of the items of consecutive runs, back to back (int64).
+
+    Run i's ``lengths[i]`` items go to ``starts[i]``, ``starts[i] + 1``, ...; ``starts`` 0 gives each item's position
+    within its run.
+    """
     ends = np.cumsum(lengths)
-    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - lengths, lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 class UnigramSegmenter:
@@ -137,7 +141,7 @@ class UnigramSegmenter:
         """
         count = len(lengths)
         owner = np.repeat(np.arange(count), lengths)  # word of each character
-        within = _within(lengths)  # position of each character in its word
+        within = run_places(np.zeros(count, dtype=np.int64), lengths)  # each character's place in its word
         room = lengths[owner] - within  # characters from each position to its word's end
         # every piece starting at every position: walk the trie from all positions at once
         found_at, found_size, found_id = [], [], []
@@ -235,8 +239,8 @@ class UnigramSegmenter:
         starts = ends - counts
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
         for rows, ids in parts:
-            flat[np.repeat(starts[rows], counts[rows]) + _within(counts[rows])] = ids
+            flat[run_places(starts[rows], counts[rows])] = ids
         return flat, counts
 
 
-__all__ = ["UnigramSegmenter", "MAX_CHARS", "Segment"]
+__all__ = ["UnigramSegmenter", "MAX_CHARS", "Segment", "run_places"]
