@@ -111,3 +111,25 @@ def test_paranmt_trainer_logs_the_norm_of_sparse_gradients(tmp_path):
     trainer.train()
     logged = [entry["grad_norm"] for entry in trainer.state.log_history if "grad_norm" in entry]
     assert len(seen) == 3 and logged == pytest.approx(seen, rel=1e-5) and all(n > 0 for n in seen)
+
+
+def test_paranmt_trainer_writes_checkpoint_files_from_the_saving_process_only(tmp_path, monkeypatch):
+    """Under ``torchrun`` transformers calls ``_save`` on every rank; sentence-transformers' ``_save`` writes without
+    checking ``args.should_save``, so two ranks wrote one checkpoint's files at once (a CI run failed on it).
+    ``ParaNMTTrainer`` writes only where ``should_save`` holds (rank 0)."""
+    from transformers import TrainingArguments
+
+    from paranmt_hf.training.hf_trainer import ParaNMTTrainer
+
+    encoder = build_encoder("word", corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=0)
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path / "run"), use_cpu=True, report_to="none")
+    data = Dataset.from_dict({"anchor": ANCHORS, "positive": POSITIVES})
+    trainer = ParaNMTTrainer(model=model, args=args, train_dataset=data,
+                             loss=MegaBatchMarginLoss(model, megabatch_size=2))
+    monkeypatch.setattr(TrainingArguments, "should_save", property(lambda self: False))  # a rank other than 0
+    trainer._save(str(tmp_path / "other-rank"))
+    assert not (tmp_path / "other-rank").exists()
+    monkeypatch.setattr(TrainingArguments, "should_save", property(lambda self: True))  # rank 0
+    trainer._save(str(tmp_path / "rank0"))
+    assert (tmp_path / "rank0" / "config.json").is_file() and (tmp_path / "rank0" / "modules.json").is_file()

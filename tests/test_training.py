@@ -186,11 +186,11 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     data = write_pairs(tmp_path / "pairs.tsv.gz")
     out = tmp_path / "ddp"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29561"]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]  # a free port
     cmd = [*torchrun, "-m", "paranmt_hf.cli.main", *train_flags(data, out, 8, 2, "--max-steps", "4", "--save-steps",
                                                                  "100", "--optimizer", "lazy_adam", "--dev")]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=540, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.returncode == 0, _ranks_errors(proc.stderr)
     summary = json.loads((out / "training_summary.json").read_text())
     assert summary["world_size"] == 2
     # each pool entry holds both processes' mini-batches: (M - 1) entries x 2 processes x 2 pairs
@@ -199,6 +199,13 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     assert trained.config.sparse_embeddings is False  # saved for fine-tuning with any optimizer
     initial = ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model")
     assert not np.allclose(trained.encode(SENTENCES), initial.encode(SENTENCES))
+
+
+def _ranks_errors(stderr: str) -> str:
+    """What each process of a failed ``torchrun`` said went wrong (the first failing rank's lines come long before
+    the launcher's summary, which alone fills the end of the output), then the end of the output."""
+    said = [line for line in stderr.splitlines() if "Error" in line or line.startswith("paranmt-hf ")]
+    return "\n".join([*dict.fromkeys(said), "--- end of the output:", stderr[-2000:]])
 
 
 def test_dev_none_trains_without_dev_evaluation(tmp_path, monkeypatch):

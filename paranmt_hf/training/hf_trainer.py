@@ -91,6 +91,17 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
             return grad_norm
         return gradient_norm(model.parameters())
 
+    def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+        """Write the checkpoint's model files from the process that saves (rank 0 under ``torchrun``) only.
+
+        transformers 5 calls ``Trainer._save`` on every process and checks ``args.should_save`` inside it;
+        sentence-transformers' override writes without that check, so under ``torchrun`` every rank wrote the same
+        checkpoint files at the same moment (one rank could find a file the other was replacing and fail the run).
+        ``tests/test_loss_trainer.py`` pins that only the saving process writes.
+        """
+        if self.args.should_save:
+            super()._save(output_dir, state_dict=state_dict)
+
 
 class RunStateCallback(TrainerCallback):
     """Keeps the loss's state and the run's arguments with every checkpoint, and restores the state on resume.
