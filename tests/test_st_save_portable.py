@@ -80,6 +80,41 @@ def test_make_portable_rewrites_only_the_installed_class(tmp_path: Path) -> None
     assert not make_portable(tmp_path / "nowhere")
 
 
+def test_make_portable_by_two_writers_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes saving one folder (sentence-transformers' trainer had every ``torchrun`` rank do it) take turns
+    at ``modules.json``: between one writer's write and its rename another cannot start (with a temporary name shared
+    by all writers and no lock, the second took the first one's temporary away: a CI run failed on it)."""
+    import threading
+
+    from paranmt_hf.utils.atomic import OutputBusyError, output_lock
+
+    modules_json = tmp_path / "modules.json"
+    modules_json.write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": INSTALLED_REF}]))
+    modules_json.chmod(0o640)
+    rename, other_writer = os.replace, []
+
+    def try_to_write():  # another writer (its own lock file handle, as another process has)
+        try:
+            with output_lock(modules_json):
+                other_writer.append("wrote")
+        except OutputBusyError:
+            other_writer.append("waits")
+
+    def replace(source, target):
+        if not other_writer:
+            thread = threading.Thread(target=try_to_write)
+            thread.start()
+            thread.join()
+        rename(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert make_portable(modules_json.parent)
+    assert other_writer == ["waits"]
+    assert json.loads(modules_json.read_text())[0]["type"] == PORTABLE_REF
+    assert modules_json.stat().st_mode & 0o777 == 0o640  # the file's permissions are kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["modules.json"]  # no temporary or lock left
+
+
 @pytest.mark.parametrize(("model_kwargs", "dtype"), [({"torch_dtype": "float16"}, "float16"),
                                                      ({"dtype": "bfloat16"}, "bfloat16"), ({}, "float32")])
 def test_model_kwargs_dtype_loads_the_weights_in_that_dtype(model_kwargs: dict, dtype: str, tmp_path: Path) -> None:

@@ -110,11 +110,10 @@ def make_portable(path: str | os.PathLike[str]) -> bool:
     for entry in entries:
         if isinstance(entry, dict) and entry.get("type") == INSTALLED_REF:
             entry["type"] = PORTABLE_REF
-    text = json.dumps(entries, indent=2)
-    temporary = modules_json.with_name(f".{modules_json.name}.paranmt-tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.chmod(temporary, modules_json.stat().st_mode & 0o7777)
-    os.replace(temporary, modules_json)
+    from ..utils.atomic import atomic_write_text
+
+    # a temporary of its own (two processes saving one folder each replace the file whole) and the file's permissions
+    atomic_write_text(modules_json, json.dumps(entries, indent=2))
     return True
 
 
