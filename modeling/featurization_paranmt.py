@@ -19,6 +19,7 @@ import torch
 
 from .token_ids_paranmt import FastIds, fast_token_ids, ids_to_flat, lengths_to_offsets
 from .tokenization_paranmt import ParaNMTTokenizer
+from .unigram_paranmt import run_places
 
 
 def reference_token_ids(tokenizer: Any, sentences: Sequence[str]) -> list[list[int]]:
@@ -93,7 +94,7 @@ class ParaNMTFeaturizer:
         width = max(1, int(lengths.max(initial=0)))
         padded = np.full((len(lengths), width), self.pad_token_id, dtype=np.int64)
         rows = np.repeat(np.arange(len(lengths)), lengths)
-        padded[rows, np.arange(len(flat)) - np.repeat(lengths_to_offsets(lengths), lengths)] = flat
+        padded[rows, run_places(0, lengths)] = flat
         mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
         return padded, mask
 

@@ -128,10 +128,12 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
             return super()._encode_plus(text, text_pair, **kwargs)
         import numpy as np
 
+        from .unigram_paranmt import run_places
+
         flat, lengths = self.batch_ids(list(text))
         truncation, max_length = kwargs.get("truncation_strategy"), kwargs.get("max_length")
         if truncation not in (None, TruncationStrategy.DO_NOT_TRUNCATE) and max_length is not None:
-            keep = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths) < max_length
+            keep = run_places(0, lengths) < max_length
             flat, lengths = flat[keep], np.minimum(lengths, max_length)
         width = int(lengths.max(initial=0))
         strategy = kwargs.get("padding_strategy", PaddingStrategy.DO_NOT_PAD)
@@ -153,7 +155,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
             if want_mask:
                 data["attention_mask"] = [[1] * len(r) for r in rows]
         else:
-            positions = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            positions = run_places(0, lengths)
             if (kwargs.get("padding_side") or self.padding_side) == "left":
                 positions = positions + np.repeat(width - lengths, lengths)
             ids = np.full((len(lengths), width), self.pad_token_id, dtype=np.int64)

@@ -46,11 +46,11 @@ def _codes(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return codes, lengths
 
 
-def run_places(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def run_places(starts: np.ndarray | int, lengths: np.ndarray) -> np.ndarray:
     """The places of the items of consecutive runs, back to back (int64).
 
-    Run i's ``lengths[i]`` items go to ``starts[i]``, ``starts[i] + 1``, ...; ``starts`` 0 gives each item's position
-    within its run.
+    Run i's ``lengths[i]`` items go to ``starts[i]``, ``starts[i] + 1``, ...; ``starts=0`` gives each item's
+    position within its run.
     """
     ends = np.cumsum(lengths)
     return np.repeat(starts - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
@@ -141,7 +141,7 @@ class UnigramSegmenter:
         """
         count = len(lengths)
         owner = np.repeat(np.arange(count), lengths)  # word of each character
-        within = run_places(np.zeros(count, dtype=np.int64), lengths)  # each character's place in its word
+        within = run_places(0, lengths)  # each character's place in its word
         room = lengths[owner] - within  # characters from each position to its word's end
         # every piece starting at every position: walk the trie from all positions at once
         found_at, found_size, found_id = [], [], []

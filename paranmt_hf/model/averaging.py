@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..modeling.token_ids_paranmt import FastIds, _ChunkStore, _TrigramIds
+from ..modeling.unigram_paranmt import run_places
 
 DEFAULT_CACHE_BYTES = 256 * 2**20
 """Memory for cached chunk vectors (float32) before the chunk cache starts over (at least 4,096 chunks)."""
@@ -283,8 +284,7 @@ class AveragingModel:
             ids, owner = flat[mine] - self.offsets[k], sentence[mine]
             if self.max_seq_length is not None:
                 sizes = np.bincount(owner, minlength=count)
-                position = np.arange(len(ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-                keep = position < self.max_seq_length
+                keep = run_places(0, sizes) < self.max_seq_length
                 ids, owner = ids[keep], owner[keep]
             if self.drop[k]:
                 keep = ~np.isin(ids, self.unknown[k])
@@ -361,9 +361,7 @@ class ChunkAverager:
         new = np.arange(start, n)
         for k, (part, table) in enumerate(zip(self.parts, self.model.tables, strict=True)):
             lens = part.lens[new]
-            ends = np.cumsum(lens)
-            within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lens, lens)
-            ids = part.store[np.repeat(part.starts[new], lens) + within]
+            ids = part.store[run_places(part.starts[new], lens)]
             owner = np.repeat(np.arange(len(new)), lens)
             if self.model.drop[k]:
                 keep = ~np.isin(ids, self.model.unknown[k])
