@@ -332,3 +332,34 @@ def test_disk_full_at_the_merge_is_one_sentence_and_keeps_the_work(tmp_path: Pat
     assert not out.exists() and (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()
     monkeypatch.setattr(parts, "check_parts", real)
     assert main(args) == 0 and out.read_text().count("\n") == 50  # space freed: the same command finishes
+
+
+# ---- a resume checks its inputs by content --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["filter", "--no-language-filter"],
+                                     ["dedup", "--format", "paranmt"],
+                                     ["annotate", "--format", "paranmt", "--tokenizer", "whitespace"]])
+def test_a_resume_refuses_an_input_replaced_by_one_of_the_same_size_and_time(tmp_path: Path, command: list[str],
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    """What `cp -p`, `rsync -a` or `tar x` do: another content under the same path, size and modification time.
+    The resume refuses it in one sentence (it would take its first parts from the old file, the rest from the
+    new); --restart starts over from the new file."""
+    src = _pairs(tmp_path / "pairs.txt", 3000)
+    lines = src.read_bytes().splitlines(keepends=True)
+    name, *options = command
+    out, whole = tmp_path / "out.tsv", tmp_path / "whole.tsv"
+    base = ["corpus", name, str(src), *options, "--quiet", "--chunk-bytes", "20000", "--tasks", "2"]
+    assert main([*base, "-o", str(out), "--local-tasks", "1"]) == 0  # task 0 done, as a killed run leaves it
+    times = src.stat()
+    src.write_bytes(b"".join(reversed(lines)))  # the same bytes in another order: the same size
+    os.utime(src, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert (src.stat().st_size, src.stat().st_mtime_ns) == (times.st_size, times.st_mtime_ns)
+    capsys.readouterr()
+    assert main([*base, "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "changed since the interrupted run" in err[0] and str(src) in err[0], err
+    assert "--restart" in err[0] and not out.exists()
+    assert main([*base, "-o", str(out), "--restart"]) == 0
+    assert main([*base, "-o", str(whole)]) == 0
+    assert out.read_bytes() == whole.read_bytes()
