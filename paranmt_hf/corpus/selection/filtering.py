@@ -21,11 +21,12 @@ import numpy as np
 
 from ...data.configs import ConfigOptions
 from ...data.records import ParsedBlock
+from ..errors import MissingScoreError
 from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv, part_path, part_suffix
 from ..pipeline.runner import JobSpec, MergeStep, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
-from .filters import fold_bounds, get_filter_spec, make_filter
+from .filters import NO_SCORE_ADVICE, fold_bounds, get_filter_spec, make_filter
 
 BOUNDS_FILE = "fold_bounds.json"
 
@@ -88,6 +89,31 @@ def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_patter
                                       ScoresStep(folder)], counts=False),
             Stage(f"{prefix}bounds", [BoundsStep(str(folder), options, target)], tasks=1, counts=False,
                   reads_input=False)], target
+
+
+def needs_score(options: ConfigOptions) -> bool:
+    """Whether the filter of ``options`` tests the paraphrase score without a model to compute it."""
+    tested = options.filter in ("pras", "acl2018") or any(b[0] == "paraphrase_score" for b in options.bounds or ())
+    return tested and options.score_model is None
+
+
+def check_scores_given(inputs: Sequence[str | os.PathLike[str]], fmt: str, header: Any,
+                       options: ConfigOptions) -> None:
+    """Refuse, before any work, inputs that cannot hold the paraphrase score the filter needs.
+
+    Raises:
+        MissingScoreError: the header names no score column, or the line format has none (``bitext``,
+            ``processed``), and the filter tests the score without a score model.
+    """
+    from ...data.records import FORMATS
+
+    if not needs_score(options):
+        return
+    no_column = header.score_index is None if header is not None else FORMATS[fmt].score_column is None
+    if no_column:
+        where = "its header names no paraphrase_score column" if header is not None else \
+            f"the {fmt} format has no score column"
+        raise MissingScoreError(f"{', '.join(map(os.fspath, inputs))}: {where}, and {NO_SCORE_ADVICE}")
 
 
 def filter_models(options: ConfigOptions) -> list[Any]:
@@ -157,8 +183,13 @@ class FilterStep(CorpusStep):
     def process(self, batch: Any) -> Any:
         """The batch with its kept lines as output."""
         parsed = batch.parsed
-        selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap,
-                                        batch.columns or None)
+        try:
+            selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap,
+                                            batch.columns or None)
+        except MissingScoreError:
+            first = next((n for n, s in zip(parsed.numbers, parsed.score, strict=True) if s is None), None)
+            raise MissingScoreError(f"{batch.source}{'' if first is None else f':{first}'} has a pair without a "
+                                    f"paraphrase score, and {NO_SCORE_ADVICE}") from None
         lines = kept_lines(parsed, selection, self.with_overlap)
         batch.output = encode_lines(lines, self.compress)
         self.count(selection.counts())
@@ -189,6 +220,7 @@ def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.Pat
     run = run or RunOptions()
     suffix = part_suffix(output)
     header = common_header(inputs, member_pattern)
+    check_scores_given(inputs, fmt, header, options)
     out_header = None
     if header is not None:
         out_header = header.line

@@ -33,10 +33,15 @@ import numpy as np
 from ...data.configs import ConfigOptions
 from ...data.reader import Opener
 from ...data.records import FORMATS, iter_parsed
+from ..errors import MissingScoreError
 from ..measures.registry import MeasureContext, get_measure
 from ..text.langid import LanguageIdentifier
 
 KEPT, SAMPLED_OUT = "kept", "sampled out"
+NO_SCORE_ADVICE = ("the filter needs a paraphrase score on every pair: add the scores with a model first (corpus "
+                   "annotate), give the filter a score model, or choose a filter that needs no score (thresholds "
+                   "on other columns)")
+"""What to do when a filter needs the paraphrase score of pairs that have none (a :class:`MissingScoreError`)."""
 # the labels of the papers' presets, in the order of their tests (a Selection's labels start with "kept")
 REASONS = (KEPT, "score", "length", "overlap", "language", SAMPLED_OUT)
 Bound = tuple[float | None, float | None]
@@ -184,8 +189,7 @@ class ThresholdFilter:
                 if spec.compute is None:
                     raise ValueError(f"the filter needs {name} on every pair: it comes from {spec.given_by}")
                 if name == "paraphrase_score" and not self.context.has("encoder"):
-                    raise ValueError("the filter needs a paraphrase score on every pair (add them with "
-                                     "`corpus annotate`)")
+                    raise MissingScoreError(NO_SCORE_ADVICE)
                 computed = spec([text_a[i] for i in todo], [text_b[i] for i in todo], self.context)
                 for i, value in zip(todo, computed.tolist(), strict=True):
                     values[i] = value

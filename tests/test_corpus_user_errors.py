@@ -1,0 +1,33 @@
+"""Corpus commands answer a user's mistake with one sentence naming the file and what to do (never a traceback),
+and never report success for an empty result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("datatrove")
+
+from paranmt_hf.cli.main import main  # noqa: E402
+
+
+def _one_line(capsys: pytest.CaptureFixture) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize("fmt", ["pairs", "bitext"])
+def test_filtering_pairs_without_scores_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                        fmt: str) -> None:
+    """The default (PRAS) filter tests the paraphrase score: a two-column file has none. ``bitext`` has no score
+    column (refused before any work); ``pairs`` may have one (refused at the first pair without)."""
+    src = tmp_path / "two.tsv"
+    src.write_text("a b c d e f\tg h i j k l\nm n o p q r\ts t u v w x\n", encoding="utf-8")
+    out = tmp_path / "kept.tsv"
+    capsys.readouterr()
+    assert main(["corpus", "filter", str(src), "--format", fmt, "-o", str(out), "--quiet", "--workers", "1"]) == 1
+    line = _one_line(capsys)
+    assert str(src) in line and "paraphrase score" in line and "corpus annotate" in line, line
+    assert not out.exists() and not (tmp_path / ".kept.tsv.paranmt-work").exists()
