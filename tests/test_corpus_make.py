@@ -4,6 +4,7 @@ tests/test_corpus_ray.py."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,35 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
     assert f"`{marian.name}`" in card and str(marian) not in card  # a local model by its folder name only
     record = (tmp_path / "three" / "export.json").read_text()
     assert src.name in card and str(src) not in card and str(src) not in record  # a source by its file name only
+
+
+def test_make_that_keeps_no_pair_says_so_and_writes_only_with_allow_empty(marian: Path, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that keeps 0 pairs (here a filter no translation passes) is an error naming why, not "wrote"; the work
+    folder stays, so adding --allow-empty finishes without translating again."""
+    import pyarrow.parquet as pq
+
+    from paranmt_hf.corpus.translation import engines as translation_engines
+
+    src = _bitext(tmp_path / "bitext.en-de.tsv")
+    out = tmp_path / "made"
+    base = ["corpus", "make", str(src), "--model", str(marian), "--num-beams", "2", "--tokenizer", "whitespace",
+            "--filter", "thresholds", "--bound", "translation_cost=-2:-1", "--quiet", "--workers", "1", "-o",
+            str(out)]
+    capsys.readouterr()
+    assert main(base) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "no pair was kept" in err[0] and "--allow-empty" in err[0], err
+    assert re.search(r"\d+ cost\b", err[0]), err  # why: the counts of the filter's reasons
+    assert "allow_empty=True" not in err[0] and "wrote" not in captured.out
+    assert not out.exists() and (tmp_path / ".made.paranmt-work" / "chunks").is_dir()
+    def no_model(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the kept run translated again")
+
+    monkeypatch.setattr(translation_engines, "load_translator", no_model)
+    assert main([*base, "--allow-empty"]) == 0  # the kept work is reused: no model is loaded
+    assert "wrote" in capsys.readouterr().out
+    tables = [pq.read_table(p) for p in (out / "data" / "pairs").glob("*.parquet")]
+    assert sum(t.num_rows for t in tables) == 0

@@ -160,8 +160,11 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
         known = (*known, TranslationModelError)
     except ImportError:  # pragma: no cover - the module itself has no heavy import
         pass
+    from ..corpus.errors import command_line_wording
+
     try:
-        return func(args)
+        with command_line_wording():
+            return func(args)
     except KeyboardInterrupt:  # Ctrl-C: the runner said how to resume; no traceback
         return 128 + signal.SIGINT
     except known as err:
@@ -299,7 +302,7 @@ def _make(args: argparse.Namespace) -> int:
                            source_column=args.source_column, with_source=args.with_source,
                            model_revision=args.model_revision, model_cache=args.model_cache,
                            cleaning=_cleaning(args), run=_run(args), member_pattern=args.member, strict=args.strict,
-                           overwrite=args.overwrite)
+                           overwrite=args.overwrite, allow_empty=args.allow_empty)
     _print_summary(summary, args.output, "lines")
     if summary.complete:
         print(f"card: {Path(args.output) / 'README.md'}")
@@ -532,6 +535,8 @@ def add_parser(subparsers: Any) -> None:
     group.add_argument("--repo-id", default=None, help="Hub repository named in the card's snippet")
     group.add_argument("--pretty-name", default=None, help="the card's title")
     group.add_argument("--license", default=None, help="the card's licence id (default: unknown)")
+    group.add_argument("--allow-empty", action="store_true",
+                       help="write the folder even when no pair is kept (else an error, the work folder kept)")
     _filter_args(p, default=None)
     _run_options(p, chunk_default="64 KiB")
     p.set_defaults(func=_make)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
 
 class CorpusError(ValueError):
     """A corpus run that cannot do what was asked (no valid line in the input, a work folder of another run...)."""
@@ -21,3 +25,31 @@ class InvalidOptionError(CorpusError):
 
 class TasksFailedError(CorpusError):
     """Tasks of a stage that did not complete (their logs say why); the work folder is kept, so a rerun resumes."""
+
+
+class EmptyResultError(CorpusError):
+    """A run that kept no row (``corpus make`` without ``allow_empty``).
+
+    The work folder is kept: the same command with ``allow_empty`` writes the empty result without redoing the work.
+    """
+
+
+_WORDING: ContextVar[str] = ContextVar("paranmt_hf_corpus_wording", default="python")
+
+
+@contextlib.contextmanager
+def command_line_wording() -> Iterator[None]:
+    """While the block runs, :func:`option` names command-line flags (the CLI wraps each command in it)."""
+    token = _WORDING.set("cli")
+    try:
+        yield
+    finally:
+        _WORDING.reset(token)
+
+
+def option(flag: str, keyword: str) -> str:
+    """How a message names an option: ``flag`` on the command line, ``keyword`` in Python (never both).
+
+    E.g. ``option("--restart", "RunOptions(restart=True)")``.
+    """
+    return flag if _WORDING.get() == "cli" else keyword

@@ -33,6 +33,7 @@ from ..data.reader import Block
 from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .annotate import AnnotateStep
+from .errors import EmptyResultError, option
 from .measures.columns import Header, header_of, parse_named
 from .output.export import (
     ParquetShards,
@@ -120,13 +121,21 @@ def arrow_schema(columns: Sequence[str]) -> Any:
 
 def merge_made(spec: JobSpec) -> None:
     """Write the Hub folder of :func:`make_paranmt` (atomically)."""
-    from .pipeline.runner import check_some_valid
+    from .pipeline.runner import check_some_valid, stage_counts
 
     check_some_valid(spec, "main", spec.output)
     name, columns = spec.options["config"], spec.options["columns"]
     with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
         done = collect_task_files(name, columns, arrow_schema(columns), spec.parts_dir("parquet"), spec.tasks,
                                   Path(tmp) / "data" / name, spec.options["shard_rows"])
+        if done.rows == 0 and not spec.options.get("allow_empty"):
+            counts = stage_counts(spec, "main")[1]
+            why = ", ".join(f"{n:,} {k}" for k, n in counts.most_common() if n and not k.startswith("throughput"))
+            raise EmptyResultError(
+                f"no pair was kept{f' ({why})' if why else ''}, so {spec.output} was not written: check the "
+                f"translations and the filter, or add {option('--allow-empty', 'allow_empty=True')} to write an "
+                "empty dataset (the work folder is kept: the same command with it finishes without redoing the "
+                "work)")
         card = spec.options["card"]
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)
@@ -160,6 +169,7 @@ def make_paranmt(
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
+    allow_empty: bool = False,
 ) -> TranslationSummary:
     """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
 
@@ -203,6 +213,11 @@ def make_paranmt(
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
+        allow_empty: write the folder when no pair is kept (else :class:`~paranmt_hf.corpus.errors.EmptyResultError`,
+            the work folder kept, so that the same call with ``allow_empty`` finishes at once).
+
+    Raises:
+        EmptyResultError: no pair was kept and not ``allow_empty``.
     """
     from .measures.registry import MeasureContext, get_measure
 
@@ -238,7 +253,8 @@ def make_paranmt(
     spec, workers = make_spec("make", inputs, output, run, overwrite,
                               {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
                                                                                    *columns], "card": card,
-                               "reading_stage": "main", "header": header.line, "shard_rows": shard_rows},
+                               "reading_stage": "main", "header": header.line, "shard_rows": shard_rows,
+                               "allow_empty": allow_empty},
                               protected=[model, scorer, language_model, classifier])
     bounds = None
     if filter_options is not None:
@@ -262,6 +278,8 @@ def make_paranmt(
                         reads_input=False),
                   Stage("write", [PartReader(spec.parts_dir("kept"), header),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
-    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers,
-                                         TranslationPlan.signature(spec), plan.prepare))
+    signature = TranslationPlan.signature(spec)
+    signature["options"].pop("allow_empty")  # not the run's identity: it may be added to finish a kept run
+    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers, signature,
+                                         plan.prepare))
 

@@ -44,7 +44,7 @@ from typing import Any
 from ...data.reader import MAX_LINE_BYTES, InputError
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
-from ..errors import CorpusError, InvalidOptionError, TasksFailedError
+from ..errors import CorpusError, EmptyResultError, InvalidOptionError, TasksFailedError
 from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
 from .cluster import cluster_settings
 
@@ -576,8 +576,8 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
                 raise CorpusError(f"no space left on the device ({err.strerror}{where}); {spec.output} was not "
                                   "written: free some space and run the same command again to resume") from err
             raise
-        except TasksFailedError:  # a task's crash (memory, a bug, a strict bad line): its logs and the rest stay
-            raise
+        except (TasksFailedError, EmptyResultError):  # a task's crash (memory, a bug, a strict bad line), or a
+            raise  # result the user must accept: its logs and the rest stay
         except (CorpusError, InputError, BadLineError):  # the input's or the options' fault: nothing to resume
             if not run.keep_work:
                 shutil.rmtree(spec.work, ignore_errors=True)
