@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import re
 import zipfile
 from pathlib import Path
 
@@ -43,13 +44,23 @@ def test_nul_bytes_are_a_counted_bad_line(tmp_path: Path, caplog: pytest.LogCapt
     assert "1 NUL byte" in caplog.text and "nul.tsv:3: NUL byte (column 1)" in caplog.text
 
 
-def test_truncated_gzip_names_the_file(tmp_path: Path) -> None:
+def test_truncated_gzip_names_the_file_and_the_last_line_read(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    import zlib
+
     path = tmp_path / "cut.tsv.gz"
-    data = gzip.compress((LINES * 2000).encode())
+    data = gzip.compress((LINES * 20000).encode())
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(InputError, match=r"cut\.tsv\.gz: truncated or corrupt compressed data after line \d+"):
+    readable = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[: len(data) // 2]).count(b"\n")
+    assert readable > 2000
+    said = rf"cut\.tsv\.gz: truncated or corrupt compressed data after line {readable:,}\b"
+    with pytest.raises(InputError, match=said):
         list(load_paranmt("full", str(path)))
-    assert main(["corpus", "filter", str(path), "-o", str(tmp_path / "out.tsv"), "--no-language-filter"]) == 1
+    for tasks in ("1", "2"):  # one task reads it; two measure its size first
+        capsys.readouterr()
+        assert main(["corpus", "filter", str(path), "-o", str(tmp_path / "out.tsv"), "--no-language-filter",
+                     "--quiet", "--workers", "1", "--tasks", tasks]) == 1
+        assert re.search(said, capsys.readouterr().err)
 
 
 def test_empty_file_is_a_clear_error_naming_it(tmp_path: Path) -> None:

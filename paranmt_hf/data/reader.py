@@ -166,12 +166,29 @@ def _streams(path: str, member_pattern: str | None, opener: Opener, stack: ExitS
 _READ_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile)
 
 
-def _read(stream: _Stream, size: int, line: int) -> bytes:
+def _read(stream: _Stream, size: int, line: int, pending: bytes = b"") -> bytes:
+    """Up to ``size`` bytes of the stream.
+
+    ``line`` is the number of the first line of ``pending`` (the bytes read before and not yet passed on). A
+    compressed stream is read in its own steps (``read1``): when it turns out truncated or corrupt, the error names
+    the last whole line that was read, not the start of the block that failed.
+    """
+    pieces: list[bytes] = []
     try:
-        return stream.stream.read(size)
+        if not isinstance(stream.stream, gzip.GzipFile | zipfile.ZipExtFile):
+            return stream.stream.read(size)
+        got = 0
+        while got < size:
+            piece = stream.stream.read1(size - got)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
     except _READ_ERRORS as err:
-        raise InputError(f"{stream.source}: truncated or corrupt compressed data after line {line - 1} ({err})") \
+        last = line - 1 + pending.count(b"\n") + sum(p.count(b"\n") for p in pieces)
+        raise InputError(f"{stream.source}: truncated or corrupt compressed data after line {last:,} ({err})") \
             from err
+    return b"".join(pieces)
 
 
 def uncompressed_sizes(paths: Sequence[str | os.PathLike[str]], member_pattern: str | None = None,
@@ -185,8 +202,10 @@ def uncompressed_sizes(paths: Sequence[str | os.PathLike[str]], member_pattern: 
                 if stream.size is not None:
                     total += stream.size
                     continue
-                while chunk := _read(stream, BLOCK_BYTES, 1):
+                lines = 0
+                while chunk := _read(stream, BLOCK_BYTES, lines + 1):
                     total += len(chunk)
+                    lines += chunk.count(b"\n")
         sizes.append(total)
     return sizes
 
@@ -324,7 +343,7 @@ def _stream_blocks(stream: _Stream, offset: int, disk_before: int, block_bytes: 
             if (end is not None and offset >= end) or ended:
                 return offset
             continue
-        chunk = _read(stream, block_bytes, line)
+        chunk = _read(stream, block_bytes, line, buffer)
         if not chunk:  # end of the stream: the rest, with a newline added to a last line that has none
             cut = len(buffer)
         if cut:
