@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             from ..utils.imports import extra_hint
 
             err = extra_hint(err) or err
+        err = _one_sentence(err)
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
             raise
@@ -123,6 +124,17 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
     return int(result or 0)
+
+
+def _one_sentence(err: Exception) -> Exception:
+    """The user's error that a library's exception stands for (a pickled weights file, a full disk), else ``err``."""
+    import pickle
+
+    if isinstance(err, pickle.UnpicklingError):  # a model loader other than ours (a translation model, ...)
+        from ..model.pickled_weights import pickled_code_error
+
+        return pickled_code_error(err) or err
+    return err
 
 
 SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source",
