@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from .errors import CommandFailed, message_of, user_error
+from .errors import CommandFailed, is_no_space, message_of, no_space_error, user_error
 from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             from ..utils.imports import extra_hint
 
             err = extra_hint(err) or err
-        err = _one_sentence(err)
+        err = _one_sentence(err, args)
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
             raise
@@ -126,10 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     return int(result or 0)
 
 
-def _one_sentence(err: Exception) -> Exception:
+RERUN = {"train": "run the same command again with --resume (it continues from the last checkpoint)"}
+"""How to go on after a full device, where it is not just running the same command again."""
+
+
+def _one_sentence(err: Exception, args: argparse.Namespace) -> Exception:
     """The user's error that a library's exception stands for (a pickled weights file, a full disk), else ``err``."""
     import pickle
 
+    if is_no_space(err):
+        return no_space_error(getattr(args, "output", None), *([RERUN[args.command]] if args.command in RERUN else []))
     if isinstance(err, pickle.UnpicklingError):  # a model loader other than ours (a translation model, ...)
         from ..model.pickled_weights import pickled_code_error
 
