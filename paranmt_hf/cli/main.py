@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         with progress_as_asked(args):
             result = args.func(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of an interrupted command (as the corpus tools)
+        print(f"paranmt-hf {_command_name(args)}: interrupted; {_not_written(args)}: "  # noqa: T201 - one line
+              f"{RERUN.get(args.command, 'run the same command again')}", file=sys.stderr)
+        return 128 + signal.SIGINT
     except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
@@ -128,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
 
 RERUN = {"train": "run the same command again with --resume (it continues from the last checkpoint)"}
 """How to go on after a full device, where it is not just running the same command again."""
+
+
+def _not_written(args: argparse.Namespace) -> str:
+    output = getattr(args, "output", None)
+    return f"{output} was not written" if output else "the output was not written"
 
 
 def _one_sentence(err: Exception, args: argparse.Namespace) -> Exception:
