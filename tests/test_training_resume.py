@@ -28,6 +28,12 @@ def run(tmp_path, name, *extra, data=None):
     return out
 
 
+def interrupted(tmp_path, name, *extra):
+    """Run with the process interrupted as Ctrl-C does: one line, status 130."""
+    data = str(tmp_path / "pairs.tsv.gz")
+    assert cli(["train", "--train", data, "--output", str(tmp_path / name), *BASE, *extra]) == 130
+
+
 def refused(tmp_path, name, *extra, data=None):
     with pytest.raises(SystemExit) as err:
         run(tmp_path, name, *extra, data=data)
@@ -99,9 +105,24 @@ def test_resume_refuses_a_finished_run_and_a_missing_checkpoint(tmp_path):
     before = (out / "model.safetensors").read_bytes()
     assert "already took 3 of 3 steps" in refused(tmp_path, "r", "--max-steps", "3", "--resume")
     assert (out / "model.safetensors").read_bytes() == before
-    assert "no complete checkpoint" in refused(tmp_path, "empty", "--max-steps", "3", "--resume")
     shutil.rmtree(run_folder(out) / "checkpoints/checkpoint-3")
-    assert "no complete checkpoint" in refused(tmp_path, "r", "--max-steps", "6", "--resume")
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume")  # its model is kept: --overwrite replaces it
+    assert "no complete checkpoint" in message and "--overwrite" in message and "without --resume" not in message
+    assert (out / "model.safetensors").read_bytes() == before
+
+
+@pytest.mark.parametrize("resume", [[], ["--resume"]])
+def test_a_run_killed_before_its_first_checkpoint_is_simply_rerun(tmp_path, resume):
+    """No circle between "run without --resume" and "pass --resume or --overwrite": nothing to resume starts."""
+    out = run(tmp_path, "r", "--max-steps", "3")
+    # as a run killed (or out of space) while writing its first checkpoint leaves it: no model, no complete one
+    for name in ("model.safetensors", "config.json", "training_summary.json"):
+        (out / name).unlink()
+    (run_folder(out) / "checkpoints/checkpoint-3" / RUN_FILE).unlink()
+    run(tmp_path, "r", "--max-steps", "3", *resume)
+    assert summary(out)["steps"] == 3 and summary(out)["resumed_from_step"] == 0
+    assert sorted(p.name for p in (run_folder(out) / "checkpoints").iterdir()) == ["checkpoint-3"]
+    assert run(tmp_path, "fresh", "--max-steps", "3", "--resume").is_dir()  # --resume of a run never started
 
 
 def test_resume_sets_an_incomplete_checkpoint_aside(tmp_path):
@@ -183,8 +204,7 @@ def test_a_run_killed_after_its_last_checkpoint_is_finished_by_resume(tmp_path, 
     out = tmp_path / "killed"
     with monkeypatch.context() as patch:
         _killed_before_the_final_save(patch, out)
-        with pytest.raises(KeyboardInterrupt):
-            run(tmp_path, "killed", "--max-steps", "6")
+        interrupted(tmp_path, "killed", "--max-steps", "6")
     assert (run_folder(out) / "checkpoints/checkpoint-6" / RUN_FILE).is_file()
     assert not (out / "model.safetensors").exists()
     run(tmp_path, "killed", "--max-steps", "6", "--resume")  # was: "already took 6 of 6 steps"
@@ -199,8 +219,7 @@ def test_an_overwrite_run_never_shows_the_old_model_next_to_its_checkpoints(tmp_
     out = run(tmp_path, "r", "--max-steps", "3")
     with monkeypatch.context() as patch:
         _killed_before_the_final_save(patch, out)
-        with pytest.raises(KeyboardInterrupt):
-            run(tmp_path, "r", "--max-steps", "2", "--seed", "5", "--overwrite")
+        interrupted(tmp_path, "r", "--max-steps", "2", "--seed", "5", "--overwrite")
     assert sorted(p.name for p in (run_folder(out) / "checkpoints").iterdir()) == ["checkpoint-2"]
     assert not (out / "model.safetensors").exists() and not (out / "config.json").exists()
     assert not (out / "training_summary.json").exists()

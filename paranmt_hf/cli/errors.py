@@ -9,6 +9,7 @@ is a bug and keeps its traceback; ``--verbose`` shows the traceback of every err
 from __future__ import annotations
 
 import difflib
+import errno
 import sys
 from collections.abc import Iterable
 
@@ -37,6 +38,7 @@ USER_ERRORS: tuple[str, ...] = (
     "builtins.NotADirectoryError",
     "builtins.IsADirectoryError",
     "builtins.PermissionError",
+    "paranmt_hf.cli.errors.NoSpaceError",
     "paranmt_hf.utils.imports.MissingExtraError",
     "paranmt_hf.utils.atomic.OutputExistsError",
     "paranmt_hf.utils.atomic.OutputIsInputError",
@@ -66,6 +68,39 @@ counts only once its module is imported (an exception of a module never imported
 checking costs no import."""
 
 
+NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+"""``errno`` values of a full device or an exhausted quota."""
+
+
+class NoSpaceError(OSError):
+    """The device filled up while a command wrote its output (nothing half-written is left in its place)."""
+
+
+def is_no_space(err: BaseException) -> bool:
+    """Whether ``err``, or an error it was raised from, is a full device.
+
+    An ``OSError`` with ``ENOSPC``/``EDQUOT``, or safetensors' ``SafetensorError`` wrapping os error 28 (it writes
+    from Rust, so the ``OSError`` never reaches Python).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in NO_SPACE_ERRNOS:
+            return True
+        if type(current).__name__ == "SafetensorError" and (
+                "code: 28" in str(current) or "StorageFull" in str(current) or "No space left" in str(current)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def no_space_error(output: object, rerun: str = "run the same command again") -> NoSpaceError:
+    """The one sentence of a full device, as the corpus tools say it: what was not written, and what to do."""
+    what = f"{output} was not written" if output else "the output was not written"
+    return NoSpaceError(errno.ENOSPC, f"no space left on the device; {what}: free some space and {rerun}")
+
+
 class CommandFailed(SystemExit):
     """What :func:`~paranmt_hf.cli.main.main` raises after printing the one line.
 
@@ -90,6 +125,8 @@ def _loaded(names: Iterable[str]) -> list[type[BaseException]]:
 
 def message_of(err: BaseException) -> str:
     """The error's own sentence: a ``KeyError``'s message without its quotes, the first line of anything else."""
+    if isinstance(err, NoSpaceError):
+        return str(err.strerror)
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
     return text.strip() or type(err).__name__
 

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from .errors import CommandFailed, message_of, user_error
+from .errors import CommandFailed, is_no_space, message_of, no_space_error, user_error
 from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         with progress_as_asked(args):
             result = args.func(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of an interrupted command (as the corpus tools)
+        print(f"paranmt-hf {_command_name(args)}: interrupted; {_not_written(args)}: "  # noqa: T201 - one line
+              f"{RERUN.get(args.command, 'run the same command again')}", file=sys.stderr)
+        return 128 + signal.SIGINT
     except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             from ..utils.imports import extra_hint
 
             err = extra_hint(err) or err
+        err = _one_sentence(err, args)
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
             raise
@@ -123,6 +128,28 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
     return int(result or 0)
+
+
+RERUN = {"train": "run the same command again with --resume (it continues from the last checkpoint)"}
+"""How to go on after a full device, where it is not just running the same command again."""
+
+
+def _not_written(args: argparse.Namespace) -> str:
+    output = getattr(args, "output", None)
+    return f"{output} was not written" if output else "the output was not written"
+
+
+def _one_sentence(err: Exception, args: argparse.Namespace) -> Exception:
+    """The user's error that a library's exception stands for (a pickled weights file, a full disk), else ``err``."""
+    import pickle
+
+    if is_no_space(err):
+        return no_space_error(getattr(args, "output", None), *([RERUN[args.command]] if args.command in RERUN else []))
+    if isinstance(err, pickle.UnpicklingError):  # a model loader other than ours (a translation model, ...)
+        from ..model.pickled_weights import pickled_code_error
+
+        return pickled_code_error(err) or err
+    return err
 
 
 SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source",

@@ -72,6 +72,7 @@ def load_encoder(
         FileNotFoundError: no such directory. RemoteCodeError: the directory's code would run and
             ``trust_remote_code`` is false (the message says why). DamagedFileError: a file of the directory is
             damaged (truncated, empty, unreadable JSON): one sentence naming it, whatever the library that read it.
+            UnsafePickleError: its weights are a pickle that names code (nothing ran; the file is named).
     """
     from ..model.remote_code import check_remote_code
     from ..utils.integrity import DamagedFileError, damaged_file_error
@@ -83,6 +84,11 @@ def load_encoder(
     except DamagedFileError:
         raise
     except Exception as err:  # sentence-transformers / model2vec read the files themselves: name a damaged one
+        from ..model.pickled_weights import pickled_code_error
+
+        refused = pickled_code_error(err)
+        if refused is not None:
+            raise refused from None
         damaged = damaged_file_error(path, err)
         if damaged is None:
             raise

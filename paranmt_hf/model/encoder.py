@@ -81,6 +81,7 @@ class ParaNMTEncoder:
             DamagedFileError: a file of the folder is damaged (truncated, not valid JSON; the file is named).
             NotAParaNMTFolderError: a local folder of another library (model2vec, sentence-transformers): the
                 message says how to load it.
+            UnsafePickleError: the only weights are a pickle that names code (nothing ran; the file is named).
         """
         from ..modeling.modeling_paranmt import WeightsMismatchError
         from ..utils.integrity import check_model_path, damaged_file_error
@@ -99,6 +100,11 @@ class ParaNMTEncoder:
         except WeightsMismatchError:
             raise
         except Exception as err:  # a damaged file: name it (DamagedFileError), else the loader's own error
+            from .pickled_weights import pickled_code_error
+
+            refused = pickled_code_error(err)
+            if refused is not None:
+                raise refused from None
             damaged = damaged_file_error(name_or_path, err) if os.path.isdir(name_or_path) else None
             if damaged is None:
                 raise

@@ -158,8 +158,8 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     complete = [p for p in checkpoints if is_complete(p)]
     if not complete:
         found = f" (incomplete: {', '.join(p.name for p in checkpoints)})" if checkpoints else ""
-        raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}; nothing to resume. Run without "
-                          "--resume to start a new run.")
+        raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}, and the run saved its model; "
+                          "nothing to resume: pass --overwrite to train it again, or choose another --output")
     latest = complete[-1]
     damaged = find_damaged_file(latest)
     if damaged is not None:

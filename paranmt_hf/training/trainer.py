@@ -25,7 +25,15 @@ import torch
 
 from ..utils.atomic import OutputIsInputError, atomic_write_json, output_lock, remove_temps_in
 from ..utils.imports import require_extras
-from .checkpoints import LOSS_STATE_FILE, earlier_run, list_checkpoints, refuse_earlier_run, resume_point, run_record
+from .checkpoints import (
+    LOSS_STATE_FILE,
+    earlier_run,
+    is_complete,
+    list_checkpoints,
+    refuse_earlier_run,
+    resume_point,
+    run_record,
+)
 from .data import PairSource, has_bitext, load_pairs
 from .distributed import is_main_process, world_size
 from .initial_model import initial_encoder
@@ -191,8 +199,22 @@ def _model_files(out: Path) -> list[Path]:
     return [p for p in out.iterdir() if ParaNMTEncoder.is_model_file(p.name)]
 
 
+def nothing_to_resume(out: Path) -> bool:
+    """Whether an earlier run into ``out`` left nothing to continue or keep: no model, no complete checkpoint.
+
+    A run killed (or out of space) before its first complete checkpoint leaves only its initial model and
+    incomplete checkpoints; a new run, with or without ``resume``, starts over them.
+    """
+    return not earlier_run(out, OUTPUT_ARTIFACTS) and not any(
+        is_complete(p) for p in list_checkpoints(run_folder(out) / CHECKPOINT_DIR))
+
+
 def _check_output(out: Path, sources: list[PairSource | str], options: RunOptions) -> list[Path]:
-    """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears."""
+    """Refuse a folder that holds an earlier run unless resuming or overwriting; returns what overwrite clears.
+
+    What a run that never reached a complete checkpoint left is cleared without ``overwrite``: nothing of it can be
+    resumed or kept.
+    """
     if options.resume or not is_main_process():  # rank 0 alone checks and clears (the others start meanwhile)
         return []
     state = run_folder(out)
@@ -200,7 +222,10 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
     found += [f"{state.name}/{name}" for name in earlier_run(state, RUN_ARTIFACTS)]
     if not found:
         return []
-    if not options.overwrite:
+    if nothing_to_resume(out):
+        logger.warning("%s holds what an interrupted run left (no model, no complete checkpoint): starting anew",
+                       state)
+    elif not options.overwrite:
         refuse_earlier_run(out, found)
     cleared = [state / CHECKPOINT_DIR, state / INIT_DIR, out / SUMMARY_FILE, *_model_files(out)]
     for source in sources:
@@ -214,7 +239,7 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
 
 
 def _clear(paths: list[Path]) -> None:
-    """Delete an earlier run's checkpoints, initial model, summary and model (``--overwrite``, once data loaded).
+    """Delete an earlier run's checkpoints, initial model, summary and model (``overwrite``, once data loaded).
 
     The folder then never shows the old model next to the new run's checkpoints.
     """
@@ -224,7 +249,7 @@ def _clear(paths: list[Path]) -> None:
         elif path.exists():
             path.unlink()
     if paths:
-        logger.warning("--overwrite: deleted the earlier run's model and checkpoints (%s)",
+        logger.warning("deleted the earlier run's model and checkpoints (%s)",
                        ", ".join(sorted({os.fspath(p.parent) for p in paths})))
 
 
@@ -265,6 +290,9 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
             run.enter_context(output_lock(out))
             _remove_killed_runs_temps(out)
+        if options.resume and nothing_to_resume(out):  # killed before its first complete checkpoint: start it
+            logger.warning("nothing to resume in %s (no complete checkpoint, no model): starting the run", out)
+            options = replace(options, resume=False)
         earlier = _check_output(out, sources, options)
         pairs = load_pairs(sources, plan.max_pairs, options.seed)
         _clear(earlier)  # only now: a run that fails to read its data leaves the earlier run alone
