@@ -203,7 +203,7 @@ def test_training_and_speed_sections(word_dir, tmp_path):
 
 
 def test_speed_section_of_the_benchmark_layout(word_dir, tmp_path):
-    """results/speed/benchmark.py's shape: settings with results keyed by encoder name, peers, targets."""
+    """benchmarks/speed/benchmark.py's shape: settings with results keyed by encoder name, peers, targets."""
     def row(group, best):
         return {"group": group, "sentences": 100, "seconds": [0.1], "best_sent_per_s": best}
 

@@ -21,7 +21,7 @@ def test_the_results_table_is_printed_once():
 
 def test_no_internal_jargon_in_what_the_job_prints(tmp_path, capsys, monkeypatch):
     assert not [s for s in _printed_strings(MAIN) if re.search(r"\bissue\b", s, re.I)]
-    monkeypatch.syspath_prepend(str(ROOT / "results" / "bitext"))
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks" / "quality"))
     import side_by_side
 
     values = {row: 1.0 for row, _, _ in side_by_side.TARGETS}
@@ -32,7 +32,7 @@ def test_no_internal_jargon_in_what_the_job_prints(tmp_path, capsys, monkeypatch
 
 
 def test_every_stage_of_the_job_records_its_time_and_load(tmp_path):
-    """main.sh times each stage (JSON lines: stage, seconds, load) and hands them to results/flagship/main_job.py."""
+    """main.sh times each stage (JSON lines: stage, seconds, load) and hands them to benchmarks/quality/main_job.py."""
     import json
     import subprocess
 

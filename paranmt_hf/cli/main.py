@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "convert",
     "corpus",
     "measures",
+    "tune_filters",
     "data",
     "train",
     "train_generator",

@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("model_dir", help="saved (trained) model folder")
     p.add_argument("--output", required=True, help="Hub folder to write (new or empty)")
     p.add_argument("--eval-dir", default=None, help="`paranmt-hf eval --output` folder with this model's results")
-    p.add_argument("--speed", default=None, help="speed benchmark JSON (results/speed)")
+    p.add_argument("--speed", default=None, help="speed benchmark JSON (benchmarks/speed/benchmark.py --json)")
     p.add_argument("--push", default=None, metavar="REPO_ID", help="push the folder to this Hub repository")
     p.add_argument("--private", action="store_true", help="create the pushed repository as private")
     p.add_argument("--token", default=None, help="Hub token (default: the logged-in one)")

@@ -179,7 +179,7 @@ def render_model_card(
         model_dir: the model folder (``ParaNMTEncoder.save_pretrained`` output, possibly trained).
         eval_dir: ``paranmt-hf eval --output`` folder (or any level of mteb's results layout) with this model's
             results; ``None``: no evaluation section and no ``model-index``.
-        speed_json: a speed benchmark JSON (``results/speed``) for the speed section.
+        speed_json: a speed benchmark JSON (``benchmarks/speed``) for the speed section.
         model_id: Hub repository id used in the usage snippets (default ``paranmt-hf/<folder name>``).
         encoder: the already loaded encoder of ``model_dir`` (loaded when ``None``).
         training_summary: the training run (default: ``model_dir/training_summary.json`` when present).

@@ -1,4 +1,4 @@
-"""The model card's speed section, read from a speed benchmark JSON (``results/speed/speed.json``).
+"""The model card's speed section, read from a speed benchmark JSON (``benchmarks/speed/benchmark.py --json``).
 
 The reader is tolerant of the JSON's shape. Scalar top-level fields (date, sentence count...) and flat objects
 (``environment``) become notes. Each *setting* (a top-level object with a ``results`` field, e.g. ``one_core`` /

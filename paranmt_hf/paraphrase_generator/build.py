@@ -6,7 +6,7 @@ the opus-mt translation models: sinusoidal positions, shared embeddings, ``decod
 every ``transformers`` seq2seq tool loads (``AutoModelForSeq2SeqLM``, ``generate``, CTranslate2's converter). The
 tokenizer is a SentencePiece-style unigram model trained with ``tokenizers`` (NFKC, ``▁`` word boundaries, ``</s>``
 appended), saved as ``tokenizer.json`` (``AutoTokenizer`` loads it). The same builder makes the small translation
-model of ``results/make_paranmt`` (trained on both languages' text).
+model of ``paranmt-hf train-translator`` (trained on both languages' text).
 
 opus-mt's conventions, which CTranslate2's Marian converter relies on, are kept: ``</s>`` is id 0, ``<unk>`` 1 and
 ``<pad>`` the last id; the ``<pad>`` embedding row is zero and stays zero in training (:func:`zero_pad_row` after

@@ -209,7 +209,7 @@ def _pras(name: str, description: str, **fields: Any) -> Recipe:
 
 _BEST_TRIGRAM = Recipe(
     name="best-trigram",
-    description="Best papers'-method recipe found on the shared corpora (results/recipes/; `best` until the "
+    description="Best papers'-method recipe found on the shared corpora (benchmarks/quality/; `best` until the "
     "teacher recipe): character-trigram averaging, "
     "300-d, Adam 1e-2 (averaging models from scratch need a 10x larger rate than the papers' 1e-3 to learn "
     "in a few thousand steps), batch 200, margin 0.4, in-batch hardest negatives (M=1: on Flickr captions "
@@ -224,7 +224,7 @@ _BEST_TRIGRAM = Recipe(
     learning_rate=1e-2,
     epochs=3.0,
 )
-"""`best` until the teacher recipe (results/recipes/): the papers' method alone."""
+"""`best` until the teacher recipe (benchmarks/quality/): the papers' method alone."""
 
 RECIPES: dict[str, Recipe] = {
     r.name: r
@@ -244,7 +244,7 @@ RECIPES: dict[str, Recipe] = {
         replace(
             _BEST_TRIGRAM,
             name="best",
-            description="Best recipe on dev (results/flagship/): the `best-trigram` model (character trigrams, 300-d, "
+            description="Best on dev (benchmarks/quality/): the `best-trigram` model (character trigrams, 300-d, "
             "Adam 1e-2, batch 200, margin 0.4, M=1, 3 epochs, main-job data), concatenated after training with a "
             "WordPiece table learned from sentence-transformers/all-MiniLM-L6-v2: model2vec's distillation (PCA 256, "
             "Zipf/SIF weights), then fitted to the teacher's sentence embeddings (float32 pass in ONNX Runtime, "
@@ -263,7 +263,7 @@ RECIPES: dict[str, Recipe] = {
               "English and the bitext languages, batch 128, margin 0.4, mega-batch annealed every 150 mini-batches; "
               "negatives of bitext pairs from the other language. Trained on X-English bitext together with English "
               "paraphrases. M, dropout (STS17 en-en), learning rate, size and length (held-out mining) chosen on dev "
-              "data (results/bitext/).",
+              "data (benchmarks/quality/).",
               embedding_dim=512, vocab_sentences=300_000, megabatch_size=10, learning_rate=5e-2, epochs=1.0),
     )
 }

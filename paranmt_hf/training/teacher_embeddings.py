@@ -4,7 +4,7 @@ Learning a static table from a teacher's sentence embeddings (:mod:`paranmt_hf.t
 teacher's embedding of every training sentence (190,530 for the main job). By default the teacher runs in ONNX
 Runtime (:mod:`paranmt_hf.training.teacher_onnx`: exported once and cached, sentences sorted by length so batches
 hardly pad, one thread per core), float32: the same embeddings as PyTorch float32 (cosine ≥ 0.99999 per
-sentence) several times faster than ``SentenceTransformer.encode`` (``results/teacher/teacher_pass.md``). The
+sentence) several times faster than ``SentenceTransformer.encode`` (``benchmarks/quality``). The
 embeddings are a function of the sentences, the teacher, the precision and the engine only, so they are kept in the
 user cache (``$PARANMT_HF_CACHE/teacher_embeddings``, default ``~/.cache/paranmt_hf/teacher_embeddings``), keyed by
 those: a second run with the same data and teacher reads them in a second.

@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 ONNX_PRECISIONS = ("float32", "int8")
 """``float32``: the teacher's own arithmetic (cosine to PyTorch float32 ~1 - 1e-7); ``int8``: dynamic quantisation
 of the weights (onnxruntime ``quantize_dynamic``, activations quantised per batch): faster, but not the same model
-(per-sentence cosine to float32 down to ~0.97 for all-MiniLM-L6-v2: ``results/teacher/teacher_pass.md``)."""
+(per-sentence cosine to float32 down to ~0.97 for all-MiniLM-L6-v2: ``benchmarks/quality``)."""
 MODEL_FILE = "model.onnx"
 RECORD_FILE = "export.json"
 TOKENIZER_DIR = "tokenizer"

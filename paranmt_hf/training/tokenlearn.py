@@ -14,7 +14,7 @@ much of that gap:
 Unknown and padding pieces are left out of the means (their rows stay zero). The teacher's embeddings come from
 :func:`paranmt_hf.training.teacher_embeddings.teacher_embeddings` (cached). ``paranmt-hf train --recipe best`` runs
 this on the unique English sentences of its training pairs, then concatenates the learned table with the trained
-trigram model (:mod:`paranmt_hf.training.teacher`); see ``results/flagship/``.
+trigram model (:mod:`paranmt_hf.training.teacher`); see ``benchmarks/quality/``.
 
     from paranmt_hf.training.tokenlearn import fit_table
     learned = fit_table(distilled_subword_encoder, sentences, targets, epochs=6)

@@ -1,6 +1,6 @@
 """Provenance of a result: the command, git commit, software and machine load that produced it.
 
-Every script under ``results/`` stores this next to its numbers, so that a reader knows which code made them and
+Every script under ``benchmarks/`` stores this next to its numbers, so that a reader knows which code made them and
 whether they predate a later change::
 
     from paranmt_hf.utils.provenance import provenance
@@ -28,8 +28,8 @@ from typing import Any
 PACKAGES = ("paranmt_hf", "torch", "transformers", "sentence-transformers", "tokenizers", "numpy")
 """Distributions whose versions every record holds (more can be asked for with ``packages=``)."""
 
-OUTPUT_PATTERNS = ("results/**/*.json", "results/**/*.jsonl", "results/**/*.md", "results/**/*.png",
-                   "results/**/*.log")
+OUTPUT_PATTERNS = ("benchmarks/**/*.json", "benchmarks/**/*.md", "results/**/*.json", "results/**/*.jsonl",
+                   "results/**/*.md", "results/**/*.png", "results/**/*.log")
 """Result outputs: files a run rewrites while it runs, so their changes do not make the code "dirty"."""
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

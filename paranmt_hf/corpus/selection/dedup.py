@@ -13,7 +13,7 @@ lines (8 bytes each) + the bucket write buffers (~32 MB); temporary disk: 16 byt
 
 :func:`dedup_records` de-duplicates any iterable in one pass with :class:`HashSet64` (8 bytes per distinct pair in a
 sorted NumPy array plus a bounded set buffer: ~11 bytes per distinct pair measured, see
-results/corpus_streaming/dedup_memory.json).
+benchmarks/memory/).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ through NLTK itself. ``tests/test_corpus_tokens.py`` checks equality with NLTK o
 
 The fast mode (:class:`FastTokenizer`, ``--tokenizer fast``) drops the per-text steps that the exact argument needs
 (Punkt on each text, the chunk plan): each distinct chunk is tokenised once in a fixed context, which is NLTK's answer
-for all but ~0.03% of raw ParaNMT-like sentences (``results/corpus_scale``). The names of the tokenizers live in
+for all but ~0.03% of raw ParaNMT-like sentences (``benchmarks/corpus_scale``). The names of the tokenizers live in
 :data:`~paranmt_hf.corpus.text.tokenizer_names.TOKENIZERS`.
 """
 
@@ -422,7 +422,7 @@ class FastTokenizer(ChunkCachedTokenizer):
     a next word that starts with a capital, in text that is not lower-cased), a sentence end that spans two chunks
     (a period then a space and a closing quote), and texts with leading or trailing whitespace
     (:func:`paranmt_hf.corpus.measures.overlap.overlaps_many` strips them). ``tests/test_corpus_tokens.py`` and
-    ``results/corpus_scale`` measure the agreement with ``nltk.word_tokenize``.
+    ``benchmarks/corpus_scale`` measure the agreement with ``nltk.word_tokenize``.
     """
 
     def __init__(self, max_entries: int = 1 << 20, batch_chars: int = 20_000) -> None:

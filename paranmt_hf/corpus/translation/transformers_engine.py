@@ -523,7 +523,7 @@ def check_loading_info(model: str, info: dict[str, Any]) -> None:
 
 
 CPU_BATCH_TOKENS = 16384
-"""The token budget of a batch on a CPU (results/backtranslate: larger batches gain nothing on CPU cores)."""
+"""The token budget of a batch on a CPU (benchmarks/backtranslation: larger batches gain nothing on CPU cores)."""
 GPU_BATCH_TOKENS_PER_GIB = 1024
 """On a GPU: budget tokens per GiB of its memory for an opus-mt-sized model (6 + 6 layers of 512)."""
 
