@@ -7,7 +7,7 @@
 #   BITEXT=0 bash scripts/main.sh        # the English model only
 # The two trainings run side by side (averaging encoders train on one thread each); so do the two evaluations. The
 # run's total time (install included) and each stage's time and load average go to $OUT/main_job.json
-# (results/flagship/main_job.py's layout).
+# (benchmarks/quality/main_job.py's layout).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -101,7 +101,7 @@ echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT
 cat "$OUT/results_table.txt"
 if [ "$BITEXT" = 1 ]; then
   echo "== bitext model $OUT/bitext/model, Hub folder $OUT/bitext/hub; both models side by side:"
-  python results/bitext/side_by_side.py "english=$OUT/eval" "bitext=$OUT/bitext/eval" --targets bitext \
+  python benchmarks/quality/side_by_side.py "english=$OUT/eval" "bitext=$OUT/bitext/eval" --targets bitext \
     --json "$OUT/side_by_side.json" | tee "$OUT/side_by_side.txt"
   stage "side by side"
 fi
@@ -109,6 +109,6 @@ times > "$STAGES.cpu"  # CPU seconds of every finished child (user + sys), the t
 cpu=$(awk 'NR == 2 {gsub(/s/, ""); split($1, u, "m"); split($2, s, "m"); print u[1] * 60 + u[2] + s[1] * 60 + s[2]}' \
   "$STAGES.cpu")
 rm -f "$STAGES.cpu"
-python results/flagship/main_job.py --out "$OUT" --wall "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {print a - b}')" \
+python benchmarks/quality/main_job.py --out "$OUT" --wall "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {print a - b}')" \
   --cpu "$cpu" --stages "$STAGES" --json "$OUT/main_job.json" --command "OUT=$OUT bash scripts/main.sh" > /dev/null
 echo "== timings (install included) in $OUT/main_job.json"
