@@ -416,3 +416,14 @@ def test_names_that_would_leave_their_folder_are_refused(name):
     with pytest.raises(UnsafeNameError, match="cannot be a folder name"):
         path_name(name, "revision")
     assert path_name("v1.0_final-2", "revision") == "v1.0_final-2"
+
+
+def test_a_record_replaced_without_a_lock_is_whole_and_has_the_usual_permissions(tmp_path, umask_022):
+    from paranmt_hf.utils.atomic import replace_with_text
+
+    record = tmp_path / "done.json"
+    replace_with_text(record, "old")
+    replace_with_text(record, '{"done": true}')
+    assert record.read_text() == '{"done": true}'
+    assert _mode(record) == 0o644  # not the 0600 of a private temporary file
+    assert sorted(os.listdir(tmp_path)) == ["done.json"]

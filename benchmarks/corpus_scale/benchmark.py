@@ -158,8 +158,7 @@ def _profile_filter(corpus: Path) -> dict:
         t = clock()
         rows = rows[overlap <= 0.7]
         english = row_filter.langid.is_english_many(
-            [parsed.text_a[i] for i in rows] + [parsed.text_b[i] for i in rows],
-            [words_a[i] for i in rows] + [words_b[i] for i in rows])
+            [parsed.text_a[i] for i in rows] + [parsed.text_b[i] for i in rows])
         spent["language id"] += clock() - t
         t = clock()
         keep = rows[english[: len(rows)] & english[len(rows) :]]

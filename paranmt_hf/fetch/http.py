@@ -9,6 +9,10 @@
   page in place of a data file is an error (a moved file, a quota page, a captive portal), never saved as data.
 - ``mirror`` rewrites every URL to ``<mirror>/<host>/<path>[?query]`` (an institutional mirror, or the tests' local
   server); the original hosts are then not contacted.
+
+Ours, not ``pooch``: pooch has no resume of a killed transfer (no ``Range`` requests: it restarts from zero), one URL
+per file (no fallback to a byte-identical mirror) and no Drive confirmation step; ``huggingface_hub``'s downloads
+serve Hub repositories, and every source in :mod:`.registry` is a plain URL.
 """
 
 from __future__ import annotations

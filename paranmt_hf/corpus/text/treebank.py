@@ -1,12 +1,12 @@
 """NLTK's improved Treebank word tokenizer (``nltk.tokenize.NLTKWordTokenizer``), ported to the standard ``re``.
 
-Why a port: importing ``nltk`` costs ~2 CPU seconds in every process (its package imports scipy), and NLTK runs each
-of the ~30 patterns through a timed ``regex`` wrapper, ~150 µs per call; the fast overlap tokenizer
-(:class:`paranmt_hf.corpus.text.tokens.FastTokenizer`) needs neither. The patterns and substitutions below are NLTK's
-(nltk 3.10.x, ``nltk/tokenize/destructive.py``, Copyright (C) 2001-2026 NLTK Project, Apache License 2.0), in
-NLTK's order; :func:`fingerprint` hashes them exactly as :func:`paranmt_hf.corpus.text.tokens.pattern_fingerprint`
-hashes the installed NLTK's, and ``tests/test_corpus_tokens.py`` checks both the hash against the audited set and the
-tokens against NLTK's on real and adversarial text. Only ``tokenize(text)`` (no ``convert_parentheses``).
+Why a port: the fast overlap tokenizer (:class:`paranmt_hf.corpus.text.tokens.FastTokenizer`) needs neither NLTK's
+import nor its per-call overhead; same tokens, far less CPU: ``benchmarks/treebank_port/README.md``. The patterns and
+substitutions below are NLTK's (nltk 3.10.x, ``nltk/tokenize/destructive.py``, Copyright (C) 2001-2026 NLTK Project,
+Apache License 2.0), in NLTK's order; :func:`fingerprint` hashes them exactly as
+:func:`paranmt_hf.corpus.text.tokens.pattern_fingerprint` hashes the installed NLTK's, and
+``tests/test_corpus_tokens.py`` checks both the hash against the audited set and the tokens against NLTK's on real and
+adversarial text. Only ``tokenize(text)`` (no ``convert_parentheses``).
 """
 
 from __future__ import annotations
