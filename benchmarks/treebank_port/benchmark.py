@@ -99,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
                           "us_per_text": 1e6 * median(mode, "tokenize_s") / len(texts)} for mode in ("port", "nltk")},
         "nltk_over_port": {"import": ratio("import_s"), "tokenize": ratio("tokenize_s")},
     }
-    args.output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    # the folder's one JSON: each run under its own key (the number of rounds and texts)
+    recorded = json.loads(args.output.read_text(encoding="utf-8")) if args.output.is_file() else {}
+    recorded[f"{len(texts)}_texts_{args.rounds}_rounds"] = record
+    args.output.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
     summary = {k: v for k, v in record.items() if k not in ("rounds", "provenance")}
     sys.stdout.write(f"{describe(record['provenance'])}\n{json.dumps(summary, indent=2)}\n")
     return 0
