@@ -31,3 +31,22 @@ def test_filtering_pairs_without_scores_says_what_to_do(tmp_path: Path, capsys: 
     line = _one_line(capsys)
     assert str(src) in line and "paraphrase score" in line and "corpus annotate" in line, line
     assert not out.exists() and not (tmp_path / ".kept.tsv.paranmt-work").exists()
+
+
+def test_ctrl_c_names_the_command_in_one_line_and_exits_130(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from paranmt_hf.corpus.selection import dedup
+
+    def interrupted(self: object, data: object = None, rank: int = 0, world_size: int = 1) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dedup.HashStep, "run", interrupted)  # Ctrl-C while the (one, in-process) task works
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a b c\td e f\t0.5\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["corpus", "dedup", str(src), "--format", "paranmt", "-o", str(tmp_path / "out.tsv"), "--quiet",
+                 "--workers", "1"]) == 130
+    captured = capsys.readouterr()
+    lines = (captured.err + captured.out).strip().splitlines()
+    assert lines == ["paranmt-hf corpus dedup: interrupted; rerun the same command to resume"], lines
+    assert (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()  # kept, to resume

@@ -53,3 +53,8 @@ def option(flag: str, keyword: str) -> str:
     E.g. ``option("--restart", "RunOptions(restart=True)")``.
     """
     return flag if _WORDING.get() == "cli" else keyword
+
+
+def in_command_line() -> bool:
+    """Whether a command line runs this (:func:`command_line_wording`): it then says itself what happened."""
+    return _WORDING.get() == "cli"

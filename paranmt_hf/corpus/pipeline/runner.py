@@ -44,7 +44,7 @@ from typing import Any
 from ...data.reader import MAX_LINE_BYTES, InputError
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
-from ..errors import CorpusError, EmptyResultError, InvalidOptionError, TasksFailedError
+from ..errors import CorpusError, EmptyResultError, InvalidOptionError, TasksFailedError, in_command_line
 from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
 from .cluster import cluster_settings
 
@@ -568,7 +568,9 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
         try:
             complete = run_stages(spec, stages, run, workers)
         except (KeyboardInterrupt, SystemExit):
-            logger.warning("interrupted: run the same command again to resume from %s", spec.work)
+            if not in_command_line():  # the command line prints its own line, naming the command
+                logger.warning("corpus %s: interrupted; call it again with the same arguments to resume from %s",
+                               spec.command, spec.work)
             raise
         except OSError as err:
             if err.errno in (errno.ENOSPC, errno.EDQUOT):  # the work folder is kept: free space, then resume
