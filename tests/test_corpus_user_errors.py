@@ -50,3 +50,17 @@ def test_ctrl_c_names_the_command_in_one_line_and_exits_130(tmp_path: Path, caps
     lines = (captured.err + captured.out).strip().splitlines()
     assert lines == ["paranmt-hf corpus dedup: interrupted; rerun the same command to resume"], lines
     assert (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()  # kept, to resume
+
+
+@pytest.mark.parametrize("command", [["annotate", "--format", "paranmt"], ["filter"], ["dedup"], ["histogram"],
+                                     ["backtranslate", "--model", "some/model"], ["make", "--model", "some/model"]])
+def test_a_folder_given_as_input_is_one_sentence_saying_what_is_expected(tmp_path: Path, command: list[str],
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    folder = tmp_path / "pairs"
+    folder.mkdir()
+    name, *options = command
+    output = [] if name == "histogram" else ["-o", str(tmp_path / "out")]
+    capsys.readouterr()
+    assert main(["corpus", name, str(folder), *options, *output, "--quiet"]) == 1
+    line = _one_line(capsys)
+    assert f"{folder} is a folder: give the text files inside it" in line and "Errno" not in line, line

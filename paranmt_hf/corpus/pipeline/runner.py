@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data.reader import MAX_LINE_BYTES, InputError
+from ...data.reader import MAX_LINE_BYTES, InputError, check_input_files
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
 from ..errors import CorpusError, EmptyResultError, InvalidOptionError, TasksFailedError, in_command_line
@@ -504,6 +504,7 @@ def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: st
     ``protected``: the models (folders or files) the run loads: no output, overwrite or work folder may replace
     one of their files (Hub ids and None are skipped).
     """
+    check_input_files(inputs)
     tasks, workers = resolve_tasks(inputs, run)
     if run.local_tasks is not None:
         workers = min(workers, run.local_tasks)

@@ -414,8 +414,10 @@ class TranslationPlan:
               model_cache: str | os.PathLike[str] | None = None, member_pattern: str | None = None,
               strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
         """Check everything before any work (sides, engine, model, decoding); the plan and the run options."""
+        from ...data.reader import check_input_files
         from .engines import engine_options
 
+        check_input_files(inputs)
         options = options or DecodingOptions()
         run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
         for path in inputs:
