@@ -64,3 +64,25 @@ def test_a_folder_given_as_input_is_one_sentence_saying_what_is_expected(tmp_pat
     assert main(["corpus", name, str(folder), *options, *output, "--quiet"]) == 1
     line = _one_line(capsys)
     assert f"{folder} is a folder: give the text files inside it" in line and "Errno" not in line, line
+
+
+def test_messages_name_flags_on_the_command_line_and_keywords_in_python(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    from paranmt_hf.corpus.errors import CorpusError
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.selection.dedup import dedup_files
+
+    src = tmp_path / "pairs.tsv"
+    src.write_text("".join(f"a b {i}\tc d {i}\t0.5\n" for i in range(400)), encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    run = RunOptions(tasks=2, local_tasks=1, chunk_bytes=2000, progress=False)
+    dedup_files([src], out, run, fmt="paranmt")  # half the run, kept in its work folder
+    src.write_text("".join(f"a b {i}\tc d {i}\t0.6\n" for i in range(400)), encoding="utf-8")  # another input
+    with pytest.raises(CorpusError) as err:
+        dedup_files([src], out, RunOptions(tasks=2, chunk_bytes=2000, progress=False), fmt="paranmt")
+    assert "RunOptions(restart=True)" in str(err.value) and "--" not in str(err.value)
+    capsys.readouterr()
+    assert main(["corpus", "dedup", str(src), "--format", "paranmt", "-o", str(out), "--tasks", "2",
+                 "--chunk-bytes", "2000", "--quiet"]) == 1
+    line = _one_line(capsys)
+    assert "add --restart to start over" in line and "RunOptions" not in line and "=True" not in line, line
