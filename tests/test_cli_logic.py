@@ -131,12 +131,16 @@ def test_a_reworded_api_error_and_a_usage_error_are_allowed(tmp_path: Path) -> N
 
 def test_running_settings_are_checked_by_the_api() -> None:
     # what `corpus ... --partition p` without --executor slurm refused in the CLI only
-    from paranmt_hf.corpus.errors import InvalidOptionError
+    from paranmt_hf.corpus.errors import InvalidOptionError, command_line_wording
     from paranmt_hf.corpus.pipeline.cluster import cluster_settings
 
-    with pytest.raises(InvalidOptionError, match="--partition is a Slurm setting: add --executor slurm"):
+    with pytest.raises(InvalidOptionError, match=r"cluster=\{'partition': ...\} is a Slurm setting: add "
+                                                 r"RunOptions\(executor='slurm'\)$"):  # Python's words, no flag
         cluster_settings("local", {"partition": "gpu", "cpus_per_task": 2})
-    with pytest.raises(InvalidOptionError, match="--sbatch-arg is a Slurm setting"):
+    with command_line_wording(), pytest.raises(InvalidOptionError,  # the command line's: flags only
+                                               match="^--partition is a Slurm setting: add --executor slurm$"):
+        cluster_settings("local", {"partition": "gpu", "cpus_per_task": 2})
+    with command_line_wording(), pytest.raises(InvalidOptionError, match="--sbatch-arg is a Slurm setting"):
         cluster_settings("ray", {"sbatch_args": ["constraint=a100"]})
     assert cluster_settings("ray", {"cpus_per_task": 2, "time": None}) == {"cpus_per_task": 2}
     assert cluster_settings("slurm", {"partition": "gpu", "sbatch_args": ["constraint=a100", "exclusive"]}) == {
@@ -148,12 +152,12 @@ def test_run_options_check_their_cluster_settings() -> None:
     from paranmt_hf.corpus.errors import InvalidOptionError
     from paranmt_hf.corpus.pipeline.runner import RunOptions
 
-    with pytest.raises(InvalidOptionError, match="--partition is a Slurm setting"):
+    with pytest.raises(InvalidOptionError, match="cluster={'partition': ...} is a Slurm setting"):
         RunOptions(cluster={"partition": "gpu"})
     run = RunOptions(executor="slurm", cluster={"partition": "gpu", "time": None, "sbatch_args": "constraint=a100"})
     assert run.cluster == {"partition": "gpu", "sbatch_args": {"constraint": "a100"}}  # one item as a string too
     assert RunOptions(executor="ray", cluster={"time": 3600}).cluster == {"time": 3600}  # Ray reads time as well
-    with pytest.raises(InvalidOptionError, match="--time is a Slurm setting"):
+    with pytest.raises(InvalidOptionError, match="cluster={'time': ...} is a Slurm setting"):
         RunOptions(cluster={"time": 3600})
 
 

@@ -363,3 +363,53 @@ def test_a_resume_refuses_an_input_replaced_by_one_of_the_same_size_and_time(tmp
     assert main([*base, "-o", str(out), "--restart"]) == 0
     assert main([*base, "-o", str(whole)]) == 0
     assert out.read_bytes() == whole.read_bytes()
+
+
+def test_disk_full_under_the_task_logs_is_still_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk fails the tasks' log lines before their data: no "Logging error in Loguru Handler" block, only
+    the sentence of the full disk."""
+    import errno
+    import io
+
+    import paranmt_hf.corpus.pipeline.executors as executors
+    import paranmt_hf.corpus.pipeline.parts as parts
+
+    class FullFile(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full(paths: list[Path]) -> list[dict]:
+        raise OSError(errno.ENOSPC, "No space left on device", str(out))
+
+    pairs = _pairs(tmp_path / "pairs.txt", 50)
+    out = tmp_path / "out.tsv"
+    monkeypatch.setattr(executors, "open_task_log", lambda logging_dir, rank: FullFile())
+    monkeypatch.setattr(parts, "check_parts", full)
+    capsys.readouterr()
+    assert main(["corpus", "annotate", str(pairs), "--format", "paranmt", "--tokenizer", "whitespace", "--quiet",
+                 "--workers", "1", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no space left on the device" in err[0], err
+
+
+def test_a_task_process_that_the_run_did_not_start_dies_with_the_run(tmp_path: Path) -> None:
+    """datatrove's pool workers are started by its forkserver, not by the run: when only the run's main process is
+    killed they must die too (not finish their task first, holding the forkserver and its semaphores)."""
+    run = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    ready = tmp_path / "bound"
+    code = ("import sys, time; from pathlib import Path; "
+            "from paranmt_hf.corpus.pipeline.task_process import bind_to_run; "
+            f"bind_to_run({run.pid}); Path({str(ready)!r}).touch(); time.sleep(600)")
+    worker = subprocess.Popen([sys.executable, "-c", code])  # its parent is this test, as a forkserver's child
+    try:
+        wait_until(lambda: ready.exists() or worker.poll() is not None, "the worker to bind to the run")
+        assert worker.poll() is None
+        run.kill()
+        run.wait(timeout=WAIT)
+        assert worker.wait(timeout=WAIT) == -signal.SIGKILL
+    finally:
+        for proc in (run, worker):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait(timeout=60)

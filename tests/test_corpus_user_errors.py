@@ -31,3 +31,58 @@ def test_filtering_pairs_without_scores_says_what_to_do(tmp_path: Path, capsys: 
     line = _one_line(capsys)
     assert str(src) in line and "paraphrase score" in line and "corpus annotate" in line, line
     assert not out.exists() and not (tmp_path / ".kept.tsv.paranmt-work").exists()
+
+
+def test_ctrl_c_names_the_command_in_one_line_and_exits_130(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from paranmt_hf.corpus.selection import dedup
+
+    def interrupted(self: object, data: object = None, rank: int = 0, world_size: int = 1) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dedup.HashStep, "run", interrupted)  # Ctrl-C while the (one, in-process) task works
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a b c\td e f\t0.5\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["corpus", "dedup", str(src), "--format", "paranmt", "-o", str(tmp_path / "out.tsv"), "--quiet",
+                 "--workers", "1"]) == 130
+    captured = capsys.readouterr()
+    lines = (captured.err + captured.out).strip().splitlines()
+    assert lines == ["paranmt-hf corpus dedup: interrupted; rerun the same command to resume"], lines
+    assert (tmp_path / ".out.tsv.paranmt-work" / "run.json").is_file()  # kept, to resume
+
+
+@pytest.mark.parametrize("command", [["annotate", "--format", "paranmt"], ["filter"], ["dedup"], ["histogram"],
+                                     ["backtranslate", "--model", "some/model"], ["make", "--model", "some/model"]])
+def test_a_folder_given_as_input_is_one_sentence_saying_what_is_expected(tmp_path: Path, command: list[str],
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    folder = tmp_path / "pairs"
+    folder.mkdir()
+    name, *options = command
+    output = [] if name == "histogram" else ["-o", str(tmp_path / "out")]
+    capsys.readouterr()
+    assert main(["corpus", name, str(folder), *options, *output, "--quiet"]) == 1
+    line = _one_line(capsys)
+    assert f"{folder} is a folder: give the text files inside it" in line and "Errno" not in line, line
+
+
+def test_messages_name_flags_on_the_command_line_and_keywords_in_python(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    from paranmt_hf.corpus.errors import CorpusError
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.selection.dedup import dedup_files
+
+    src = tmp_path / "pairs.tsv"
+    src.write_text("".join(f"a b {i}\tc d {i}\t0.5\n" for i in range(400)), encoding="utf-8")
+    out = tmp_path / "out.tsv"
+    run = RunOptions(tasks=2, local_tasks=1, chunk_bytes=2000, progress=False)
+    dedup_files([src], out, run, fmt="paranmt")  # half the run, kept in its work folder
+    src.write_text("".join(f"a b {i}\tc d {i}\t0.6\n" for i in range(400)), encoding="utf-8")  # another input
+    with pytest.raises(CorpusError) as err:
+        dedup_files([src], out, RunOptions(tasks=2, chunk_bytes=2000, progress=False), fmt="paranmt")
+    assert "RunOptions(restart=True)" in str(err.value) and "--" not in str(err.value)
+    capsys.readouterr()
+    assert main(["corpus", "dedup", str(src), "--format", "paranmt", "-o", str(out), "--tasks", "2",
+                 "--chunk-bytes", "2000", "--quiet"]) == 1
+    line = _one_line(capsys)
+    assert "add --restart to start over" in line and "RunOptions" not in line and "=True" not in line, line

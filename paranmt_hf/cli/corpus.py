@@ -165,8 +165,13 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
     try:
         with command_line_wording():
             return func(args)
-    except KeyboardInterrupt:  # Ctrl-C: the runner said how to resume; no traceback
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; a scale command's work folder is kept
+        print(_stopped(args.corpus_command, "interrupted"), file=sys.stderr)
         return 128 + signal.SIGINT
+    except SystemExit as err:  # `kill` (SIGTERM, unwound by _user_errors)
+        if err.code == 128 + signal.SIGTERM:
+            print(_stopped(args.corpus_command, "terminated"), file=sys.stderr)
+        raise
     except known as err:
         print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
         return 1
@@ -175,6 +180,16 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
             raise
         print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
         return 1
+
+
+RESUMABLE = ("backtranslate", "annotate", "filter", "dedup", "histogram", "export", "make", "merge")
+"""The commands that keep a work folder when stopped: the same command again resumes."""
+
+
+def _stopped(command: str, how: str) -> str:
+    """The one line of a command stopped by a signal."""
+    then = "; rerun the same command to resume" if command in RESUMABLE else ""
+    return f"paranmt-hf corpus {command}: {how}{then}"
 
 
 def _print_summary(summary: Any, output: str, what: str = "lines") -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..data.writer import format_numbers
-from .errors import MissingColumnError, MissingScoreError
+from .errors import MissingColumnError, MissingScoreError, option
 from .measures.columns import TEXT_EXTRA
 from .measures.overlap import overlaps_many
 from .measures.registry import MeasureContext, compute_measures, cosine_scores
@@ -144,7 +144,8 @@ class AnnotateStep(CorpusStep):
             scores = parsed.score
             if any(s is None for s in scores):
                 line = parsed.numbers[scores.index(None)]
-                raise MissingScoreError(f"{batch.source}:{line}: no score to keep: pass --model to score the pairs")
+                raise MissingScoreError(f"{batch.source}:{line}: no score to keep: pass "
+                                        f"{option('--model', 'a model')} to score the pairs")
         columns = [a, b, format_numbers(scores)]
         if self.overlap:
             overlap = list(parsed.overlap)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
-from contextvars import ContextVar
 
 
 class CorpusError(ValueError):
@@ -34,17 +34,27 @@ class EmptyResultError(CorpusError):
     """
 
 
-_WORDING: ContextVar[str] = ContextVar("paranmt_hf_corpus_wording", default="python")
+WORDING_VARIABLE = "PARANMT_HF_CLI_WORDING"
+"""Set while a command line runs (an environment variable, so that the tasks' processes see it too)."""
 
 
 @contextlib.contextmanager
 def command_line_wording() -> Iterator[None]:
     """While the block runs, :func:`option` names command-line flags (the CLI wraps each command in it)."""
-    token = _WORDING.set("cli")
+    previous = os.environ.get(WORDING_VARIABLE)
+    os.environ[WORDING_VARIABLE] = "1"
     try:
         yield
     finally:
-        _WORDING.reset(token)
+        if previous is None:
+            os.environ.pop(WORDING_VARIABLE, None)
+        else:
+            os.environ[WORDING_VARIABLE] = previous
+
+
+def in_command_line() -> bool:
+    """Whether a command line runs this (:func:`command_line_wording`): it then says itself what happened."""
+    return os.environ.get(WORDING_VARIABLE) == "1"
 
 
 def option(flag: str, keyword: str) -> str:
@@ -52,4 +62,8 @@ def option(flag: str, keyword: str) -> str:
 
     E.g. ``option("--restart", "RunOptions(restart=True)")``.
     """
-    return flag if _WORDING.get() == "cli" else keyword
+    return flag if in_command_line() else keyword
+
+
+RESTART = ("--restart", "RunOptions(restart=True)")
+"""How to discard a run's work folder, for :func:`option`."""

@@ -47,6 +47,26 @@ class InputError(ValueError):
     """An input file that cannot be read as UTF-8 text lines (the message names the file)."""
 
 
+def check_input_files(paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse, in one sentence, an input that is a folder or not a regular file (before anything is read).
+
+    Raises:
+        InputError: an input is a folder, or a device, socket or pipe.
+        FileNotFoundError: an input does not exist.
+    """
+    for path in map(os.fspath, paths):
+        if "://" in path:  # a URL: the opener's to check
+            continue
+        if os.path.isdir(path):
+            raise InputError(f"{path} is a folder: give the text files inside it instead (plain, .gz or .zip; e.g. "
+                             f"{os.path.join(path, '*.tsv.gz')})")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"input file {path} not found")
+        if not os.path.isfile(path):
+            raise InputError(f"{path} is not a regular file (a device, socket or pipe): give a text file (plain, .gz "
+                             "or .zip)")
+
+
 @dataclass(frozen=True)
 class Shard:
     """Shard ``index`` (0-based) of ``count`` contiguous byte ranges of the inputs."""

@@ -138,6 +138,9 @@ def file_headers(paths: Sequence[str | os.PathLike[str]],
 
     Keys are the sources as the reader names them (``path`` or ``path::member``).
     """
+    from ...data.reader import check_input_files
+
+    check_input_files(paths)
     out: dict[str, Header | None] = {}
     for path in map(os.fspath, paths):
         with open(path, "rb") as handle:

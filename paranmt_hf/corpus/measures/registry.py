@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import option
+
 Values = np.ndarray
 
 
@@ -86,14 +88,14 @@ class MeasureContext:
         return state
 
 
-def _given_or_loaded(item: str, what: str, measure: str, flag: str,
+def _given_or_loaded(item: str, what: str, measure: str, flag: tuple[str, str],
                      load: Callable[[MeasureContext, str | os.PathLike[str]], Any]) -> Callable[[MeasureContext], Any]:
     """The loader of context item ``item``: the object given, or ``load(context, path)`` for a path."""
 
     def loader(context: MeasureContext) -> Any:
         given = getattr(context, item)
         if given is None:
-            raise ValueError(f"{measure} needs {what}: give it ({flag})")
+            raise ValueError(f"{measure} needs {what}: give it ({option(*flag)})")
         if not isinstance(given, (str, os.PathLike)):  # a loaded object (a str has an ``encode`` too)
             return given
         return load(context, given)
@@ -127,11 +129,12 @@ def _load_langid(context: MeasureContext) -> Any:
 
 _LOADERS: dict[str, Callable[[MeasureContext], Any]] = {
     "encoder": _given_or_loaded("encoder", "a model (the paraphrase score is its cosine)", "paraphrase_score",
-                                "--model / encoder=", _encoder_from),
+                                ("--model in annotate, --score-model in filter, --scorer in make", "encoder="),
+                                _encoder_from),
     "language_model": _given_or_loaded("language_model", "a KenLM language model", "lm_perplexity",
-                                       "--language-model / language_model=", _language_model_from),
+                                       ("--language-model", "language_model="), _language_model_from),
     "classifier": _given_or_loaded("classifier", "a reference classifier", "reference_probability",
-                                   "--classifier / classifier=", _classifier_from),
+                                   ("--classifier", "classifier="), _classifier_from),
     "langid": _load_langid}
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ...utils.imports import require
-from ..errors import CorpusError, InvalidOptionError
+from ..errors import CorpusError, InvalidOptionError, option
 
 SLURM_OPTIONS = ("partition", "time", "cpus_per_task", "gpus_per_task", "mem_per_cpu_gb", "qos", "account",
                  "venv_path", "condaenv", "env_command", "sbatch_args", "job_name", "max_array_size", "srun_args",
@@ -130,8 +130,9 @@ def cluster_settings(executor: str, given: Mapping[str, Any]) -> dict[str, Any]:
     slurm_only = [k for k in SLURM_ONLY if k in cluster and k not in read]  # Ray reads ``time`` too
     if slurm_only and executor != "slurm":
         flag = "--sbatch-arg" if slurm_only[0] == "sbatch_args" else "--" + slurm_only[0].replace("_", "-")
-        raise InvalidOptionError(f"{flag} is a Slurm setting: add --executor slurm (in Python: "
-                                 f"RunOptions(executor='slurm', cluster={{{slurm_only[0]!r}: ...}}))")
+        raise InvalidOptionError(option(f"{flag} is a Slurm setting: add --executor slurm",
+                                        f"cluster={{{slurm_only[0]!r}: ...}} is a Slurm setting: add "
+                                        "RunOptions(executor='slurm')"))
     sbatch = cluster.get("sbatch_args")
     if isinstance(sbatch, str):  # one KEY=VALUE item
         sbatch = [sbatch]

@@ -12,6 +12,7 @@ which receive the executor pickled, import it by name).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -27,6 +28,38 @@ _base = require("datatrove.executor.base", "data")
 LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | {level: <8} | {name}:{function}:{line} - {message}"
 
 
+def open_task_log(logging_dir: Any, rank: int) -> Any:
+    """The task's log file in datatrove's logging folder."""
+    return logging_dir.open(f"logs/task_{rank:05d}.log", "w")
+
+
+class LogSink:
+    """A task's log file as a loguru sink: a line that a full disk refuses is dropped.
+
+    Loguru would print a "Logging error in Loguru Handler" block of about 30 lines on stderr for each; the task's own
+    data writes fail on the same full disk and the run says so in one sentence.
+    """
+
+    def __init__(self, logfile: Any) -> None:
+        self.logfile = logfile
+
+    def write(self, message: str) -> None:
+        """Write one log record (dropped when the disk is full)."""
+        try:
+            self.logfile.write(message)
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+
+    def flush(self) -> None:
+        """Flush the file (nothing when the disk is full)."""
+        try:
+            self.logfile.flush()
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+
+
 @contextlib.contextmanager
 def task_logging() -> Iterator[None]:
     """Datatrove's per-task logger without its copy on stderr (the task's log file keeps everything)."""
@@ -36,14 +69,18 @@ def task_logging() -> Iterator[None]:
 
     def add(logging_dir: Any, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
         logger.remove()
-        logfile = logging_dir.open(f"logs/task_{rank:05d}.log", "w")
-        logger.add(logfile, colorize=False, level="DEBUG", format=LOG_FORMAT)
+        logfile = open_task_log(logging_dir, rank)
+        logger.add(LogSink(logfile), colorize=False, level="DEBUG", format=LOG_FORMAT)
         return logfile
 
     def close(logfile: Any) -> None:
         logger.complete()
         logger.remove()
-        logfile.close()
+        try:
+            logfile.close()
+        except OSError as err:  # the last lines of the log do not fit: the run reports the full disk itself
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
 
     _base.add_task_logger, _base.close_task_logger = add, close
     try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...utils.atomic import atomic_output, attempt_temp
-from ..errors import CorpusError
+from ..errors import RESTART, CorpusError, option
 from .steps import CorpusStep
 from .task_process import publish, write_file
 
@@ -100,13 +100,14 @@ def check_parts(parts: Sequence[Path]) -> list[dict[str, Any]]:
             size = path.stat().st_size
         except FileNotFoundError:
             raise CorpusError(f"the part {path} of this run or its record is missing: run the same command again to "
-                              "redo its task, or with --restart to start afresh") from None
+                              f"redo its task, or with {option(*RESTART)} to start afresh") from None
         except ValueError:
-            raise CorpusError(f"the record of the part {path} is damaged: run the command again with --restart") \
+            raise CorpusError(f"the record of the part {path} is damaged: run the command again with "
+                              f"{option(*RESTART)}") \
                 from None
         if size != record.get("bytes"):
             raise CorpusError(f"the part {path} is torn or foreign ({size:,} bytes where its task wrote "
-                              f"{record.get('bytes')}): run the command again with --restart")
+                              f"{record.get('bytes')}): run the command again with {option(*RESTART)}")
         records.append(record)
     return records
 
@@ -132,7 +133,8 @@ def concatenate_parts(parts: Sequence[str | os.PathLike[str]], output: str | os.
                     out.write(block)
             if digest.hexdigest() != record.get("sha256"):
                 raise CorpusError(f"the part {path} is torn or foreign (its bytes differ from what its task "
-                                  f"recorded): {output} was not written; run the command again with --restart")
+                                  f"recorded): {output} was not written; run the command again with "
+                                  f"{option(*RESTART)}")
         if is_gzip_name(output) and out.tell() == 0:
             out.write(gzip.compress(b"", mtime=0))  # an empty but valid gzip file
     return Path(output)

@@ -41,10 +41,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data.reader import MAX_LINE_BYTES, InputError
+from ...data.reader import MAX_LINE_BYTES, InputError, check_input_files
 from ...data.records import BadLineError, BadLineReport
 from ...utils.atomic import check_output, local_paths, output_lock, replace_with_text
-from ..errors import CorpusError, EmptyResultError, InvalidOptionError, TasksFailedError
+from ..errors import (
+    RESTART,
+    CorpusError,
+    EmptyResultError,
+    InvalidOptionError,
+    TasksFailedError,
+    in_command_line,
+    option,
+)
 from .batches import CHUNK_BYTES, grid_chunks, rate_postfix, read_progress, read_rates
 from .cluster import cluster_settings
 
@@ -324,10 +332,10 @@ def open_work_dir(spec: JobSpec, signature: dict[str, Any], restart: bool = Fals
         changed = _changed_inputs(before.get("inputs"), record["inputs"]) if differ == ["inputs"] else []
         if changed:
             raise CorpusError(f"the input {', '.join(changed)} changed since the interrupted run in {work} started "
-                              "(its content is not the same): put it back to resume, or add --restart to start "
-                              "over from it")
+                              f"(its content is not the same): put it back to resume, or add {option(*RESTART)} "
+                              "to start over from it")
         raise CorpusError(f"the work folder {work} holds another run of {before.get('command')} ({', '.join(differ)} "
-                          "differ): rerun the same command to resume it, or add --restart to discard it")
+                          f"differ): rerun the same command to resume it, or add {option(*RESTART)} to discard it")
     work.mkdir(parents=True, exist_ok=True)
     replace_with_text(found, json.dumps(record, indent=2) + "\n")
     return False
@@ -442,7 +450,7 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
                 return False
             raise TasksFailedError(f"stage {stage.name}: tasks {executor.get_incomplete_ranks()} did not complete; "
                                    f"see their logs in {folder / 'logs' / 'logs'}; the finished work is kept: run "
-                                   "the same command again to resume (--restart to start afresh)")
+                                   f"the same command again to resume ({option(*RESTART)} to start afresh)")
     return True
 
 
@@ -504,6 +512,7 @@ def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: st
     ``protected``: the models (folders or files) the run loads: no output, overwrite or work folder may replace
     one of their files (Hub ids and None are skipped).
     """
+    check_input_files(inputs)
     tasks, workers = resolve_tasks(inputs, run)
     if run.local_tasks is not None:
         workers = min(workers, run.local_tasks)
@@ -542,10 +551,11 @@ def check_work_dir(spec: JobSpec) -> None:
     """Refuse a work folder that is a symbolic link (the run would write through it) or not a folder."""
     work = spec.work
     if work.is_symlink():
-        raise CorpusError(f"the work folder {work} is a symbolic link: give a real folder (--work-dir), or remove "
-                          "the link")
+        raise CorpusError(f"the work folder {work} is a symbolic link: give a real folder "
+                          f"({option('--work-dir', 'RunOptions(work_dir=...)')}), or remove the link")
     if work.exists() and not work.is_dir():
-        raise CorpusError(f"the work folder {work} exists and is not a folder: give another --work-dir")
+        raise CorpusError(f"the work folder {work} exists and is not a folder: give another "
+                          f"{option('--work-dir', 'RunOptions(work_dir=...)')}")
 
 
 def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: int,
@@ -568,7 +578,9 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
         try:
             complete = run_stages(spec, stages, run, workers)
         except (KeyboardInterrupt, SystemExit):
-            logger.warning("interrupted: run the same command again to resume from %s", spec.work)
+            if not in_command_line():  # the command line prints its own line, naming the command
+                logger.warning("corpus %s: interrupted; call it again with the same arguments to resume from %s",
+                               spec.command, spec.work)
             raise
         except OSError as err:
             if err.errno in (errno.ENOSPC, errno.EDQUOT):  # the work folder is kept: free space, then resume

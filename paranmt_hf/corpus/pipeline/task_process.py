@@ -22,6 +22,7 @@ import ctypes.util
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from ...utils.atomic import attempt_temp
@@ -53,7 +54,32 @@ def bind_to_run(run_pid: int) -> None:
     if _run.get("pid") != run_pid:
         _run["pid"], _run["parent"] = run_pid, os.getppid()
         _die_with_parent()
+        if os.getppid() != run_pid:  # started by datatrove's forkserver, not by the run: watch the run itself
+            threading.Thread(target=_die_with_run, args=(run_pid,), name="paranmt-hf run watch", daemon=True).start()
     check_run_alive()
+
+
+def _die_with_run(run_pid: int) -> None:
+    """Kill this process as soon as the process ``run_pid`` ends (a daemon thread of a task's process).
+
+    The parent-death signal covers the processes the run forks; a pool worker that datatrove's forkserver started
+    has the forkserver as its parent, which itself lives as long as those workers hold its pipe: without this watch
+    they would finish their task (seconds to minutes) after the run was killed. Linux: the run's pidfd becomes
+    readable when it ends; elsewhere, a check twice a second.
+    """
+    import select
+    import time
+
+    try:
+        handle = os.pidfd_open(run_pid)
+    except (AttributeError, OSError):  # no pidfd (not Linux >= 5.3), or the run is gone already
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])
+    else:
+        while run_alive():
+            time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def run_alive() -> bool:

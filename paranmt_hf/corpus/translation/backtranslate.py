@@ -41,7 +41,7 @@ from typing import Any
 from ...data.records import ParsedBlock
 from ...data.writer import format_numbers
 from ...utils.atomic import atomic_write_json
-from ..errors import CorpusError
+from ..errors import RESTART, CorpusError, option
 from ..pipeline.batches import RateFile
 from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
 from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
@@ -171,7 +171,7 @@ class BacktranslateStep(CorpusStep):
         self._found = load_exports(self.exports, self._later.values()) if self.mode == "fill" else {}
         if self.mode == "fill" and len(self._found) < len(set(self._later.values())):
             raise CorpusError(f"the candidates of some duplicated sources are missing from {self.exports}: run the "
-                              "command again with --restart")
+                              f"command again with {option(*RESTART)}")
         self._rate = RateFile(self.throughput_dir, rank) if self.mode != "fill" else None
         if self.mode == "fill":
             return
@@ -212,7 +212,8 @@ class BacktranslateStep(CorpusStep):
             record = self._cached(batch)
             if record is None:
                 raise CorpusError(f"the translation of chunk {batch.chunk} of {batch.source} is missing from the "
-                                  f"work folder {Path(self.cache_dir).parent}: run the command again with --restart")
+                                  f"work folder {Path(self.cache_dir).parent}: run the command again with "
+                                  f"{option(*RESTART)}")
         else:
             record = self._decoded(batch, sources, start, later)
             if self.mode == "decode":
@@ -380,8 +381,8 @@ def check_model_record(spec: JobSpec, resolved: ResolvedModel) -> None:
         if isinstance(before, dict) and before.get("sha256") not in (None, resolved.sha256):
             raise CorpusError(f"the translation model {resolved.name} is not the one the interrupted run in "
                               f"{spec.work} started with (its files' sha256 was {before['sha256'][:12]}…, is now "
-                              f"{resolved.sha256[:12]}…): put that model back to resume, or add --restart to start "
-                              "again with this one")
+                              f"{resolved.sha256[:12]}…): put that model back to resume, or add {option(*RESTART)} "
+                              "to start again with this one")
     atomic_write_json(record, resolved.record())
 
 
@@ -414,8 +415,10 @@ class TranslationPlan:
               model_cache: str | os.PathLike[str] | None = None, member_pattern: str | None = None,
               strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
         """Check everything before any work (sides, engine, model, decoding); the plan and the run options."""
+        from ...data.reader import check_input_files
         from .engines import engine_options
 
+        check_input_files(inputs)
         options = options or DecodingOptions()
         run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
         for path in inputs:

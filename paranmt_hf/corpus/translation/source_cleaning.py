@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...data.configs import ConfigOptions, bitext_sides
-from ..errors import CorpusError
+from ..errors import CorpusError, option
 from ..pipeline.steps import CorpusStep
 
 
@@ -84,12 +84,13 @@ def source_side(path: str, source_column: int | None) -> bool:
     """
     if source_column is not None:
         if source_column not in (1, 2):
-            raise CorpusError(f"--source-column must be 1 or 2 (a bitext has two columns), got {source_column}")
+            raise CorpusError(f"{option('--source-column', 'source_column')} must be 1 or 2 (a bitext has two "
+                              f"columns), got {source_column}")
         return source_column == 1
     sides = bitext_sides(path.split("::")[0])
     if sides is None:
-        raise CorpusError(f"cannot tell which column of {path} is the non-English source: pass --source-column 1|2 "
-                          "(or name the file en-xx / xx-en)")
+        raise CorpusError(f"cannot tell which column of {path} is the non-English source: pass "
+                          f"{option('--source-column 1|2', 'source_column=1|2')} (or name the file en-xx / xx-en)")
     return not sides[0]
 
 
