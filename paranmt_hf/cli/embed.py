@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .model_loading import load_model
+from .model_loading import load_model, locate
 from .parsers import add_file_io, command_parser
 
 DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
+    locate(args)  # a Hub id: its snapshot in the Hub's cache
     check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
     encoder = load_model(args)
     n, dim = embed_file(encoder, args.input, args.output, batch_size=args.batch_size, chunk_size=args.chunk_size,

@@ -18,13 +18,14 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
                 batch_size: int = 256, chunk_size: str = "lines") -> None:
     """The flags of a command that runs a model over a file chunk by chunk (``embed``, ``score``).
 
-    ``model_dir``, ``--input``, ``--output``, ``--batch-size``, ``--chunk-size``, ``--overwrite``, ``--no-progress``
-    and ``--trust-remote-code``.
+    ``model_dir`` (with ``--model-revision``), ``--input``, ``--output``, ``--batch-size``, ``--chunk-size``,
+    ``--overwrite``, ``--no-progress`` and ``--trust-remote-code``.
     """
-    from .model_loading import add_trust_remote_code_flag
+    from .model_loading import add_model_argument, add_trust_remote_code_flag
     from .progress import add_progress_flag
 
-    parser.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
+    add_model_argument(parser, "model folder (ParaNMT, sentence-transformers or model2vec) or Hub id (org/name, or "
+                       "org/name@REVISION; offline: from the Hub's cache)")
     parser.add_argument("--input", required=True, help=input_help)
     parser.add_argument("--output", required=output_default is None, default=output_default, help=output_help)
     parser.add_argument("--batch-size", type=int, default=batch_size,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .model_loading import load_model
+from .model_loading import load_model, locate
 from .parsers import add_file_io, command_parser
 
 DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
+    locate(args)  # a Hub id: its snapshot in the Hub's cache
     if args.output != "-":
         check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
     encoder = load_model(args)
