@@ -34,3 +34,17 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     add_progress_flag(parser)
     add_trust_remote_code_flag(parser)
+
+
+def check_input_file(path: str, flag: str = "--input") -> None:
+    """Refuse an input that is a folder or does not exist, in one sentence, before a model is loaded.
+
+    Raises:
+        IsADirectoryError / FileNotFoundError: naming the flag and the path.
+    """
+    import os
+
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag} {path} is a folder: give a text file (one line per sentence or pair)")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{flag} {path} does not exist")
