@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .model_loading import add_model_argument, add_trust_remote_code_flag, load_model, locate
+from .parsers import check_hub_ids
 from .progress import add_progress_flag
 from .recipe_flags import POSITIVE, checked_number
 
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.tasks import resolve_tasks
 
     resolve_tasks(args.tasks)  # an unknown task is named before the model loads
+    check_hub_ids(args, {"--name": "name"})  # names the results folder: never rewritten
     locate(args)  # a Hub id: its snapshot in the Hub's cache
     if args.model_commit is not None:
         name = args.name or args.model_name

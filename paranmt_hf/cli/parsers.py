@@ -48,3 +48,23 @@ def check_input_file(path: str, flag: str = "--input") -> None:
         raise IsADirectoryError(f"{flag} {path} is a folder: give a text file (one line per sentence or pair)")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{flag} {path} does not exist")
+
+
+def check_hub_ids(args: argparse.Namespace, flags: dict[str, str]) -> None:
+    """Refuse, in one sentence naming the flag, a value of ``flags`` (flag -> attribute) that is no Hub id.
+
+    Such names go into model cards and name results folders: quotes, ``..`` and paths are never rewritten.
+
+    Raises:
+        UsageError: the first value that is not a Hub repository id.
+    """
+    from ..hub.publish import PublishError, check_repo_id
+    from .errors import UsageError
+
+    for flag, attribute in flags.items():
+        value = getattr(args, attribute, None)
+        if value is not None:
+            try:
+                check_repo_id(value, flag)
+            except PublishError as err:
+                raise UsageError(str(err)) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .model_loading import add_trust_remote_code_flag, check_model_code
-from .parsers import command_parser
+from .parsers import check_hub_ids, command_parser
 from .progress import add_progress_flag
 
 EPILOG = """A paraphrase generator folder (train-generator) gets its own card (hub_cards/generator_card.md) with its
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub import publish
     from ..hub.generator_card import is_generator_folder
 
+    check_hub_ids(args, {"--model-id": "model_id", "--push": "push"})
     if is_generator_folder(args.model_dir):
         return _publish_generator(args)
     check_model_code(args)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +35,25 @@ from .model_info import SUMMARY_FILE, public_training_summary, read_training_sum
 logger = logging.getLogger(__name__)
 
 PROBE_SENTENCES = ["A man is playing a guitar.", "someone plays guitar", "", "Ünïcödé, numbers 3.14 & UNKNOWNWORDZ"]
-_REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+
+
+def check_repo_id(value: str, what: str = "model id") -> str:
+    """``value`` if it is a Hub repository id (``name`` or ``owner/name``, as huggingface_hub validates them).
+
+    It goes into the card's YAML and code snippets, and names folders: quotes, ``..`` and paths are refused.
+
+    Raises:
+        PublishError: it is not one (one sentence).
+    """
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(value)
+    except HFValidationError as err:
+        reason = str(err).splitlines()[0].split(": '")[0].rstrip(".")  # without the value again, or the API's hints
+        raise PublishError(f"{what} {value!r} is not a Hub repository id such as owner/name ({reason})") from None
+    return value
 
 
 class PublishError(RuntimeError):
@@ -175,8 +192,10 @@ def publish(
     source, output = Path(model_dir), Path(output_dir)
     if not (source / "config.json").is_file():
         raise FileNotFoundError(f"{source} holds no saved model (no config.json)")
-    if push_repo_id is not None and not _REPO_ID.match(push_repo_id):
-        raise PublishError(f"{push_repo_id!r} is not a Hub repository id (owner/name)")
+    if push_repo_id is not None:
+        check_repo_id(push_repo_id, "push_repo_id")
+    if model_id is not None:
+        check_repo_id(model_id, "model_id")
     if speed_json is not None and not Path(speed_json).is_file():
         raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
