@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..utils.tree import files_within
 from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
 from .eval_results import EvalSummary, check_results_model, load_eval_results
@@ -135,8 +134,8 @@ def _write_records(
     if evaluation is not None:
         relative = Path("results") / model_id.replace("/", "__") / evaluation.folder.name
         (staging / relative).mkdir(parents=True)
-        for path in files_within(evaluation.folder, sorted(evaluation.folder.glob("*.json")), "result file"):
-            shutil.copyfile(path, staging / relative / path.name)  # links out of the folder are never followed
+        for path in evaluation.files:  # links out of the evaluation folder are never followed
+            shutil.copyfile(path, staging / relative / path.name)
         meta = staging / relative / "model_meta.json"
         if meta.is_file():
             value = json.loads(meta.read_text(encoding="utf-8"))
@@ -215,7 +214,7 @@ def publish(
         require_st = _save_model(encoder, source, staging)
         summary, results_path = _write_records(source, staging, evaluation, speed_json, model_id)
         card = render_model_card(
-            staging, eval_dir=evaluation.folder if evaluation else None, speed_json=speed_json,
+            staging, eval_dir=evaluation, speed_json=speed_json,
             model_id=model_id, encoder=encoder, training_summary=summary, language=language, license=license,
             datasets=datasets, results_path=results_path,
         )
