@@ -261,7 +261,7 @@ def test_cli(model_dir, eval_dir, tmp_path, monkeypatch, capsys):
     assert "Hub folder written to" in capsys.readouterr().out
     assert ModelCard.load(out / "README.md").data.model_name == f"paranmt-hf/{model_dir.name}"
     with pytest.raises(SystemExit, match=r"paranmt-hf publish: .*exists and is not empty: choose another folder, "
-                       r"or replace it with --overwrite \(overwrite=True in Python\)$"):
+                       r"or replace it with --overwrite$"):
         main(["publish", str(model_dir), "--output", str(out)])
     with pytest.raises(SystemExit, match="HF_HUB_OFFLINE"):
         main(["publish", str(model_dir), "--output", str(tmp_path / "p"), "--push", REPO, "--private"])

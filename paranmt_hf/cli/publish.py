@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
     add_progress_flag(p)
     add_trust_remote_code_flag(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, keyword_flags={"output_dir": "--output", "push_repo_id": "--push"})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -95,7 +95,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="replace an earlier run in OUTPUT (deletes its checkpoints)")
     add_progress_flag(p)
     add_recipe_flags(p, RECIPE_FLAGS)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, keyword_flags={"output_dir": "--output"})  # train()'s keywords in its errors
 
 
 def run(args: argparse.Namespace) -> int:

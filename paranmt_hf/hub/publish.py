@@ -101,7 +101,7 @@ def _check_output(source: Path, output: Path, overwrite: bool, inputs: list[Any]
         raise PublishError(str(err)) from err
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"{output} exists and is not empty: choose another folder, or replace it with "
-                              "--overwrite (overwrite=True in Python)")
+                              "overwrite=True")
     return out.exists()
 
 

@@ -233,7 +233,7 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
             resolved = Path(path).resolve()
             hit = next((c for c in cleared if resolved == c.resolve() or c.resolve() in resolved.parents), None)
             if hit is not None:
-                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
+                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that overwrite=True "
                                          f"would delete; move it out of {hit.parent} first")
     return cleared
 
@@ -285,7 +285,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         run.callback(torch.set_num_threads, torch.get_num_threads())
         torch.set_num_threads(plan.threads or torch.get_num_threads())
         if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"--output {out} is a file, not a folder")
+            raise NotADirectoryError(f"output_dir {out} is a file, not a folder")
         if is_main_process():
             # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
             run.enter_context(output_lock(out))
