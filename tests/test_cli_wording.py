@@ -18,7 +18,7 @@ from tests.test_training import write_pairs
 KEYWORD = re.compile(r"\b[a-z]+(?:_[a-z]+)*=True\b|\boutput_dir\b|\bmax_steps\b")
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 TRAIN = ["--kind", "word", "--embedding-dim", "8", "--batch-size", "4", "--megabatch-size", "3", "--no-progress",
-         "--save-steps", "3", "--max-steps", "3", "--dev"]
+         "--save-steps", "3", "--max-steps", "3", "--keep-checkpoints", "--dev"]
 
 
 def _line(capsys, argv: list[str]) -> str:

@@ -158,8 +158,9 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     complete = [p for p in checkpoints if is_complete(p)]
     if not complete:
         found = f" (incomplete: {', '.join(p.name for p in checkpoints)})" if checkpoints else ""
-        raise ResumeError(f"resume=True: no complete checkpoint in {directory}{found}, and the run saved its model; "
-                          "nothing to resume: pass overwrite=True to train it again, or choose another output_dir")
+        raise ResumeError(f"resume=True: no complete checkpoint in {directory}{found}, and the run saved its model "
+                          "(its checkpoints are removed then, unless keep_checkpoints=True); nothing to resume: pass "
+                          "overwrite=True to train it again, or choose another output_dir")
     latest = complete[-1]
     damaged = find_damaged_file(latest)
     if damaged is not None:
