@@ -169,6 +169,17 @@ def test_an_empty_input_is_an_error(tiny, tmp_path):
         assert not (tmp_path / out).exists()
 
 
+def test_a_folder_or_a_missing_input_is_one_sentence(tiny, tmp_path):
+    (tmp_path / "texts").mkdir()
+    for command, out in (("embed", "e.npy"), ("score", "s.tsv")):
+        for given, says in (("texts", "is a folder: give a text file"), ("missing.txt", "does not exist")):
+            with pytest.raises(SystemExit) as err:
+                main([command, str(tiny[0]), "--input", str(tmp_path / given), "--output", str(tmp_path / out)])
+            assert str(err.value) == f"paranmt-hf {command}: --input {tmp_path / given} {says}" + (
+                " (one line per sentence or pair)" if given == "texts" else "")
+        assert not (tmp_path / out).exists()
+
+
 def test_a_closed_stdout_pipe_ends_quietly(tiny, tmp_path):
     import subprocess
     import sys

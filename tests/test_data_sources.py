@@ -153,3 +153,10 @@ def test_sources_and_path_commands(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("PARANMT_HF_DATA", str(tmp_path))
     assert main(["data", "path"]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path.resolve())
+    missing = tmp_path / "not-yet"
+    monkeypatch.setenv("PARANMT_HF_DATA", str(missing))
+    assert main(["data", "path"]) == 1  # a folder that does not exist: said, with how to fill it
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(missing.resolve())
+    assert captured.err.strip() == (f"paranmt-hf data path: {missing.resolve()} does not exist yet: `paranmt-hf data "
+                                    "fetch` fills it (or set PARANMT_HF_DATA to a data folder)")

@@ -168,3 +168,16 @@ def test_push_metric_errors_are_clear(monkeypatch):
         push_metric("paranmt_sts", "me/paranmt_sts")
     with pytest.raises(PublishError, match="not a Hub repository id"):
         push_metric("paranmt_sts", "no-owner")
+
+
+@pytest.mark.parametrize("metric", ["sts_metric", "tatoeba_metric"])
+def test_the_docstring_examples_run(metric, request):
+    """The example each metric shows (its inputs description, also on its Hub page) runs as written."""
+    import doctest
+
+    text = request.getfixturevalue(metric).inputs_description
+    test = doctest.DocTestParser().get_doctest(text, {"evaluate": evaluate}, metric, None, 0)
+    assert test.examples, "the metric shows no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries == len(test.examples)

@@ -112,7 +112,7 @@ def test_two_concurrent_writers_never_tear_the_results(tmp_path):
 
 
 @pytest.mark.parametrize("option", [["--revision", "../../rev"], ["--revision", ".."], ["--revision", "/tmp/abs"],
-                                    ["--name", ".."], ["--revision", "v1/../../x"]])
+                                    ["--revision", "v1/../../x"]])
 def test_names_that_become_folders_stay_inside_the_output(tmp_path, capsys, option):
     """``--revision`` / ``--name`` name folders below ``--output``: one that leads out of it is refused in one line
     before the model loads, and nothing is written outside (issue 34 item 6)."""
@@ -132,3 +132,21 @@ def test_names_that_become_folders_stay_inside_the_output(tmp_path, capsys, opti
         write_results({}, out, "org/name", option[1] if option[0] == "--revision" else "v1",
                       model_meta={}) if option[0] == "--revision" else write_results({}, out, option[1])
     assert sorted(tmp_path.rglob("*")) == before  # nothing written anywhere
+
+
+@pytest.mark.parametrize("name", ["..", "../../x", "/tmp/abs", 'a"b', "me/../x"])
+def test_a_name_that_is_no_hub_id_is_refused_not_rewritten(tmp_path, capsys, name):
+    """``--name`` is a Hub id (``org/name``): anything else is refused in one line before the model loads (``../../x``
+    was silently rewritten to ``..__..__x``)."""
+    from paranmt_hf import build_encoder
+
+    model = tmp_path / "m"
+    build_encoder("word", ["a man plays", "a dog runs"], embedding_dim=4).save_pretrained(model)
+    before = sorted(tmp_path.rglob("*"))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        cli(["eval", str(model), "--tasks", "STS12", "--output", str(tmp_path / "results"), "--name", name])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"paranmt-hf eval: --name {name!r} is not a Hub repository id"), err
+    assert sorted(tmp_path.rglob("*")) == before

@@ -261,7 +261,7 @@ def test_cli(model_dir, eval_dir, tmp_path, monkeypatch, capsys):
     assert "Hub folder written to" in capsys.readouterr().out
     assert ModelCard.load(out / "README.md").data.model_name == f"paranmt-hf/{model_dir.name}"
     with pytest.raises(SystemExit, match=r"paranmt-hf publish: .*exists and is not empty: choose another folder, "
-                       r"or replace it with --overwrite \(overwrite=True in Python\)$"):
+                       r"or replace it with --overwrite$"):
         main(["publish", str(model_dir), "--output", str(out)])
     with pytest.raises(SystemExit, match="HF_HUB_OFFLINE"):
         main(["publish", str(model_dir), "--output", str(tmp_path / "p"), "--push", REPO, "--private"])
@@ -333,4 +333,20 @@ def test_links_out_of_the_results_folder_are_never_followed(model_dir, eval_dir,
     assert "passwd.json" not in copied and "STS17.json" not in copied and "STS12-copy.json" in copied, copied
     assert not any(p.is_symlink() for p in out.rglob("*"))
     assert "STS17" not in (out / "README.md").read_text()
-    assert "link outside it" in caplog.text and "passwd.json" in caplog.text
+    assert caplog.text.count("link outside it") == 1 and "passwd.json" in caplog.text  # one warning, not three
+
+
+@pytest.mark.parametrize("model_id", ['a"b', "../../x", "/abs/x", "me/tiny\nlicense: other"])
+def test_a_model_id_that_is_no_hub_id_is_refused(model_dir, tmp_path, capsys, model_id):
+    """It would be pasted unescaped into the card's YAML and Python snippets: refused in one line, nothing written."""
+    for flag in ("--model-id", "--push"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stopped:
+            main(["publish", str(model_dir), "--output", str(tmp_path / "hub"), flag, model_id])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"paranmt-hf publish: {flag} {model_id!r} is not a Hub "
+                                                   "repository id"), err
+    with pytest.raises(PublishError, match="model_id .* is not a Hub repository id"):  # the API says its keyword
+        publish(model_dir, tmp_path / "hub", model_id=model_id)
+    assert not (tmp_path / "hub").exists()

@@ -257,7 +257,7 @@ def test_cli_training_with_a_teacher_keeps_a_frozen_table(tiny_teacher, tmp_path
     args = ["train", "--train", str(data), "--output", str(out), "--kind", "trigram+subword", "--teacher",
             tiny_teacher, "--teacher-pca-dims", "4", "--teacher-lr", "0", "--embedding-dim", "8", "--batch-size", "4",
             "--megabatch-size", "1", "--lr", "0.05", "--max-steps", "4", "--dev", "--no-progress"]
-    assert main(args) == 0
+    assert main([*args, "--keep-checkpoints"]) == 0  # initial-model/ is inspected
     trained = ParaNMTEncoder.from_pretrained(out)
     initial = ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model")
     summary = json.loads((out / "training_summary.json").read_text())
@@ -303,7 +303,7 @@ def test_cli_training_combines_a_trigram_model_with_the_teacher_after_training(t
     args = ["train", "--recipe", "best", "--train", str(data), "--output", str(out), "--teacher", tiny_teacher,
             "--teacher-pca-dims", "4", "--embedding-dim", "8", "--batch-size", "4", "--max-steps", "3", "--dev",
             "--no-progress", "--no-tokenlearn"]  # the table as distilled (tests/test_tokenlearn.py: as learned)
-    assert main(args) == 0
+    assert main([*args, "--keep-checkpoints"]) == 0  # initial-model/ is inspected
     encoder = ParaNMTEncoder.from_pretrained(out)
     assert [c["kind"] for c in encoder.config.resolved_components()] == ["trigram", "subword"]
     assert ParaNMTEncoder.from_pretrained(run_folder(out) / "initial-model").config.kind == "trigram"  # trained alone

@@ -141,7 +141,7 @@ def train_flags(data, out, embedding_dim: int, batch_size: int, *extra: str) -> 
 
 def _train(tmp_path, name, *extra):
     out = tmp_path / name
-    dev = ["--lr", "0.01", "--save-steps", "3", "--dev", "STS17:en-en"]
+    dev = ["--lr", "0.01", "--save-steps", "3", "--dev", "STS17:en-en", "--keep-checkpoints"]  # initial-model/
     assert cli(train_flags(write_pairs(tmp_path / "pairs.tsv.gz"), out, 16, 4, *dev, *extra)) == 0
     return out
 
@@ -188,7 +188,8 @@ def test_torchrun_two_processes_share_the_megabatch_pool(tmp_path, data_dir):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]  # a free port
     cmd = [*torchrun, "-m", "paranmt_hf.cli.main", *train_flags(data, out, 8, 2, "--max-steps", "4", "--save-steps",
-                                                                 "100", "--optimizer", "lazy_adam", "--dev")]
+                                                                 "100", "--optimizer", "lazy_adam",
+                                                                 "--keep-checkpoints", "--dev")]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=540, cwd=tmp_path)
     assert proc.returncode == 0, _ranks_errors(proc.stderr)
     summary = json.loads((out / "training_summary.json").read_text())
@@ -320,7 +321,8 @@ def test_a_short_real_run_improves_dev_pearson(tmp_path, data_dir):
     sample = data_dir / "train" / "paranmt5m-sample-10k.tsv.gz"
     assert cli(["train", "--train", f"processed-5m:{sample}", "--output", str(out), "--kind", "trigram",
                 "--embedding-dim", "64", "--batch-size", "100", "--megabatch-size", "5", "--lr", "0.01",
-                "--max-pairs", "4000", "--max-steps", "120", "--save-steps", "1000", "--dev", "--no-progress"]) == 0
+                "--max-pairs", "4000", "--max-steps", "120", "--save-steps", "1000", "--dev", "--no-progress",
+                "--keep-checkpoints"]) == 0
 
     def dev_pearson(path):
         results = evaluate(ParaNMTEncoder.from_pretrained(path), ["STSBenchmark:validation"], data_dir=data_dir)

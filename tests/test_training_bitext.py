@@ -70,7 +70,7 @@ def test_tiny_bitext_model_trains_saves_and_mines_its_translations(tmp_path):
     args = ["train", "--recipe", "pras-bitext", "--train", translations, f"pairs:{paraphrases}@5",
             "--output", str(out), "--vocab-size", "120", "--vocab-sentences", "300", "--embedding-dim", "32",
             "--batch-size", "16", "--megabatch-size", "3", "--anneal", "10", "--lr", "0.05", "--epochs", "12",
-            "--dev", "--save-steps", "1000", "--no-progress"]
+            "--dev", "--save-steps", "1000", "--no-progress", "--keep-checkpoints"]
     assert cli(args) == 0
     before, after = mining_error(run_folder(out) / "initial-model", pairs), mining_error(out, pairs)
     assert before["error"] > 50  # the untrained model cannot mine: the test measures learning

@@ -17,7 +17,7 @@ from paranmt_hf.training.trainer import run_folder
 from tests.test_training import write_pairs
 
 BASE = ["--kind", "word", "--embedding-dim", "8", "--batch-size", "4", "--megabatch-size", "3", "--anneal", "2",
-        "--lr", "0.01", "--no-progress", "--save-steps", "3", "--dev"]
+        "--lr", "0.01", "--no-progress", "--save-steps", "3", "--keep-checkpoints", "--dev"]
 
 
 def run(tmp_path, name, *extra, data=None):
@@ -249,3 +249,19 @@ def test_a_damaged_checkpoint_is_named(tmp_path, name):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     message = refused(tmp_path, "r", "--max-steps", "6", "--resume")
     assert f"{path} is damaged" in message and "\n" not in message
+
+
+def test_a_saved_run_leaves_no_run_folder_unless_asked(tmp_path, capsys):
+    """The checkpoints and initial model (45-52 MB next to the output for a real run) are removed once the model is
+    saved; the command says where they are while it runs; ``--keep-checkpoints`` keeps them for a later resume."""
+    data = write_pairs(tmp_path / "pairs.tsv.gz")
+    flags = [f for f in BASE if f != "--keep-checkpoints"]
+    out = tmp_path / "r"
+    capsys.readouterr()
+    assert cli(["train", "--train", data, "--output", str(out), *flags, "--max-steps", "3"]) == 0
+    assert f"checkpoints and the initial model go to {run_folder(out)}" in capsys.readouterr().err
+    assert not run_folder(out).exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pairs.tsv.gz", "r"]
+    message = refused(tmp_path, "r", "--max-steps", "6", "--resume")
+    assert "--keep-checkpoints" in message and "--overwrite" in message
+    kept = run(tmp_path, "kept", "--max-steps", "3")  # BASE keeps them
+    assert (run_folder(kept) / "checkpoints" / "checkpoint-3").is_dir()

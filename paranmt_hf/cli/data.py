@@ -17,7 +17,8 @@ EPILOG = """commands:
            verification (a changed or missing file) is installed again from the verified downloads.
   sources  list every source: URLs, mirrors, pinned checksums, licences
   verify   check a data folder against its CHECKSUMS.sha256
-  path     print the data folder the commands use ($PARANMT_HF_DATA, ../shared/data, else the user cache)
+  path     print the data folder the commands use ($PARANMT_HF_DATA, ../shared/data, else the user cache);
+           exit status 1, and how to fill it, when it does not exist yet
 
 The default --dest is $PARANMT_HF_DATA when set, else the user cache ($PARANMT_HF_CACHE/data,
 $XDG_CACHE_HOME/paranmt_hf/data or ~/.cache/paranmt_hf/data), which every command reads when PARANMT_HF_DATA is unset
@@ -144,8 +145,15 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_path(args: argparse.Namespace) -> int:
-    """Print the data folder (it may not exist yet: then `data fetch` fills it)."""
+    """Print the data folder; one that does not exist yet is said on stderr, with how to fill it (status 1)."""
+    import sys
+
     from ..utils.paths import data_dir
 
-    print(data_dir(must_exist=False))  # noqa: T201
+    folder = data_dir(must_exist=False)
+    print(folder)  # noqa: T201 - the command's output, also when missing (`export PARANMT_HF_DATA=$(...)`)
+    if not os.path.isdir(folder):
+        print(f"paranmt-hf data path: {folder} does not exist yet: `paranmt-hf data fetch` fills it (or set "  # noqa: T201
+              "PARANMT_HF_DATA to a data folder)", file=sys.stderr)
+        return 1
     return 0

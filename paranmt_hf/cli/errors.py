@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import re
 import sys
 from collections.abc import Iterable
 
@@ -141,6 +142,31 @@ def user_error(err: BaseException, extra: Iterable[type[BaseException]] = ()) ->
     if isinstance(err, tuple(_loaded(USER_ERRORS)) + tuple(extra)):
         return FAILURE_STATUS
     return None
+
+
+def cli_wording(message: str, flags: Iterable[str], aliases: dict[str, str] | None = None) -> str:
+    """A library message in the command line's words: its keywords as the command's flags.
+
+    ``overwrite=True`` -> ``--overwrite``, ``max_steps=6`` -> ``--max-steps 6``, ``max_steps`` -> ``--max-steps``
+    (identifiers with an underscore only, not a field such as ``recipe.max_steps``), and ``--overwrite
+    (overwrite=True)`` -> ``--overwrite``, for each keyword whose flag (``_`` -> ``-``, or ``aliases``: keyword ->
+    flag) the command has; other text is left as it is.
+    """
+    known, aliases = set(flags), aliases or {}
+
+    def flag(keyword: str) -> str | None:
+        name = aliases.get(keyword, "--" + keyword.replace("_", "-"))
+        return name if name in known else None
+
+    def both(m: re.Match[str]) -> str:
+        return m.group(1) if flag(m.group(2)) == m.group(1) else m.group(0)
+
+    message = re.sub(r"(--[\w-]+) \((\w+)=True(?: in Python)?\)", both, message)
+    message = re.sub(r"(?<![\w-])(\w+)=True\b", lambda m: flag(m.group(1)) or m.group(0), message)
+    message = re.sub(r"(?<![\w-])([a-z]\w*)=([\w.-]+)",
+                     lambda m: f"{flag(m.group(1))} {m.group(2)}" if flag(m.group(1)) else m.group(0), message)
+    # a bare keyword, not a field (recipe.embedding_dim) nor one that names its flag already (max_grad_norm (--...))
+    return re.sub(r"(?<![\w.-])([a-z]+_\w+)\b(?! \()", lambda m: flag(m.group(1)) or m.group(0), message)
 
 
 def close_names(name: str, choices: Iterable[str]) -> str:

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .model_loading import add_trust_remote_code_flag, load_model
+from .model_loading import add_model_argument, add_trust_remote_code_flag, load_model, locate
+from .parsers import check_hub_ids
 from .progress import add_progress_flag
 from .recipe_flags import POSITIVE, checked_number
 
@@ -28,7 +29,8 @@ def add_parser(subparsers: Any) -> None:
         "eval", help="evaluate a model on STS / bitext mining (papers' protocol and mteb's)", epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
+    add_model_argument(p, "model folder (ParaNMT, sentence-transformers or model2vec) or Hub id (org/name, or "
+                       "org/name@REVISION; offline: from the Hub's cache)")
     p.add_argument("--tasks", nargs="+", default=["all"], help="tasks, groups or STS folders (default: all)")
     p.add_argument("--data-dir", default=None, help="folder holding eval/sts and eval/tatoeba (default: "
                    "$PARANMT_HF_DATA, else ../shared/data)")
@@ -36,8 +38,10 @@ def add_parser(subparsers: Any) -> None:
                    "path and content hash); omit to only print the table")
     p.add_argument("--overwrite", action="store_true", help="replace existing results of this model and revision "
                    "in --output")
-    p.add_argument("--name", default=None, help="model name for the results, org/name (default: paranmt-hf/<dir>)")
-    p.add_argument("--revision", default="no_revision_available", help="model revision for the results")
+    p.add_argument("--name", default=None, help="model name for the results, org/name (default: the Hub id, or "
+                   "paranmt-hf/<folder name>)")
+    p.add_argument("--revision", default=None, help="model revision for the results (default: the Hub commit "
+                   "evaluated, or no_revision_available for a folder)")
     p.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=256,
                    help="sentences encoded per batch (default 256)")
     add_progress_flag(p)
@@ -60,7 +64,14 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.tasks import resolve_tasks
 
     resolve_tasks(args.tasks)  # an unknown task is named before the model loads
-    name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
+    check_hub_ids(args, {"--name": "name"})  # names the results folder: never rewritten
+    locate(args)  # a Hub id: its snapshot in the Hub's cache
+    if args.model_commit is not None:
+        name = args.name or args.model_name
+        args.revision = args.revision or args.model_commit
+    else:
+        name = args.name or f"paranmt-hf/{Path(args.model_dir).resolve().name}"
+    args.revision = args.revision or "no_revision_available"
     if args.output:  # before the evaluation, which can take long
         folder = results_folder(args.output, name, args.revision)
         check_output(folder, overwrite=args.overwrite)

@@ -6,7 +6,7 @@ import argparse
 
 from ..model.export import FORMATS
 from .errors import UsageError
-from .model_loading import add_trust_remote_code_flag, check_model_code
+from .model_loading import add_model_argument, add_trust_remote_code_flag, check_model_code, locate
 from .progress import add_progress_flag
 
 
@@ -23,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "checked against PyTorch unless --no-verify (a failed check exits non-zero and writes "
         "nothing), written atomically, and never replaces the input model, or an existing folder without --overwrite.",
     )
-    p.add_argument("model_dir", help="model directory saved by paranmt_hf")
+    add_model_argument(p, "model folder saved by paranmt_hf, or Hub id (org/name, or org/name@REVISION)")
     p.add_argument("--format", choices=FORMATS, required=True,
                    help="onnx: model.onnx, float32 (runs with onnxruntime, no torch); onnx-int8: model_int8.onnx, "
                    "int8 embedding rows; fp16: a model directory with float16 weights (every loader); int8: int8 "
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format.startswith("onnx"):
         require_extras("onnx", feature="ONNX export")
+    locate(args)  # a Hub id: its snapshot in the Hub's cache
     check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
     if args.format == "static":  # from config.json, before the model is loaded
         problem = static_format_problem(args.model_dir)

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from .errors import CommandFailed, is_no_space, message_of, no_space_error, user_error
+from .errors import CommandFailed, cli_wording, is_no_space, message_of, no_space_error, user_error
 from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
             raise
-        line = f"paranmt-hf {_command_name(args)}: {message_of(err)}"
+        command = _subparser(parser, args)
+        flags = [o for action in command._actions for o in action.option_strings]
+        message = cli_wording(message_of(err), flags, getattr(args, "keyword_flags", None))
+        line = f"paranmt-hf {_command_name(args)}: {message}"
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
     return int(result or 0)

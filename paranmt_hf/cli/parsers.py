@@ -18,13 +18,14 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
                 batch_size: int = 256, chunk_size: str = "lines") -> None:
     """The flags of a command that runs a model over a file chunk by chunk (``embed``, ``score``).
 
-    ``model_dir``, ``--input``, ``--output``, ``--batch-size``, ``--chunk-size``, ``--overwrite``, ``--no-progress``
-    and ``--trust-remote-code``.
+    ``model_dir`` (with ``--model-revision``), ``--input``, ``--output``, ``--batch-size``, ``--chunk-size``,
+    ``--overwrite``, ``--no-progress`` and ``--trust-remote-code``.
     """
-    from .model_loading import add_trust_remote_code_flag
+    from .model_loading import add_model_argument, add_trust_remote_code_flag
     from .progress import add_progress_flag
 
-    parser.add_argument("model_dir", help="model directory (ParaNMT, sentence-transformers or model2vec)")
+    add_model_argument(parser, "model folder (ParaNMT, sentence-transformers or model2vec) or Hub id (org/name, or "
+                       "org/name@REVISION; offline: from the Hub's cache)")
     parser.add_argument("--input", required=True, help=input_help)
     parser.add_argument("--output", required=output_default is None, default=output_default, help=output_help)
     parser.add_argument("--batch-size", type=int, default=batch_size,
@@ -33,3 +34,37 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     add_progress_flag(parser)
     add_trust_remote_code_flag(parser)
+
+
+def check_input_file(path: str, flag: str = "--input") -> None:
+    """Refuse an input that is a folder or does not exist, in one sentence, before a model is loaded.
+
+    Raises:
+        IsADirectoryError / FileNotFoundError: naming the flag and the path.
+    """
+    import os
+
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag} {path} is a folder: give a text file (one line per sentence or pair)")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{flag} {path} does not exist")
+
+
+def check_hub_ids(args: argparse.Namespace, flags: dict[str, str]) -> None:
+    """Refuse, in one sentence naming the flag, a value of ``flags`` (flag -> attribute) that is no Hub id.
+
+    Such names go into model cards and name results folders: quotes, ``..`` and paths are never rewritten.
+
+    Raises:
+        UsageError: the first value that is not a Hub repository id.
+    """
+    from ..hub.publish import PublishError, check_repo_id
+    from .errors import UsageError
+
+    for flag, attribute in flags.items():
+        value = getattr(args, attribute, None)
+        if value is not None:
+            try:
+                check_repo_id(value, flag)
+            except PublishError as err:
+                raise UsageError(str(err)) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .model_loading import add_trust_remote_code_flag, check_model_code
-from .parsers import command_parser
+from .parsers import check_hub_ids, command_parser
 from .progress import add_progress_flag
 
 EPILOG = """A paraphrase generator folder (train-generator) gets its own card (hub_cards/generator_card.md) with its
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --output folder")
     add_progress_flag(p)
     add_trust_remote_code_flag(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, keyword_flags={"output_dir": "--output", "push_repo_id": "--push"})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub import publish
     from ..hub.generator_card import is_generator_folder
 
+    check_hub_ids(args, {"--model-id": "model_id", "--push": "push"})
     if is_generator_folder(args.model_dir):
         return _publish_generator(args)
     check_model_code(args)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .model_loading import load_model
-from .parsers import add_file_io, command_parser
+from .model_loading import load_model, locate
+from .parsers import add_file_io, check_input_file, command_parser
 
 DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
 """The command's description: the module's docstring after its first line."""
@@ -35,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
+    check_input_file(args.input)
+    locate(args)  # a Hub id: its snapshot in the Hub's cache
     if args.output != "-":
         check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
     encoder = load_model(args)

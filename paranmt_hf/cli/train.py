@@ -90,12 +90,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    f"{QUICK_TEACHER_SENTENCES:,} for a quick run, i.e. with --max-steps); before training, the "
                    "command says how many and about how long")
     p.add_argument("--resume", action="store_true", help="continue the run in OUTPUT from its latest complete "
-                   "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run)")
+                   "checkpoint (same recipe, data and seed; a larger --max-steps/--epochs may extend a finished run "
+                   "that kept its checkpoints)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an earlier run in OUTPUT (deletes its checkpoints)")
+    p.add_argument("--keep-checkpoints", action="store_true",
+                   help="keep the checkpoints and the initial model (in .OUTPUT.paranmt-train/, next to OUTPUT) once "
+                   "the model is saved, to extend the run later with --resume; by default they are removed then "
+                   "(a run that stops keeps them for --resume)")
     add_progress_flag(p)
     add_recipe_flags(p, RECIPE_FLAGS)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, keyword_flags={"output_dir": "--output"})  # train()'s keywords in its errors
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
                    eval_steps=args.eval_steps, save_steps=args.save_steps, resume=args.resume,
                    max_steps=args.max_steps, show_progress=not args.no_progress, overwrite=args.overwrite,
                    teacher_sentences=args.teacher_sentences,
+                   keep_checkpoints=args.keep_checkpoints,
                    notify=lambda message: print(message, file=sys.stderr, flush=True))
     print(json.dumps({"output": result.output_dir, "steps": result.steps,
                       "resumed_from_step": result.resumed_from_step, "seconds": round(result.seconds, 1),

@@ -61,6 +61,9 @@ def load_encoder(
 ) -> SupportsEncode:
     """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec).
 
+    Without torch (a core install), a ParaNMT averaging model is loaded as a ``StaticEncoder`` (the same
+    embeddings, computed with NumPy).
+
     Args:
         path: the model directory.
         device: torch device of sentence-transformers models (default CPU).
@@ -78,6 +81,17 @@ def load_encoder(
     from ..utils.integrity import DamagedFileError, damaged_file_error
 
     kind = model_kind(path)
+    if kind == "paranmt" and not _has_torch():  # a core install: NumPy embeds averaging models the same
+        from ..model.static import StaticEncoder
+
+        try:
+            return StaticEncoder.from_pretrained(path)  # runs no code of the folder
+        except ValueError as err:  # a recurrent model: it needs torch, and the message names the extra
+            if "recurrent model" not in str(err):
+                raise
+            from ..utils.imports import MissingExtraError
+
+            raise MissingExtraError(str(err), ("torch",), ("torch", "transformers")) from None
     check_remote_code(path, trust_remote_code)
     try:
         return _load(path, kind, device, trust_remote_code)
@@ -93,6 +107,16 @@ def load_encoder(
         if damaged is None:
             raise
         raise damaged from err
+
+
+def _has_torch() -> bool:
+    """Whether torch and transformers can be imported (not in a core install)."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    except (ImportError, ValueError):
+        return False
 
 
 def _load(path: str | os.PathLike[str], kind: str, device: str | None, trust_remote_code: bool) -> SupportsEncode:

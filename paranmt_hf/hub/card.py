@@ -162,7 +162,7 @@ def install_line() -> str:
 
 def render_model_card(
     model_dir: str | os.PathLike[str],
-    eval_dir: str | os.PathLike[str] | None = None,
+    eval_dir: str | os.PathLike[str] | EvalSummary | None = None,
     speed_json: str | os.PathLike[str] | None = None,
     *,
     model_id: str | None = None,
@@ -178,7 +178,8 @@ def render_model_card(
     Args:
         model_dir: the model folder (``ParaNMTEncoder.save_pretrained`` output, possibly trained).
         eval_dir: ``paranmt-hf eval --output`` folder (or any level of mteb's results layout) with this model's
-            results; ``None``: no evaluation section and no ``model-index``.
+            results, or those results already read (an ``EvalSummary``); ``None``: no evaluation section and no
+            ``model-index``.
         speed_json: a speed benchmark JSON (``benchmarks/speed``) for the speed section.
         model_id: Hub repository id used in the usage snippets (default ``paranmt-hf/<folder name>``).
         encoder: the already loaded encoder of ``model_dir`` (loaded when ``None``).
@@ -201,7 +202,8 @@ def render_model_card(
     model_id = model_id or default_model_id(model_dir)
     if training_summary is None:
         training_summary = read_training_summary(model_dir)
-    evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
+    evaluation = (eval_dir if isinstance(eval_dir, EvalSummary) or eval_dir is None
+                  else load_eval_results(eval_dir))
     languages = [language] if isinstance(language, str) else list(language or [])
     languages = languages or trained_languages(training_info(training_summary))
     context = card_context(encoder, model_dir, model_id, evaluation, speed_json, training_summary, languages,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class EvalSummary:
     folder: Path
     tasks: dict[str, dict[str, Any]]
     model_meta: dict[str, Any] | None = None
+    files: list[Path] = field(default_factory=list)
+    """The folder's JSON files that lie inside the evaluation folder (links out of it skipped, warned once)."""
 
     @property
     def model_name(self) -> str:
@@ -90,8 +92,8 @@ def find_results_folder(eval_dir: str | os.PathLike[str]) -> Path:
     root = Path(eval_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"evaluation folder {root} does not exist")
-    folders = sorted({p.parent for p in files_within(root, root.rglob("*.json"), "result file")
-                      if _is_task_json(p)})
+    folders = sorted({p.parent for p in root.rglob("*.json")  # links out of it: skipped, and warned when read
+                      if within(root, p) and p.is_file() and _is_task_json(p)})
     if not folders:
         raise EvalResultsError(f"no mteb-layout task result JSON below {root} (run `paranmt-hf eval MODEL --output "
                                f"{root}` first)")
@@ -105,14 +107,15 @@ def load_eval_results(eval_dir: str | os.PathLike[str]) -> EvalSummary:
     """Read every task JSON (and ``model_meta.json``) of the results folder below ``eval_dir``."""
     folder = find_results_folder(eval_dir)
     tasks: dict[str, dict[str, Any]] = {}
-    for path in files_within(eval_dir, sorted(folder.glob("*.json")), "result file"):
+    files = files_within(eval_dir, sorted(folder.glob("*.json")), "result file")  # the one warning of a link out
+    for path in files:
         if _is_task_json(path):
             data = json.loads(path.read_text(encoding="utf-8"))
             tasks[str(data["task_name"])] = data
     meta_path = folder / "model_meta.json"
     meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() and within(eval_dir, meta_path) \
         else None
-    return EvalSummary(folder, tasks, meta)
+    return EvalSummary(folder, tasks, meta, files)
 
 
 def check_results_model(summary: EvalSummary, model_dir: str | os.PathLike[str]) -> None:

@@ -79,6 +79,10 @@ def render_generator_card(model_dir: str | os.PathLike[str], model_id: str | Non
             "n_parameters": sum(p.numel() for p in model.parameters()), "vocab_size": len(generator.tokenizer)}
     summary.setdefault("data", {}).setdefault("bounds", {})
     summary["data"].setdefault("both_directions", True)
+    if model_id is not None:
+        from .publish import check_repo_id
+
+        check_repo_id(model_id, "model_id")
     model_id = model_id or default_model_id(model_dir)
     card_data = ModelCardData(model_name=model_id, language=language or ["en"], license=license,
                               library_name="transformers", pipeline_tag="text2text-generation",

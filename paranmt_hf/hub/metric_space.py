@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..metrics import metric_path
 from ..utils.atomic import atomic_output
-from .publish import _REPO_ID, PublishError
+from .publish import PublishError, check_repo_id
 
 REQUIREMENTS = {"paranmt_sts": ["evaluate>=0.4", "datasets", "numpy", "scipy"],
                 "paranmt_tatoeba": ["evaluate>=0.4", "datasets", "numpy"]}
@@ -80,8 +80,9 @@ def push_metric(name: str, repo_id: str, token: str | None = None, private: bool
 
     from huggingface_hub import HfApi, constants
 
-    if not _REPO_ID.match(repo_id) or "/" not in repo_id:
-        raise PublishError(f"{repo_id!r} is not a Hub repository id (owner/name)")
+    check_repo_id(repo_id, "repo_id")
+    if "/" not in repo_id:
+        raise PublishError(f"repo_id {repo_id!r} is not a Hub repository id such as owner/name (no owner)")
     with tempfile.TemporaryDirectory() as tmp:
         space = write_metric_space(name, folder or Path(tmp) / name, repo_id=repo_id, overwrite=folder is not None)
         hint = f"upload it later with `hf upload {repo_id} <folder> . --repo-type space`"

@@ -21,13 +21,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..utils.tree import files_within
 from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
 from .eval_results import EvalSummary, check_results_model, load_eval_results
@@ -36,7 +34,25 @@ from .model_info import SUMMARY_FILE, public_training_summary, read_training_sum
 logger = logging.getLogger(__name__)
 
 PROBE_SENTENCES = ["A man is playing a guitar.", "someone plays guitar", "", "Ünïcödé, numbers 3.14 & UNKNOWNWORDZ"]
-_REPO_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$")
+
+
+def check_repo_id(value: str, what: str = "model id") -> str:
+    """``value`` if it is a Hub repository id (``name`` or ``owner/name``, as huggingface_hub validates them).
+
+    It goes into the card's YAML and code snippets, and names folders: quotes, ``..`` and paths are refused.
+
+    Raises:
+        PublishError: it is not one (one sentence).
+    """
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(value)
+    except HFValidationError as err:
+        reason = str(err).splitlines()[0].split(": '")[0].rstrip(".")  # without the value again, or the API's hints
+        raise PublishError(f"{what} {value!r} is not a Hub repository id such as owner/name ({reason})") from None
+    return value
 
 
 class PublishError(RuntimeError):
@@ -85,7 +101,7 @@ def _check_output(source: Path, output: Path, overwrite: bool, inputs: list[Any]
         raise PublishError(str(err)) from err
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"{output} exists and is not empty: choose another folder, or replace it with "
-                              "--overwrite (overwrite=True in Python)")
+                              "overwrite=True")
     return out.exists()
 
 
@@ -118,8 +134,8 @@ def _write_records(
     if evaluation is not None:
         relative = Path("results") / model_id.replace("/", "__") / evaluation.folder.name
         (staging / relative).mkdir(parents=True)
-        for path in files_within(evaluation.folder, sorted(evaluation.folder.glob("*.json")), "result file"):
-            shutil.copyfile(path, staging / relative / path.name)  # links out of the folder are never followed
+        for path in evaluation.files:  # links out of the evaluation folder are never followed
+            shutil.copyfile(path, staging / relative / path.name)
         meta = staging / relative / "model_meta.json"
         if meta.is_file():
             value = json.loads(meta.read_text(encoding="utf-8"))
@@ -175,8 +191,10 @@ def publish(
     source, output = Path(model_dir), Path(output_dir)
     if not (source / "config.json").is_file():
         raise FileNotFoundError(f"{source} holds no saved model (no config.json)")
-    if push_repo_id is not None and not _REPO_ID.match(push_repo_id):
-        raise PublishError(f"{push_repo_id!r} is not a Hub repository id (owner/name)")
+    if push_repo_id is not None:
+        check_repo_id(push_repo_id, "push_repo_id")
+    if model_id is not None:
+        check_repo_id(model_id, "model_id")
     if speed_json is not None and not Path(speed_json).is_file():
         raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
@@ -196,7 +214,7 @@ def publish(
         require_st = _save_model(encoder, source, staging)
         summary, results_path = _write_records(source, staging, evaluation, speed_json, model_id)
         card = render_model_card(
-            staging, eval_dir=evaluation.folder if evaluation else None, speed_json=speed_json,
+            staging, eval_dir=evaluation, speed_json=speed_json,
             model_id=model_id, encoder=encoder, training_summary=summary, language=language, license=license,
             datasets=datasets, results_path=results_path,
         )

@@ -76,7 +76,8 @@ class ParaNMTEncoder:
         dequantised (:mod:`paranmt_hf.model.storage`).
 
         Raises:
-            FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists).
+            FileNotFoundError: a missing local path (``./m``, ``/abs/m``, ``models/m`` where ``models/`` exists), or
+                a name that is no folder here and that the Hub (offline: its cache) does not give: one sentence.
             WeightsMismatchError: the weights file does not hold exactly the model's tensors (file and keys named).
             DamagedFileError: a file of the folder is damaged (truncated, not valid JSON; the file is named).
             NotAParaNMTFolderError: a local folder of another library (model2vec, sentence-transformers): the
@@ -105,6 +106,11 @@ class ParaNMTEncoder:
             refused = pickled_code_error(err)
             if refused is not None:
                 raise refused from None
+            if not os.path.isdir(name_or_path) and isinstance(err, OSError):  # a Hub id the Hub did not give
+                from .locate import not_found
+
+                detail = str(err).splitlines()[0].rstrip(".") if str(err) else type(err).__name__
+                raise not_found(str(name_or_path), f"the Hub did not give it ({detail})") from None
             damaged = damaged_file_error(name_or_path, err) if os.path.isdir(name_or_path) else None
             if damaged is None:
                 raise

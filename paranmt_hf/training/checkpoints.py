@@ -158,20 +158,21 @@ def find_resume_checkpoint(directory: Path, record: dict[str, Any]) -> Path:
     complete = [p for p in checkpoints if is_complete(p)]
     if not complete:
         found = f" (incomplete: {', '.join(p.name for p in checkpoints)})" if checkpoints else ""
-        raise ResumeError(f"--resume: no complete checkpoint in {directory}{found}, and the run saved its model; "
-                          "nothing to resume: pass --overwrite to train it again, or choose another --output")
+        raise ResumeError(f"resume=True: no complete checkpoint in {directory}{found}, and the run saved its model "
+                          "(its checkpoints are removed then, unless keep_checkpoints=True); nothing to resume: pass "
+                          "overwrite=True to train it again, or choose another output_dir")
     latest = complete[-1]
     damaged = find_damaged_file(latest)
     if damaged is not None:
-        raise ResumeError(f"--resume: {damaged[0]} is damaged ({damaged[1]}); move {latest} aside (rename it) to "
+        raise ResumeError(f"resume=True: {damaged[0]} is damaged ({damaged[1]}); move {latest} aside (rename it) to "
                           "resume from the checkpoint before it")
     saved = json.loads((latest / RUN_FILE).read_text(encoding="utf-8"))
     differences = record_differences(saved, record)
     if differences:
         raise ResumeError(
-            f"--resume: {latest} belongs to a run with other arguments; resuming would train this run's model "
+            f"resume=True: {latest} belongs to a run with other arguments; resuming would train this run's model "
             "from another run's weights:\n  " + "\n  ".join(differences)
-            + "\nResume with the same arguments, or start a new run (--overwrite, or another --output)."
+            + "\nResume with the same arguments, or start a new run (overwrite=True, or another output_dir)."
         )
     return latest
 
@@ -193,14 +194,14 @@ def check_unfinished(checkpoint: Path, target: int, saved_steps: int | None = No
         state = json.loads((checkpoint / TRAINER_STATE_FILE).read_text(encoding="utf-8"))
         done = int(state.get("global_step", checkpoint_step(checkpoint)))
     except (ValueError, TypeError, AttributeError) as err:
-        raise ResumeError(f"--resume: {checkpoint / TRAINER_STATE_FILE} is not a readable trainer state ({err}); "
+        raise ResumeError(f"resume=True: {checkpoint / TRAINER_STATE_FILE} is not a readable trainer state ({err}); "
                           "move that checkpoint aside to resume from an earlier one") from None
     if done >= target and saved_steps is not None and saved_steps >= done:
-        raise ResumeError(f"--resume: the run of {checkpoint} already took {done} of {target} steps; nothing to "
-                          "resume. Pass a larger --max-steps or --epochs to train further.")
+        raise ResumeError(f"resume=True: the run of {checkpoint} already took {done} of {target} steps; nothing to "
+                          "resume. Pass a larger max_steps or epochs to train further.")
     if done > target:
-        raise ResumeError(f"--resume: {checkpoint} is at step {done}, past the {target} steps asked; pass "
-                          f"--max-steps {done} (or more) to finish that run")
+        raise ResumeError(f"resume=True: {checkpoint} is at step {done}, past the {target} steps asked; pass "
+                          f"max_steps={done} (or more) to finish that run")
     return done
 
 
@@ -262,6 +263,6 @@ def earlier_run(out: Path, artifacts: Sequence[str]) -> list[str]:
 def refuse_earlier_run(out: Path, found: list[str]) -> None:
     """Raise the error for a new run in a folder that holds an earlier run."""
     raise OutputExistsError(
-        f"{out} holds an earlier run ({', '.join(found)}): pass --resume to continue it, --overwrite to replace it "
-        "(its checkpoints are deleted), or choose another --output"
+        f"{out} holds an earlier run ({', '.join(found)}): pass resume=True to continue it, overwrite=True to replace "
+        "it (its checkpoints are deleted), or choose another output_dir"
     )

@@ -68,7 +68,8 @@ def run_folder(output_dir: str | os.PathLike[str]) -> Path:
 
     That is ``checkpoints/`` (for ``--resume``) and ``initial-model/`` (the untrained model it started from), in a
     hidden folder next to the model folder, ``.NAME.paranmt-train`` (as the corpus tools keep their work folder next
-    to their output), so that the model folder holds the model alone; delete it once the run needs no resuming.
+    to their output), so that the model folder holds the model alone. A run that saves its model removes it
+    (unless ``keep_checkpoints``); a run that stops keeps it for ``resume``.
     """
     out = Path(os.path.abspath(output_dir))
     return out.parent / f".{out.name}.paranmt-train"
@@ -104,6 +105,7 @@ class RunOptions:
     overwrite: bool = False
     teacher_sentences: int | str | None = None
     notify: Callable[[str], None] | None = None
+    keep_checkpoints: bool = False
 
 
 def train(
@@ -122,6 +124,7 @@ def train(
     overwrite: bool = False,
     teacher_sentences: int | str | None = None,
     notify: Callable[[str], None] | None = None,
+    keep_checkpoints: bool = False,
 ) -> TrainResult:
     """Train ``recipe`` on ``sources`` and save a model directory that loads everywhere into ``output_dir``.
 
@@ -147,8 +150,10 @@ def train(
         teacher_sentences: a ``tokenlearn`` recipe's teacher pass embeds at most this many unique training
             sentences (``"all"``: the recipe's bound; ``None``: that, or a sample of
             :data:`~paranmt_hf.training.teacher_pass.QUICK_TEACHER_SENTENCES` when ``max_steps`` is given).
-        notify: called with a message before training starts: how many sentences the teacher pass will embed and
-            about how long it takes (a timed probe); ``None``: logged at INFO.
+        notify: called with a message before training starts: where the checkpoints go; how many sentences the
+            teacher pass will embed and about how long it takes (a timed probe); ``None``: logged at INFO.
+        keep_checkpoints: keep :func:`run_folder` (checkpoints, initial model) once the model is saved (to extend
+            the run later with ``resume`` and a larger ``max_steps``); by default it is removed then.
 
     The final model, ``training_summary.json`` and each checkpoint's records are written atomically: a killed run
     leaves the previous files or the new ones, never a mixture.
@@ -165,6 +170,7 @@ def train(
         overwrite=overwrite,
         teacher_sentences=teacher_sentences,
         notify=notify,
+        keep_checkpoints=keep_checkpoints,
     )
     if resume and overwrite:
         raise ValueError("resume and overwrite exclude each other: continue the run, or replace it")
@@ -233,7 +239,7 @@ def _check_output(out: Path, sources: list[PairSource | str], options: RunOption
             resolved = Path(path).resolve()
             hit = next((c for c in cleared if resolved == c.resolve() or c.resolve() in resolved.parents), None)
             if hit is not None:
-                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that --overwrite "
+                raise OutputIsInputError(f"training file {path} lies in the earlier run's files that overwrite=True "
                                          f"would delete; move it out of {hit.parent} first")
     return cleared
 
@@ -285,7 +291,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
         run.callback(torch.set_num_threads, torch.get_num_threads())
         torch.set_num_threads(plan.threads or torch.get_num_threads())
         if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"--output {out} is a file, not a folder")
+            raise NotADirectoryError(f"output_dir {out} is a file, not a folder")
         if is_main_process():
             # one run at a time in a folder: a second run into it is refused (OutputBusyError) while this one lives
             run.enter_context(output_lock(out))
@@ -309,6 +315,10 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
                                              options.seed, options.max_steps, options.teacher_sentences)
             (options.notify or logger.info)(teacher_pass.message())
             finish = replace(finish, tokenlearn=replace(finish.tokenlearn, sentences=teacher_pass.limit))
+        if is_main_process():
+            (options.notify or logger.info)(
+                f"checkpoints and the initial model go to {run_folder(out)}: kept if the run stops (for resume), "
+                + ("kept" if options.keep_checkpoints else "removed") + " once the model is saved")
         encoder = initial_encoder(plan.model, pairs, run_folder(out) / INIT_DIR, options.resume, options.seed)
         optimizer = run_optimizer(plan.optimizer, encoder.model)
         model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
@@ -368,6 +378,6 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             **({"teacher": teacher_stats} if teacher_stats else {}),
         }
         atomic_write_json(out / SUMMARY_FILE, summary, default=str)
-        logger.info("model saved in %s; the run's checkpoints and initial model are in %s (for --resume; delete "
-                    "that folder when the run needs no resuming)", out, run_folder(out))
+        if not options.keep_checkpoints:  # the model is saved: nothing is left to resume
+            shutil.rmtree(run_folder(out), ignore_errors=True)
         return result

@@ -38,7 +38,8 @@ Returns:
     pearson_per_group, spearman_per_group (dict): per group (with "<group>/<dataset>" subsets).
     n_pairs (int): pairs scored.
 Examples:
-    >>> metric = evaluate.load("paranmt_sts")
+    >>> from paranmt_hf.metrics import metric_path  # this module's folder; from the Hub: "<owner>/paranmt_sts"
+    >>> metric = evaluate.load(metric_path("paranmt_sts"))
     >>> round(metric.compute(predictions=[0.1, 0.5, 0.9], references=[0.0, 2.5, 5.0])["pearson"], 1)
     100.0
 """

@@ -38,7 +38,8 @@ Returns:
     xx2en_precision, xx2en_recall, xx2en_f1, xx2en_accuracy (float): mteb's bitext-mining metrics (0-1).
     main_score (float): xx2en_f1 (mteb's main score for Tatoeba). n_pairs (int).
 Examples:
-    >>> metric = evaluate.load("paranmt_tatoeba")
+    >>> from paranmt_hf.metrics import metric_path  # this module's folder; from the Hub: "<owner>/paranmt_tatoeba"
+    >>> metric = evaluate.load(metric_path("paranmt_tatoeba"))
     >>> metric.compute(source_embeddings=[[1, 0], [0, 1]], target_embeddings=[[0.9, 0.1], [0.2, 0.8]])["error"]
     0.0
 """
