@@ -1,22 +1,18 @@
 """What of our scores goes into mteb's ``scores`` field, and where the rest of our numbers go.
 
-mteb's ``TaskResult.get_score()`` (used by ``mteb.ResultCache`` and the leaderboard) averages ``main_score`` over
-*every* entry of *every* split in ``scores``. So a task JSON may list there only what mteb's own task produces,
-or mteb reads back a different number than stock mteb would compute:
+mteb's ``TaskResult.get_score()`` (``mteb.ResultCache``, the leaderboard) averages ``main_score`` over every entry of
+every split in ``scores``, so a task JSON lists there only what mteb's own task produces:
 
-- ``STS12``-``STS16``: mteb's tasks are the year's datasets pooled: only our ``default`` subset (split ``test``).
-- ``STSBenchmark``: only the ``test`` split (mteb's ``eval_splits``), subset ``default``.
-- ``STS17``: the SemEval tracks under mteb's subset names (``EVAL_SETS["STS17"].mteb_subsets``, checked against
-  ``mteb.get_task("STS17").hf_subsets`` and the descriptive statistics' text lengths): track 4b (``es-en-wmt``) is
-  not in mteb's STS17 and stays out.
-- ``Tatoeba``: one entry per language pair (``deu-eng``, ...), mteb's metrics of the ``xx->en`` direction
-  (``precision``, ``recall``, ``f1``, ``accuracy``, ``main_score`` = ``f1``).
+- ``STS12``-``STS16``: the ``default`` subset (the year's datasets pooled, as in mteb), split ``test``.
+- ``STSBenchmark``: the ``test`` split (mteb's ``eval_splits``), subset ``default``.
+- ``STS17``: the SemEval tracks under mteb's subset names (``EVAL_SETS["STS17"].mteb_subsets``); track 4b
+  (``es-en-wmt``) is not in mteb's STS17 and stays out.
+- ``Tatoeba``: one entry per language pair (``deu-eng``, ...), mteb's ``xx->en`` metrics (``main_score`` = ``f1``).
 - any other task (STS-format folders): every entry, as computed.
 
-Only mteb's metric keys are kept in those entries. Every number we compute (per-dataset Pearson and Spearman of
-the papers' protocol, ``paper_pearson_mean``, skipped pairs, validation splits, both Tatoeba error rates, ...)
-goes, complete and under our own subset names, to the top-level key ``"paranmt_hf"`` (``EXTRA_KEY``), which mteb's
-pydantic ``TaskResult`` ignores on ``from_disk``.
+Only mteb's metric keys are kept there. Every number we compute (per-dataset Pearson and Spearman, skipped pairs,
+validation splits, both Tatoeba error rates, ...) goes to the top-level key ``"paranmt_hf"`` (``EXTRA_KEY``), which
+mteb's pydantic ``TaskResult`` ignores on ``from_disk``.
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """Run stock mteb tasks offline on a local copy of their data (the Hub is not needed).
 
-mteb loads a task's data with ``datasets.load_dataset(**task.metadata.dataset)`` (one config per ``hf_subset`` for
-multilingual tasks). Pointing ``task.metadata.dataset`` at a local folder in the same layout makes a stock task run
-offline, with mteb's own loading, evaluation and result files::
-
-    import mteb
-    from sentence_transformers import SentenceTransformer
-    from paranmt_hf.evaluation.mteb_local import local_mteb_tasks
+mteb loads a task's data with ``datasets.load_dataset(**task.metadata.dataset)``. Pointing that at a local folder in
+the same layout (``{"path": "/abs/folder", "revision": "local"}``) runs a stock task offline, with mteb's own
+loading, evaluation and result files::
 
     tasks = local_mteb_tasks(["STSBenchmark", "STS12", "STS17", "Tatoeba"], data_dir="../shared/data",
                              cache_dir="mteb-local-data")
     results = mteb.evaluate(SentenceTransformer("my-model"), tasks, cache=None)
 
-By hand, for any task whose data you have as a folder that ``datasets.load_dataset`` reads (the task's columns,
-one Parquet file per split, a README ``configs:`` entry per subset for multilingual tasks)::
-
-    task = mteb.get_task("STSBenchmark")
-    task.metadata.dataset = {"path": "/abs/stsbenchmark-local", "revision": "local"}   # "revision" is required
-
-:func:`write_task_data` writes that folder for STS12–STS16 (each year's datasets pooled, as mteb's tasks are),
-STSBenchmark, STS17 (the SemEval tracks mteb has: ar-ar, en-ar, es-es, es-en, en-en, en-tr) and Tatoeba (the LASER
-test sets: ara, cmn, deu, fra, rus, spa, tur) from the files of ``PARANMT_HF_DATA``. Subsets mteb has but the local
-data lacks are left out of the task (``task.hf_subsets``), so the scores cover exactly the data given.
+:func:`write_task_data` writes that folder for STS12–STS16 (each year pooled, as in mteb), STSBenchmark, STS17 and
+Tatoeba from the files of ``PARANMT_HF_DATA``. Subsets mteb has but the local data lacks are left out of the task
+(``task.hf_subsets``), so the scores cover exactly the data given.
 """
 
 from __future__ import annotations

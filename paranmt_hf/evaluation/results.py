@@ -123,22 +123,16 @@ def write_results(
     model: str | os.PathLike[str] | dict[str, str] | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Write every task JSON and ``model_meta.json``; returns the ``<org>__<name>/<revision>`` folder.
-
-    The folder is written whole and atomically (built under a temporary name, then renamed into place): a kill, or
-    a later run with fewer tasks, never leaves a folder that mixes two runs' results. A second process writing the
-    same folder waits for the first (the last one wins).
+    """Write every task JSON and ``model_meta.json`` atomically; returns the ``<org>__<name>/<revision>`` folder.
 
     Args:
         results: the task results (:func:`~paranmt_hf.evaluation.evaluate`).
-        output_dir: the results root (mteb's layout below it).
+        output_dir: the results root (mteb's layout below it); the folder is built aside, then renamed into place.
         model_name: ``org/name`` of the model.
         revision: the model revision (the folder's name).
         model_meta: ``model_meta.json`` (default: name and revision).
-        model: the model folder the results came from (or its :func:`~paranmt_hf.utils.content_hash.model_record`):
-            recorded in every task JSON (``"paranmt_hf": {"model": {"path", "sha256"}}``), so that ``publish`` can
-            check that results belong to the model it publishes.
-        overwrite: replace an existing results folder of this model and revision.
+        model: the model folder or its :func:`~paranmt_hf.utils.content_hash.model_record` (``publish`` checks it).
+        overwrite: replace an existing results folder of this model and revision (a second writer waits; last wins).
 
     Raises:
         OutputExistsError: the folder exists and ``overwrite`` is false.

@@ -9,11 +9,9 @@ Layout written below the destination (the same as the project's shared data)::
     CHECKSUMS.sha256   sha256 of every file under eval/ and train/ as fetch built it (``sha256sum -c``)
     .downloads/        the raw downloads (kept for resuming and re-building; safe to delete afterwards)
 
-Existing outputs that match the checksums recorded when they were built are kept (nothing is downloaded for them)
-unless ``overwrite``; an output that fails verification (a file changed or deleted since) is built again from the
-verified downloads, and its recorded checksums stay what was built: ``CHECKSUMS.sha256`` is never recomputed from
-what happens to be on disk. Every output is written under a temporary name, with its lock held, and renamed into
-place when complete and checked.
+Outputs matching the checksums recorded when they were built are kept unless ``overwrite``; one that fails them is
+rebuilt from the verified downloads (``CHECKSUMS.sha256`` is never recomputed from what is on disk). Every output is
+written under a temporary name, with its lock held, and renamed into place when complete and checked.
 """
 
 from __future__ import annotations
@@ -441,10 +439,8 @@ def fetch_data(
 
     Args:
         dest: the data directory to fill (created if needed).
-        only: ``"eval"`` (evaluation sets) or ``"train"`` (training corpora; the evaluation sets are still fetched
-            when missing, because decontamination needs them); None: both.
-        verify: ``"tofu"``: pinned checksums must match, others are recorded on first use and must match later;
-            ``"strict"``: refuse any file without a pinned or recorded checksum.
+        only: ``"eval"``, ``"train"`` (also fetches missing evaluation sets: decontamination needs them); None: both.
+        verify: ``"tofu"`` (unpinned checksums are recorded on first use) or ``"strict"`` (no checksum: refused).
         mirror: base URL serving every file as ``<mirror>/<host>/<path>`` (default ``$PARANMT_HF_MIRROR``).
         overwrite: rebuild outputs that exist (downloads are re-verified, not repeated).
         paranmt_sample: lines drawn from ParaNMT-5M (10,000 gives ``paranmt5m-sample-10k.tsv.gz``).
@@ -457,8 +453,7 @@ def fetch_data(
 
     Raises:
         paranmt_hf.fetch.UnreachableError: offline: stops at once (the message says what to do).
-        FetchFailed: some sources failed (checksum, format, HTTP errors, ``strict`` without a checksum); the
-            others were installed, and ``failures`` holds each error.
+        FetchFailed: some sources failed (the others were installed); ``failures`` holds each error.
     """
     if only not in (None, *ONLY):
         raise ValueError(f"only must be one of {ONLY} or None, got {only!r}")

@@ -9,8 +9,8 @@ teacher``).
     from paranmt_hf.model.distill import build_teacher_encoder
     encoder = build_teacher_encoder("trigram+subword", corpus, teacher="sentence-transformers/all-MiniLM-L6-v2")
 
-Distillation runs the teacher once per vocabulary piece (about 30 s for all-MiniLM-L6-v2's 30K pieces on one CPU
-core); ``cache_dir`` keeps the result, keyed by the teacher and the options.
+Distillation runs the teacher once per vocabulary piece, so ``cache_dir`` keeps the result, keyed by the teacher and
+the options.
 """
 
 from __future__ import annotations

@@ -1,19 +1,17 @@
 """A teacher's distilled ``subword`` table (:class:`Distillation`) and the steps after training (:class:`FinishSpec`).
 
 A recipe with ``teacher`` set whose ``kind`` has a ``subword`` component starts those components from model2vec's
-distillation of that sentence-transformers teacher (:mod:`paranmt_hf.model.distill`, built by
-:mod:`paranmt_hf.training.initial_model`) and trains them with their own learning rate, ``teacher_learning_rate`` (0
-keeps the distilled table frozen), next to the other components at ``learning_rate``
-(:mod:`paranmt_hf.training.optim`). The distilled rows carry model2vec's Zipf/SIF token weights in their norms;
-``keep_norms`` restores each updated row's initial norm after every step, so training changes directions only.
+distillation of that teacher (:mod:`paranmt_hf.model.distill`, built by :mod:`paranmt_hf.training.initial_model`)
+and trains them at ``teacher_learning_rate`` (0 keeps the distilled table frozen), the other components at
+``learning_rate`` (:mod:`paranmt_hf.training.optim`). The distilled rows carry model2vec's Zipf/SIF token weights in
+their norms; ``keep_norms`` restores each updated row's norm after every step, so training changes directions only.
 
-A recipe whose ``kind`` has no ``subword`` component (e.g. ``trigram``) but sets ``teacher`` trains as usual and is
-then concatenated with the teacher's distilled table (:func:`paranmt_hf.model.build.combine_encoders`); with
-``tokenlearn`` (the ``best`` recipe) that table is first fitted to the teacher's sentence embeddings of the training
-sentences (:mod:`paranmt_hf.training.tokenlearn`). Either way
+A recipe with ``teacher`` but no ``subword`` component (e.g. ``trigram``) trains as usual and is then concatenated
+with the teacher's distilled table (:func:`paranmt_hf.model.build.combine_encoders`); with ``tokenlearn`` (the
+``best`` recipe) that table is first fitted to the teacher's sentence embeddings (:mod:`.tokenlearn`). Either way
 ``teacher_weight`` finally rescales the subword tables so that their part of the sentence embedding weighs that much
-relative to the rest (:func:`paranmt_hf.model.distill.balance_subword`, median norms over training sentences): trained
-trigram averages grow a few times larger than the distilled table's, which would otherwise hardly count.
+relative to the rest (:func:`paranmt_hf.model.distill.balance_subword`): trained trigram averages grow much larger
+than the distilled table's, which would otherwise hardly count.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Sentence embeddings of a sentence-transformers teacher, computed once per (data, teacher) and cached.
 
-Learning a static table from a teacher's sentence embeddings (:mod:`paranmt_hf.training.tokenlearn`) needs the
-teacher's embedding of every training sentence (190,530 for the main job). By default the teacher runs in ONNX
-Runtime (:mod:`paranmt_hf.training.teacher_onnx`: exported once and cached, sentences sorted by length so batches
-hardly pad, one thread per core), float32: the same embeddings as PyTorch float32 (cosine ≥ 0.99999 per
-sentence) several times faster than ``SentenceTransformer.encode`` (``benchmarks/quality``). The
-embeddings are a function of the sentences, the teacher, the precision and the engine only, so they are kept in the
-user cache (``$PARANMT_HF_CACHE/teacher_embeddings``, default ``~/.cache/paranmt_hf/teacher_embeddings``), keyed by
-those: a second run with the same data and teacher reads them in a second.
+Learning a static table from a teacher (:mod:`paranmt_hf.training.tokenlearn`) needs the teacher's embedding of every
+training sentence. By default the teacher runs in ONNX Runtime float32 (:mod:`paranmt_hf.training.teacher_onnx`):
+the same embeddings as PyTorch float32, faster (``benchmarks/quality``). The embeddings depend only on the
+sentences, the teacher, the precision and the engine, so the user cache keeps them, keyed by those and the batch size
+(``$PARANMT_HF_CACHE/teacher_embeddings``, default ``~/.cache/paranmt_hf/teacher_embeddings``)::
 
     from paranmt_hf.training.teacher_embeddings import teacher_embeddings
     targets = teacher_embeddings(sentences, "sentence-transformers/all-MiniLM-L6-v2")   # [n, 384] float32
@@ -173,8 +170,7 @@ def teacher_embeddings(
 
     Args:
         sentences: the texts (their order is the rows').
-        teacher: a sentence-transformers model (directory, Hub id or bundling package, see
-            :func:`paranmt_hf.model.distill.resolve_teacher`).
+        teacher: the sentence-transformers teacher, as :func:`~paranmt_hf.model.distill.resolve_teacher` accepts it.
         precision: one of :data:`PRECISIONS`.
         batch_size: the teacher's batch size.
         cache_dir: where entries are kept (default: the user cache's ``teacher_embeddings/``).

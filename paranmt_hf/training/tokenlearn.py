@@ -1,22 +1,17 @@
 """A static table learned from a teacher's sentence embeddings (model2vec's "tokenlearn" idea), on our sentences.
 
 model2vec's distillation (:mod:`paranmt_hf.model.distill`) embeds each vocabulary piece alone with the teacher; its
-sentence averages lose about 10 points of STS against the teacher (all-MiniLM-L6-v2: 77.4 -> 67.6 STS12-16). Fitting
-the table so that the *mean of a sentence's rows* points where the teacher's *sentence embedding* points recovers
-much of that gap:
+sentence averages fall well short of the teacher on STS (``benchmarks/quality``). Fitting the table so that the
+*mean of a sentence's rows* points where the teacher's *sentence embedding* points recovers much of that gap:
 
-1. least squares: the linear map ``W`` (``[dim, teacher_dim]``, ridge-regularised) from the table's mean-pooled
-   sentence vectors to the teacher's embeddings, folded into the table (``table @ W``: it stays a static table, now of
-   the teacher's width);
-2. cosine regression: the table alone trained with Adam (sparse rows: only the rows of a batch move) on
-   ``1 - cos(mean of rows, teacher embedding)`` over the sentences, a few epochs.
+1. least squares: a ridge-regularised linear map ``W`` from the table's mean-pooled sentence vectors to the teacher's
+   embeddings, folded into the table (``table @ W``: still a static table, now of the teacher's width);
+2. cosine regression: the table alone trained with sparse Adam on ``1 - cos(mean of rows, teacher embedding)``.
 
-Unknown and padding pieces are left out of the means (their rows stay zero). The teacher's embeddings come from
-:func:`paranmt_hf.training.teacher_embeddings.teacher_embeddings` (cached). ``paranmt-hf train --recipe best`` runs
-this on the unique English sentences of its training pairs, then concatenates the learned table with the trained
-trigram model (:mod:`paranmt_hf.training.teacher`); see ``benchmarks/quality/``.
+Unknown and padding pieces are left out of the means (their rows stay zero). ``paranmt-hf train --recipe best`` runs
+this on its training sentences (targets from :mod:`paranmt_hf.training.teacher_embeddings`, cached), then
+concatenates the learned table with the trained trigram model (:mod:`paranmt_hf.training.teacher`)::
 
-    from paranmt_hf.training.tokenlearn import fit_table
     learned = fit_table(distilled_subword_encoder, sentences, targets, epochs=6)
 """
 
@@ -167,9 +162,10 @@ def fit_table(
 ) -> Any:
     """A ``subword`` encoder whose table is fitted to the teacher's sentence embeddings ``targets``.
 
+    It is a new ``ParaNMTEncoder``: same tokenizer, table ``[vocab, teacher_dim]``, padding and unknown rows zero.
+
     Args:
-        encoder: a ``ParaNMTEncoder`` with one ``subword`` component (e.g. model2vec's distillation of the teacher,
-            :func:`paranmt_hf.model.distill.build_teacher_encoder`).
+        encoder: a ``ParaNMTEncoder`` with one ``subword`` component (e.g. model2vec's distillation of the teacher).
         sentences: the training sentences.
         targets: the teacher's embeddings of ``sentences`` (``[n, teacher_dim]``).
         epochs: passes of the cosine regression over the sentences (0: least squares only).
@@ -178,9 +174,6 @@ def fit_table(
         ridge: regularisation of the least-squares map (relative to the features' mean square).
         seed: batch order.
         show_progress: a tqdm bar over the steps.
-
-    Returns:
-        A new ``ParaNMTEncoder`` (same tokenizer; table ``[vocab, teacher_dim]``, padding/unknown rows zero).
     """
     from ..model.build import build_encoder
     from ..model.distill import load_subword_table

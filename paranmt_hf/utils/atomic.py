@@ -2,21 +2,17 @@
 
 The rules every command keeps (docs/reliability.md):
 
-- an output is written under a temporary name in its own folder and renamed into place when complete
-  (``os.replace``), so a killed run leaves the old file or the new one, never a partial file under the final name;
-- one writer at a time: a writer holds a lock on its output (``.paranmt-lock-<name>`` next to it, removed when done)
-  from its existence check to its final rename; a second writer is refused (:class:`OutputBusyError`, naming the
-  holder), and the final rename without ``overwrite`` refuses an output that appeared meanwhile;
-- an output never replaces one of the run's inputs (also through symlinks or hard links; a model's files are inputs
-  of the commands that load it), even with ``overwrite``; an existing output is replaced only with ``overwrite``;
-- outputs get the usual permissions, and a replaced output keeps the mode and group of the one it replaces;
-- temporaries of a killed writer are removed by the next writer of the same output (which holds the lock).
+- an output is written under a temporary name in its own folder and renamed into place (``os.replace``) when
+  complete: a killed run leaves the old file or the new one, never a partial file under the final name;
+- one writer at a time: a writer holds a lock (``.paranmt-lock-<name>`` next to the output) from its existence check
+  to its rename; a second writer is refused (:class:`OutputBusyError`, naming the holder);
+- an output never replaces one of the run's inputs (symlinks and hard links included), even with ``overwrite``; an
+  existing output is replaced only with ``overwrite``, and keeps its mode and group;
+- the next writer of an output (holding its lock) removes the temporaries of a killed writer.
 
-```python
-check_output("out.tsv.gz", inputs=["in.tsv.gz"])              # fail early, before any work
-with atomic_output("out.tsv.gz", inputs=["in.tsv.gz"]) as tmp:   # tmp keeps the suffix (.tsv.gz)
-    write_pairs(rows, tmp)
-```
+    check_output("out.tsv.gz", inputs=["in.tsv.gz"])                # fail early, before any work
+    with atomic_output("out.tsv.gz", inputs=["in.tsv.gz"]) as tmp:   # tmp keeps the suffix (.tsv.gz)
+        write_pairs(rows, tmp)
 """
 
 from __future__ import annotations

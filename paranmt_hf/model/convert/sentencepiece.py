@@ -1,26 +1,18 @@
 """A ``tokenizers`` Unigram tokenizer that segments exactly like a sentencepiece model's ``EncodeAsPieces``.
 
-The tokenizer reproduces sentencepiece's unigram Viterbi segmentation: the model's own normalisation rules
-(``precompiled_charsmap``, e.g. ``nmt_nfkc``), removal of extra whitespace, the ``▁`` dummy prefix, whitespace as
-``▁``, and runs of unknown characters fused into one piece whose text is the run itself (sentencepiece returns the
-surface string of an unknown run, not ``<unk>``).
+It reproduces sentencepiece's unigram Viterbi segmentation: the model's normalisation rules (``precompiled_charsmap``,
+e.g. ``nmt_nfkc``), removal of extra whitespace, the ``▁`` dummy prefix, whitespace as ``▁``, and runs of unknown
+characters fused into one piece whose text is the run itself (sentencepiece's answer, not ``<unk>``).
 
-Original checkpoints of "Paraphrastic Representations at Scale" look pieces up *by string* in their own vocabulary,
-which also holds such unknown-run strings (that is why it is larger than the sentencepiece model, PRAS issue #6).
-A ``tokenizers`` model cannot look up the text of an unknown run, so the normaliser wraps every run of characters
-that the sentencepiece model cannot produce in two sentinel characters, and each unknown-run string ``S`` of the
-checkpoint vocabulary becomes the piece ``SENTINEL_OPEN + S + SENTINEL_CLOSE``: it matches a whole run only, never
-a part of one, so a run absent from the vocabulary stays a single fused unknown token exactly as in the original.
+PRAS checkpoints look pieces up *by string* in their own vocabulary, which also holds such unknown-run strings. A
+``tokenizers`` model cannot look up an unknown run's text, so the normaliser wraps every run the sentencepiece model
+cannot produce in two sentinel characters, and each unknown-run string ``S`` of the vocabulary becomes the piece
+``SENTINEL_OPEN + S + SENTINEL_CLOSE``: it matches whole runs only, so an unseen run stays one unknown token.
 
-Known differences (measured on the 52,082 STS 2012-2016 sentences: 0 differ in the multiset of pieces, 8 in their
-order; on 3,000 random Unicode strings 2 differ):
-
-- equal-score segmentations that are permutations of each other ("000" -> ``00 0`` or ``0 00``) are tie-broken by
-  float32 rounding in sentencepiece and float64 in ``tokenizers``: order may differ, averages are identical;
-- ``tokenizers``' ``Precompiled`` normaliser works per grapheme cluster and drops U+200C/U+200D after some
-  combining sequences where sentencepiece keeps them;
-- characters whose NFKC form is upper case (``ℌ`` -> ``H``) are unknown to a lower-cased model but looked up
-  lower-cased by the original; the converted tokenizer maps them to ``[UNK]``.
+Known differences (``tests/test_convert_pras.py`` compares the STS sentences): equal-score segmentations that are
+permutations of each other (``00 0``, ``0 00``) may differ in order (float32 vs float64 tie-breaks; averages equal);
+``Precompiled`` drops U+200C/U+200D after some combining sequences; characters whose NFKC form is upper case (``ℌ``)
+are ``[UNK]`` for a lower-cased model, where the original looks them up lower-cased.
 """
 
 from __future__ import annotations
