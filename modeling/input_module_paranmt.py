@@ -1,16 +1,15 @@
-"""The sentence-transformers input module of ParaNMT models: the fast path, shipped inside every model directory.
+"""The sentence-transformers input module of ParaNMT models, shipped inside every model directory.
 
-``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so ``SentenceTransformer(dir)``
-(and mteb, LangChain, ... through it) embeds with the same featuriser and forward as ``ParaNMTEncoder``: exact
-batched token ids, the flat ``EmbeddingBag`` layout for averaging encoders and their combinations (no padding,
-no ``[batch, tokens, dim]`` tensor), length-sorted packed batches for recurrent encoders, one torch thread for
-averaging models at inference. After ``import paranmt_hf`` the class resolves to the installed copy of this file (no
-flag); elsewhere ``SentenceTransformer(dir, trust_remote_code=True)`` imports this file from the directory.
+``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so
+``SentenceTransformer(dir, trust_remote_code=True)`` (and mteb, LangChain, ... through it) imports this file from the
+directory and embeds with the same featuriser and forward as ``ParaNMTEncoder``, in the shape of sentence-transformers'
+``StaticEmbedding``: ``preprocess`` gives flat ids + offsets (averaging encoders and their combinations; padded ids +
+mask for recurrent ones), ``forward`` runs the model.
 
 This file is Hub remote code: it imports only torch, transformers and its siblings. Where sentence-transformers is
 installed (always, when sentence-transformers itself loads this file) the class also derives from its
-``InputModule``, so the trainer treats it as one of its own modules (checkpoint reloading, model cards); that
-guarded import keeps the file usable without it, and transformers' remote-code import check satisfied.
+``InputModule``, so the trainer treats it as one of its own modules; that guarded import keeps the file usable
+without it, and transformers' remote-code import check satisfied.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-import torch
 from torch import nn
 
 from .featurization_paranmt import ParaNMTFeaturizer
@@ -182,26 +180,14 @@ class ParaNMTInputModule(_ModuleBase):
         return self.preprocess(texts, **kwargs)
 
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``.
-
-        At inference averaging models run on one torch thread: an embedding bag is memory-bound, and extra threads
-        stall on a busy machine (``ParaNMTEncoder`` does the same).
-        """
-        threads = torch.get_num_threads()
-        single = not self.training and self.featurizer.flat and threads > 1
-        if single:
-            torch.set_num_threads(1)
-        try:
-            last, pooled = self.model(  # a tuple: no output object to build for every batch
-                input_ids=features["input_ids"],
-                attention_mask=features.get("attention_mask"),
-                offsets=features.get("offsets"),
-                component_lengths=features.get("component_lengths"),
-                return_dict=False,
-            )
-        finally:
-            if single:
-                torch.set_num_threads(threads)
+        """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``."""
+        last, pooled = self.model(  # a tuple: no output object to build for every batch
+            input_ids=features["input_ids"],
+            attention_mask=features.get("attention_mask"),
+            offsets=features.get("offsets"),
+            component_lengths=features.get("component_lengths"),
+            return_dict=False,
+        )
         features["sentence_embedding"] = pooled
         if self.model.has_token_states and "attention_mask" in features:
             features["token_embeddings"] = last
@@ -216,26 +202,12 @@ WEIGHT_FILES = ("model.safetensors", "model_int8.safetensors")
 """The files safetensors writes with mode 0600 (it creates them through a private temporary file)."""
 
 
-def _umask() -> int:
-    """The process's umask (from ``/proc`` where possible: setting it to read it is not thread-safe)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
-    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask).
+    """Give the files ``names`` of ``directory`` the mode of the folder's ``config.json`` (a file made as usual).
 
     They are then readable by those the folder is shared with, as every other file of the model.
     """
-    mode = 0o666 & ~_umask()
+    mode = os.stat(os.path.join(directory, "config.json")).st_mode & 0o777
     for name in names:
         path = os.path.join(directory, name)
         if os.path.isfile(path) and (os.stat(path).st_mode & 0o777) != mode:

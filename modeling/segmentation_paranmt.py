@@ -1,8 +1,8 @@
 """How ParaNMT models read raw text: the word split, the lookup rules, and the segmenters of the custom tokenizer.
 
 ``ParaNMTTokenizer`` (``tokenization_paranmt.py``) is a list of segmenters, one per component: character trigrams,
-words with the original ParaNMT-50M lookup, or a ``tokenizers`` model; the batched fast path
-(``token_ids_paranmt.py``) reads the same segmenters. Both import them from here.
+words with the original ParaNMT-50M lookup, or a ``tokenizers`` model; paranmt_hf's batched ids
+(``paranmt_hf.model.token_ids``) and its torch-free encoder read the same segmenters.
 
 This file is Hub remote code: it imports ``tokenizers`` (a hard dependency of transformers) and the standard library
 only.
@@ -104,7 +104,6 @@ class _TrigramSegmenter:
         self.index = {token: i for i, token in enumerate(vocab)}
         self.unk_id = self.index[UNK_TOKEN]
         self.lookup = _lookup_rules({"lookup": lookup})
-        self.fast_path_exact = self.lookup == "split"  # the batched fast path reproduces only the "split" rules
         self._lower = normalizers.Lowercase()
         self._split = word_pre_tokenizer()
 
@@ -133,8 +132,6 @@ class _WordSegmenter:
 
     (Word components with the ``"split"`` rules are plain ``tokenizers`` WordLevel tokenizers: ``"tokenizers"``.)
     """
-
-    fast_path_exact = False  # the batched fast path does not implement these rules: the reference path reads them
 
     def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
         if _lookup_rules({"lookup": lookup}) != "paranmt50m":

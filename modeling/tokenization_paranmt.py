@@ -16,33 +16,11 @@ import json
 import os
 from typing import Any
 
-from transformers import BatchEncoding, PreTrainedTokenizer, PreTrainedTokenizerFast
-from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
+from transformers import PreTrainedTokenizer, PreTrainedTokenizerFast
 
 from .segmentation_paranmt import PAD_TOKEN, UNK_TOKEN, Segmenters
 
 VOCAB_FILES_NAMES = {"vocab_file": "paranmt_tokenizer.json"}
-
-_PLAIN_BATCH_OPTIONS = {
-    "add_special_tokens", "padding_strategy", "truncation_strategy", "max_length", "stride", "is_split_into_words",
-    "pad_to_multiple_of", "padding_side", "return_tensors", "return_token_type_ids", "return_attention_mask",
-    "return_overflowing_tokens", "return_special_tokens_mask", "return_offsets_mapping", "return_length", "verbose",
-    "split_special_tokens",
-}
-
-
-def _is_plain_batch(text: Any, text_pair: Any, kwargs: dict[str, Any]) -> bool:
-    """Whether a call is a batch of plain texts with options the vectorised path reproduces exactly."""
-    if text_pair is not None or not isinstance(text, (list, tuple)) or not text:
-        return False
-    if not all(isinstance(t, str) for t in text) or set(kwargs) - _PLAIN_BATCH_OPTIONS:
-        return False
-    if kwargs.get("is_split_into_words") or kwargs.get("stride"):
-        return False
-    if any(kwargs.get(k) for k in ("return_overflowing_tokens", "return_special_tokens_mask",
-                                   "return_offsets_mapping", "return_length")):
-        return False
-    return kwargs.get("split_special_tokens", True) is True
 
 
 class ParaNMTTokenizer(PreTrainedTokenizer):
@@ -89,7 +67,6 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
         kwargs.setdefault("split_special_tokens", True)
         super().__init__(pad_token=pad_token, unk_token=unk_token, **kwargs)
         self.init_kwargs.pop("components", None)  # saved to paranmt_tokenizer.json, not tokenizer_config.json
-        self._batch_ids: Any = None  # the batched fast path (featurization_paranmt), built on first use
 
     @staticmethod
     def _tag(component: int, token: str) -> str:
@@ -105,71 +82,23 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
         """Total number of ids over all components."""
         return sum(self.component_vocab_sizes)
 
+    @property
+    def segmented(self) -> Segmenters:
+        """The components' segmenters (what reads text; ``encode_ids`` runs them)."""
+        return self._segmented
+
     def get_vocab(self) -> dict[str, int]:
         """Token -> id over all components (tokens of component k > 0 prefixed ``"k|"``)."""
         return dict(self._vocab)
 
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Token -> id, as transformers' tokenizers have it (:meth:`get_vocab`)."""
+        return self.get_vocab()
+
     def encode_ids(self, text: str) -> list[int]:
         """Fast path: the model ids of one text (every component, shifted), without special tokens or padding."""
         return self._segmented.encode_ids(text)
-
-    def batch_ids(self, texts: list[str]) -> tuple[Any, Any]:
-        """Ids of a batch as (flat int64 NumPy ids, lengths): ``encode_ids`` of every text, batched and cached."""
-        if self._batch_ids is None:
-            from .token_ids_paranmt import fast_token_ids, ids_to_flat
-
-            fast = fast_token_ids(self, lambda batch: [self.encode_ids(t) for t in batch])
-            self._batch_ids = fast or (lambda batch: ids_to_flat([self.encode_ids(t) for t in batch]))
-        return self._batch_ids(texts)
-
-    def _encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any) -> BatchEncoding:
-        """Batches of plain texts take the vectorised path (same output as the per-text path); the rest goes on."""
-        if not _is_plain_batch(text, text_pair, kwargs):
-            return super()._encode_plus(text, text_pair, **kwargs)
-        import numpy as np
-
-        from .unigram_paranmt import run_places
-
-        flat, lengths = self.batch_ids(list(text))
-        truncation, max_length = kwargs.get("truncation_strategy"), kwargs.get("max_length")
-        if truncation not in (None, TruncationStrategy.DO_NOT_TRUNCATE) and max_length is not None:
-            keep = run_places(0, lengths) < max_length
-            flat, lengths = flat[keep], np.minimum(lengths, max_length)
-        width = int(lengths.max(initial=0))
-        strategy = kwargs.get("padding_strategy", PaddingStrategy.DO_NOT_PAD)
-        if strategy == PaddingStrategy.MAX_LENGTH and max_length is not None:
-            width = max(width, max_length)
-        multiple = kwargs.get("pad_to_multiple_of")
-        if multiple and width % multiple:
-            width += multiple - width % multiple
-        data: dict[str, Any] = {}
-        want_mask = kwargs.get("return_attention_mask")
-        want_mask = "attention_mask" in self.model_input_names if want_mask is None else want_mask
-        want_types = kwargs.get("return_token_type_ids")
-        want_types = "token_type_ids" in self.model_input_names if want_types is None else want_types
-        if strategy == PaddingStrategy.DO_NOT_PAD:
-            rows = np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
-            data["input_ids"] = [r.tolist() for r in rows]
-            if want_types:
-                data["token_type_ids"] = [[0] * len(r) for r in rows]
-            if want_mask:
-                data["attention_mask"] = [[1] * len(r) for r in rows]
-        else:
-            positions = run_places(0, lengths)
-            if (kwargs.get("padding_side") or self.padding_side) == "left":
-                positions = positions + np.repeat(width - lengths, lengths)
-            ids = np.full((len(lengths), width), self.pad_token_id, dtype=np.int64)
-            mask = np.zeros((len(lengths), width), dtype=np.int64)
-            rows_index = np.repeat(np.arange(len(lengths)), lengths)
-            ids[rows_index, positions] = flat
-            mask[rows_index, positions] = 1
-            data["input_ids"] = ids if kwargs.get("return_tensors") else ids.tolist()
-            if want_types:
-                zeros = np.zeros_like(ids)
-                data["token_type_ids"] = zeros if kwargs.get("return_tensors") else zeros.tolist()
-            if want_mask:
-                data["attention_mask"] = mask if kwargs.get("return_tensors") else mask.tolist()
-        return BatchEncoding(data, tensor_type=kwargs.get("return_tensors"))
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         return [self._tag(k, t) for k, seg in enumerate(self.segmenters) for t in seg.tokens(text)]

@@ -362,7 +362,7 @@ class OnnxEncoder:
 
     def encode(self, sentences: list[str], batch_size: int = 512, normalize: bool = False) -> np.ndarray:
         """Embeddings ``[len(sentences), dim]`` float32."""
-        from ..modeling.token_ids_paranmt import lengths_to_offsets
+        from ..modeling.featurization_paranmt import lengths_to_offsets
 
         parts = []
         for start in range(0, len(sentences), batch_size):
