@@ -9,10 +9,8 @@
 - ``featurization_paranmt.py``: texts -> model inputs (with paranmt_hf's batched ids where it is installed);
 - ``input_module_paranmt.py``: the sentence-transformers module.
 
-They are the one source of the model classes: the library imports them from here, and ``save_pretrained`` copies
-those a directory needs next to the weights so that ``AutoModel.from_pretrained(dir, trust_remote_code=True)`` and
-``SentenceTransformer(dir, trust_remote_code=True)`` work where paranmt_hf is not installed. They import only torch,
-transformers (and its ``tokenizers`` dependency), numpy, the standard library and each other, with relative imports
-(``input_module_paranmt.py`` also derives from sentence-transformers' ``InputModule``, and
-``featurization_paranmt.py`` takes paranmt_hf's batched ids, where those are installed: guarded imports).
+The one source of the model classes: the library imports them, and ``save_pretrained`` copies them next to the
+weights for ``AutoModel`` / ``SentenceTransformer(dir, trust_remote_code=True)``. They import only torch, transformers,
+tokenizers, numpy, the standard library and each other (and, guarded, sentence-transformers' ``InputModule`` and
+paranmt_hf's batched ids where those are installed).
 """

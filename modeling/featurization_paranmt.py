@@ -1,10 +1,9 @@
-"""Texts to model inputs: the one featuriser every loader uses.
+"""Texts to model inputs: the one featuriser every loader uses (``ParaNMTEncoder``, the sentence-transformers module).
 
-``ParaNMTFeaturizer`` turns a batch of texts into the inputs of ``ParaNMTModel``: flat ``input_ids`` + ``offsets``
-(averaging encoders and their combinations: the ``EmbeddingBag`` layout of sentence-transformers' ``StaticEmbedding``)
-or padded ``input_ids`` + ``attention_mask`` (recurrent encoders). The ids are the tokenizer's, without special tokens:
-its batch call (``tokenizers``' ``encode_batch``, or ``ParaNMTTokenizer.encode_ids`` per text), or, where paranmt_hf
-is installed, ``paranmt_hf.model.token_ids.fast_token_ids`` (the same ids, batched and cached per chunk).
+Flat ``input_ids`` + ``offsets`` (averaging encoders and their combinations: ``StaticEmbedding``'s layout) or padded
+``input_ids`` + ``attention_mask`` (recurrent encoders), with the tokenizer's ids (no special tokens): from its batch
+call, or, where paranmt_hf is installed, from ``paranmt_hf.model.token_ids.fast_token_ids`` (the same ids, batched
+and cached per chunk).
 
 This file is Hub remote code: it imports numpy, torch and its siblings, and paranmt_hf only inside a guard.
 """
@@ -46,10 +45,8 @@ class ParaNMTFeaturizer:
     """Texts -> ``ParaNMTModel`` inputs, with the tokenizer's ids.
 
     Args:
-        tokenizer: the model's tokenizer (a transformers fast tokenizer for word / sp / subword models, a
-            ``ParaNMTTokenizer`` for trigram and combined models).
-        flat: emit the flat ``input_ids`` + ``offsets`` layout (the model's ``accepts_flat_input``) instead of padded
-            ``input_ids`` + ``attention_mask``.
+        tokenizer: the model's tokenizer (transformers fast tokenizer, or ``ParaNMTTokenizer``).
+        flat: the flat layout (the model's ``accepts_flat_input``) instead of padded ids + mask.
         pad_token_id: padding id of the padded layout.
     """
 
@@ -61,7 +58,7 @@ class ParaNMTFeaturizer:
 
     @classmethod
     def for_model(cls, model: Any, tokenizer: Any) -> ParaNMTFeaturizer:
-        """The featuriser of ``model`` with ``tokenizer``, whose vocabulary sizes must be the model's components'."""
+        """The featuriser of ``model`` with ``tokenizer`` (whose vocabulary sizes must be the components')."""
         expected = [c["vocab_size"] for c in model.config.resolved_components()]
         found = component_vocab_sizes(tokenizer)
         if expected != found:

@@ -6,10 +6,8 @@ directory and embeds with the same featuriser and forward as ``ParaNMTEncoder``,
 ``StaticEmbedding``: ``preprocess`` gives flat ids + offsets (averaging encoders and their combinations; padded ids +
 mask for recurrent ones), ``forward`` runs the model.
 
-This file is Hub remote code: it imports only torch, transformers and its siblings. Where sentence-transformers is
-installed (always, when sentence-transformers itself loads this file) the class also derives from its
-``InputModule``, so the trainer treats it as one of its own modules; that guarded import keeps the file usable
-without it, and transformers' remote-code import check satisfied.
+This file is Hub remote code: it imports only torch, transformers and its siblings, and derives from
+sentence-transformers' ``InputModule`` where that is installed (a guarded import).
 """
 
 from __future__ import annotations
@@ -37,28 +35,18 @@ CLASS_REF = "input_module_paranmt.ParaNMTInputModule"
 """How ``modules.json`` names this class (file in the model directory + class)."""
 
 
-def _hub_kwargs(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v not in (None, "", False) or k == "local_files_only"}
-
-
 class ParaNMTInputModule(_ModuleBase):
     """A ``ParaNMTModel`` and its tokenizer as a sentence-transformers input module.
 
-    ``preprocess`` gives exactly ``ParaNMTEncoder``'s inputs (no special tokens; ``config.max_seq_length`` applied
-    by the model) and ``forward`` writes the model's ``pooler_output`` to ``features["sentence_embedding"]``, so the
-    embeddings equal ``ParaNMTEncoder.encode``. Trains inside ``SentenceTransformerTrainer`` (e.g. with
-    ``paranmt_hf.MegaBatchMarginLoss``).
+    ``preprocess`` gives ``ParaNMTEncoder``'s inputs and ``forward`` writes the model's ``pooler_output`` to
+    ``features["sentence_embedding"]``: the embeddings equal ``ParaNMTEncoder.encode``. Trains inside
+    ``SentenceTransformerTrainer`` (e.g. with ``paranmt_hf.MegaBatchMarginLoss``).
 
     Args:
         model: the ``ParaNMTModel``.
         tokenizer: its tokenizer (fast tokenizer for word / sp / subword models, ``ParaNMTTokenizer`` otherwise).
 
-    Example:
-        ::
-
-            from sentence_transformers import SentenceTransformer
-            model = SentenceTransformer("my-paranmt-model")   # modules.json names this class
-            model.encode(["A man plays the guitar."]).shape
+    Example: ``SentenceTransformer("my-paranmt-model", trust_remote_code=True).encode(["A man plays."])``.
     """
 
     save_in_root = True
@@ -78,9 +66,7 @@ class ParaNMTInputModule(_ModuleBase):
     ) -> ParaNMTInputModule:
         """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...).
 
-        ``model_kwargs`` go to the model's ``from_pretrained``, as sentence-transformers' ``Transformer`` passes them
-        to ``AutoModel.from_pretrained``: ``{"torch_dtype": torch.float16}`` (or ``"dtype"``) loads the weights in
-        that dtype.
+        ``model_kwargs`` go to the model's ``from_pretrained`` (``{"torch_dtype": torch.float16}``, or ``"dtype"``).
         """
         model_kwargs = dict(model_kwargs or {})
         if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
@@ -89,20 +75,12 @@ class ParaNMTInputModule(_ModuleBase):
         return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
 
     @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        **kwargs: Any,
-    ) -> ParaNMTInputModule:
+    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
+             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
+             **kwargs: Any) -> ParaNMTInputModule:
         """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id).
 
-        Raises:
-            ValueError: a ``backend`` other than ``"torch"``: the model would silently run in PyTorch anyway.
+        Raises ``ValueError`` for a ``backend`` other than ``"torch"`` (the model would silently run in PyTorch).
         """
         backend = kwargs.get("backend") or "torch"
         if backend != "torch":
@@ -112,9 +90,10 @@ class ParaNMTInputModule(_ModuleBase):
                 "ONNX, export it with `paranmt-hf export MODEL_DIR --format onnx --output DIR`: DIR/model.onnx runs "
                 "with onnxruntime, tokenizers and numpy (DIR/README.md has the code); or load it with backend='torch'"
             )
-        hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
-                          local_files_only=local_files_only)
-        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"), **hub)
+        hub = {"subfolder": subfolder, "token": token, "cache_dir": cache_folder, "revision": revision}
+        hub = {k: v for k, v in hub.items() if v not in (None, "", False)}
+        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"),
+                                   local_files_only=local_files_only, **hub)
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:
@@ -123,9 +102,10 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- saving -----------------------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        """Write the model (config.json, model.safetensors, remote code), the tokenizer and this module's files.
+        """Write the model (config.json, weights, remote code), the tokenizer and this module's files.
 
-        ``SentenceTransformer.save`` calls this and then writes ``modules.json`` itself.
+        ``SentenceTransformer.save`` calls this and then writes ``modules.json`` itself. safetensors writes the
+        weights with mode 0600: they get ``config.json``'s mode, readable by those the folder is shared with.
         """
         os.makedirs(output_path, exist_ok=True)
         self.model.save_pretrained(output_path)
@@ -133,12 +113,16 @@ class ParaNMTInputModule(_ModuleBase):
         copy_module_files(output_path)
         with open(os.path.join(output_path, CONFIG_FILE_NAME), "w", encoding="utf-8") as f:
             json.dump({}, f)
-        _usual_mode(output_path, WEIGHT_FILES)
+        mode = os.stat(os.path.join(output_path, "config.json")).st_mode & 0o777
+        for name in ("model.safetensors", "model_int8.safetensors"):
+            if os.path.isfile(os.path.join(output_path, name)):
+                os.chmod(os.path.join(output_path, name), mode)
 
     def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
         """Write a directory that loads everywhere: :meth:`save` plus a ``modules.json`` naming the shipped class."""
         self.save(os.fspath(directory))
-        write_module_files(directory)
+        with open(os.path.join(directory, "modules.json"), "w", encoding="utf-8") as f:
+            json.dump([{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}], f, indent=2)
 
     # ---- sentence-transformers protocol -----------------------------------------------------------------------
     @property
@@ -148,7 +132,7 @@ class ParaNMTInputModule(_ModuleBase):
 
     @property
     def max_seq_length(self) -> int | None:
-        """Tokens read per sentence and component (``config.max_seq_length``; ``None``: all, as the papers)."""
+        """Tokens read per sentence and component (``config.max_seq_length``; ``None``: all)."""
         return self.model.config.max_seq_length
 
     @max_seq_length.setter
@@ -175,10 +159,6 @@ class ParaNMTInputModule(_ModuleBase):
             texts = [prompt + t for t in texts]
         return self.featurizer(texts)
 
-    def tokenize(self, texts: Sequence[str], **kwargs: Any) -> dict[str, Any]:
-        """Older sentence-transformers name of :meth:`preprocess`."""
-        return self.preprocess(texts, **kwargs)
-
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``."""
         last, pooled = self.model(  # a tuple: no output object to build for every batch
@@ -198,22 +178,6 @@ class ParaNMTInputModule(_ModuleBase):
         return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
 
 
-WEIGHT_FILES = ("model.safetensors", "model_int8.safetensors")
-"""The files safetensors writes with mode 0600 (it creates them through a private temporary file)."""
-
-
-def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
-    """Give the files ``names`` of ``directory`` the mode of the folder's ``config.json`` (a file made as usual).
-
-    They are then readable by those the folder is shared with, as every other file of the model.
-    """
-    mode = os.stat(os.path.join(directory, "config.json")).st_mode & 0o777
-    for name in names:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path) and (os.stat(path).st_mode & 0o777) != mode:
-            os.chmod(path, mode)
-
-
 def copy_module_files(directory: str | os.PathLike[str]) -> None:
     """Copy this file and the sibling files it imports into ``directory`` (what ``modules.json`` points to)."""
     from transformers.dynamic_module_utils import get_relative_import_files
@@ -224,14 +188,4 @@ def copy_module_files(directory: str | os.PathLike[str]) -> None:
             shutil.copyfile(source, target)
 
 
-def write_module_files(directory: str | os.PathLike[str]) -> None:
-    """Copy this module's files into a saved model ``directory`` and name the class in its ``modules.json``."""
-    copy_module_files(directory)
-    for name, value in (("modules.json", [{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}]),
-                        (CONFIG_FILE_NAME, {})):
-        with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=2)
-            f.write("\n")
-
-
-__all__ = ["ParaNMTInputModule", "load_tokenizer", "copy_module_files", "write_module_files", "CLASS_REF"]
+__all__ = ["ParaNMTInputModule", "load_tokenizer", "copy_module_files", "CLASS_REF", "CONFIG_FILE_NAME"]

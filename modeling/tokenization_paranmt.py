@@ -1,13 +1,9 @@
 """Tokenizer for ParaNMT models that ``tokenizers`` alone cannot express.
 
-Used for character-trigram models (ParaNMT-50M: trigrams of ``" " + lower-cased sentence + " "``) and for
-combinations of encoders, where one ``input_ids`` row carries the tokens of every component, component ``k`` shifted
-by the vocabulary sizes of the components before it (see ``ParaNMTConfig``), and for word and trigram models that
-read raw text with the lookup rules of the original ParaNMT-50M code (``LOOKUP_RULES``: converted ParaNMT-50M
-models). Other word and sentencepiece models use a plain ``tokenizer.json`` instead.
+Character trigrams, combinations of encoders (component ``k``'s ids shifted by the vocabulary sizes before it, see
+``ParaNMTConfig``), the lookup rules of the original ParaNMT-50M code (``LOOKUP_RULES``). Others: ``tokenizer.json``.
 
-This file is Hub remote code: it imports transformers, ``tokenizers`` (a hard dependency of transformers) and the
-standard library only.
+This file is Hub remote code: it imports transformers, ``tokenizers`` and the standard library only.
 """
 
 from __future__ import annotations
@@ -56,7 +52,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
         segmented = Segmenters(components)
         self.segmenters = segmented.segmenters
         self.offsets: list[int] = segmented.offsets
-        self._segmented = segmented
+        self.segmented = segmented  # the components' segmenters: what reads text (``encode_ids`` runs them)
         self._vocab = {
             self._tag(k, t): off + i
             for k, (seg, off) in enumerate(zip(self.segmenters, self.offsets, strict=True))
@@ -75,17 +71,12 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
     @property
     def component_vocab_sizes(self) -> list[int]:
         """Vocabulary size of each component (the model config's ``components[k].vocab_size``)."""
-        return self._segmented.component_vocab_sizes
+        return self.segmented.component_vocab_sizes
 
     @property
     def vocab_size(self) -> int:
         """Total number of ids over all components."""
         return sum(self.component_vocab_sizes)
-
-    @property
-    def segmented(self) -> Segmenters:
-        """The components' segmenters (what reads text; ``encode_ids`` runs them)."""
-        return self._segmented
 
     def get_vocab(self) -> dict[str, int]:
         """Token -> id over all components (tokens of component k > 0 prefixed ``"k|"``)."""
@@ -98,7 +89,7 @@ class ParaNMTTokenizer(PreTrainedTokenizer):
 
     def encode_ids(self, text: str) -> list[int]:
         """Fast path: the model ids of one text (every component, shifted), without special tokens or padding."""
-        return self._segmented.encode_ids(text)
+        return self.segmented.encode_ids(text)
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         return [self._tag(k, t) for k, seg in enumerate(self.segmenters) for t in seg.tokens(text)]
