@@ -61,25 +61,12 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- loading ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_pretrained(
-        cls, name_or_path: str | os.PathLike[str], model_kwargs: dict[str, Any] | None = None, **hub_kwargs: Any
-    ) -> ParaNMTInputModule:
-        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...).
-
-        ``model_kwargs`` go to the model's ``from_pretrained`` (``{"torch_dtype": torch.float16}``, or ``"dtype"``).
-        """
-        model_kwargs = dict(model_kwargs or {})
-        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
-            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
-        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs, **model_kwargs)
-        return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
-
-    @classmethod
     def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
              cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
              **kwargs: Any) -> ParaNMTInputModule:
         """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id).
 
+        ``model_kwargs`` go to the model's ``from_pretrained`` (``{"torch_dtype": torch.float16}``, or ``"dtype"``).
         Raises ``ValueError`` for a ``backend`` other than ``"torch"`` (the model would silently run in PyTorch).
         """
         backend = kwargs.get("backend") or "torch"
@@ -91,9 +78,12 @@ class ParaNMTInputModule(_ModuleBase):
                 "with onnxruntime, tokenizers and numpy (DIR/README.md has the code); or load it with backend='torch'"
             )
         hub = {"subfolder": subfolder, "token": token, "cache_dir": cache_folder, "revision": revision}
-        hub = {k: v for k, v in hub.items() if v not in (None, "", False)}
-        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"),
-                                   local_files_only=local_files_only, **hub)
+        hub = {k: v for k, v in hub.items() if v not in (None, "", False)} | {"local_files_only": local_files_only}
+        model_kwargs = dict(kwargs.get("model_kwargs") or {})
+        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
+            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
+        model = ParaNMTModel.from_pretrained(model_name_or_path, **hub, **model_kwargs)
+        return cls(model, load_tokenizer(model_name_or_path, **hub))
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:

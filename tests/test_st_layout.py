@@ -57,6 +57,8 @@ def test_sentence_transformer_loads_the_fast_module_for_every_kind(saved, kind):
     model = SentenceTransformer(path, device="cpu", trust_remote_code=True)
     assert type(model[0]).__name__ == "ParaNMTInputModule"  # the folder's module, not the padded Transformer
     assert type(model[0]).__module__.startswith("transformers_modules.")
+    # paranmt_hf is installed: the folder's featuriser takes its batched ids (the remote tokenizer read by its specs)
+    assert model[0].featurizer.fast_ids is not None
     assert model[0].is_flat == (kind in FLAT_KINDS)
     expected = np.load(path + ".npy")
     assert np.abs(model.encode(TEXTS) - expected).max() <= 1e-6
