@@ -129,9 +129,8 @@ class ParaNMTConfig(PretrainedConfig):
         self.lstm_peepholes = lstm_peepholes
         self.components = None
         if components is not None:
-            # A combination is its components: the top-level kind / vocab_size / embedding_dim only fill in what a
-            # component leaves out (written into it), then describe the whole (kinds joined by "+", all ids) and
-            # are not saved (``to_dict``), so config.json holds no second, stale set of them.
+            # A combination is its components: the top-level kind / vocab_size / embedding_dim fill in what a
+            # component leaves out, then describe the whole and are not saved (``to_dict``).
             given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
             self.components = [given | dict(c) for c in components]
             kind = "+".join(str(c["kind"]) for c in self.components)
@@ -159,11 +158,7 @@ class ParaNMTConfig(PretrainedConfig):
         return super().from_dict(renamed_fields(config_dict), **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a dict (what ``config.json`` holds).
-
-        A combination's holds ``components`` and no top-level ``kind``, ``vocab_size`` or ``embedding_dim``: each
-        component has its own.
-        """
+        """The config as a dict (``config.json``); a combination's without the summary fields its components hold."""
         out = super().to_dict()
         if self.components is not None:
             for name in COMBINATION_SUMMARY_FIELDS:

@@ -67,7 +67,7 @@ class ParaNMTFeaturizer:
 
     @property
     def fast_ids(self) -> Any:
-        """paranmt_hf's batched ids for this tokenizer (None without paranmt_hf, or for a tokenizer it does not do)."""
+        """paranmt_hf's batched ids for this tokenizer (None: no paranmt_hf, or not a tokenizer it reproduces)."""
         if self._fast is None:
             self._fast = (fast_token_ids(self.tokenizer) if fast_token_ids is not None else None) or False
         return self._fast or None

@@ -71,12 +71,9 @@ class ParaNMTInputModule(_ModuleBase):
         """
         backend = kwargs.get("backend") or "torch"
         if backend != "torch":
-            raise ValueError(
-                f"SentenceTransformer(..., backend={backend!r}): this ParaNMT model runs in PyTorch only inside "
-                "sentence-transformers (its module is not a transformers Transformer that optimum could export). For "
-                "ONNX, export it with `paranmt-hf export MODEL_DIR --format onnx --output DIR`: DIR/model.onnx runs "
-                "with onnxruntime, tokenizers and numpy (DIR/README.md has the code); or load it with backend='torch'"
-            )
+            raise ValueError(f"SentenceTransformer(..., backend={backend!r}): this ParaNMT model runs in PyTorch only "
+                             "inside sentence-transformers. For ONNX: `paranmt-hf export MODEL_DIR --format onnx "
+                             "--output DIR` (DIR/README.md has the code); or load it with backend='torch'")
         hub = {"subfolder": subfolder, "token": token, "cache_dir": cache_folder, "revision": revision}
         hub = {k: v for k, v in hub.items() if v not in (None, "", False)} | {"local_files_only": local_files_only}
         model_kwargs = dict(kwargs.get("model_kwargs") or {})

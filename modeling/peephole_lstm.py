@@ -55,11 +55,6 @@ class PeepholeLSTM(nn.Module):
         self.hid_init = nn.Parameter(torch.zeros(dirs, h), requires_grad=False)
         self.reset_parameters()
 
-    @property
-    def num_directions(self) -> int:
-        """1, or 2 when bidirectional."""
-        return 2 if self.bidirectional else 1
-
     def reset_parameters(self) -> None:
         """``torch.nn.LSTM``'s initialisation (uniform in +-1/sqrt(H)) for weights and biases; zero initial states."""
         bound = 1.0 / math.sqrt(self.hidden_size)
@@ -76,7 +71,7 @@ class PeepholeLSTM(nn.Module):
         past a row's length are zero.
         """
         batch, width, _ = inputs.shape
-        h_size, dirs = self.hidden_size, self.num_directions
+        h_size, dirs = self.hidden_size, 2 if self.bidirectional else 1
         lengths = lengths.to(device=inputs.device, dtype=torch.long)
         steps = int(lengths.max()) if batch else 0
         if steps == 0:

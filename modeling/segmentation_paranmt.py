@@ -120,10 +120,7 @@ class _TrigramSegmenter:
 
 
 class _WordSegmenter:
-    """Words looked up in a vocabulary with the ``"paranmt50m"`` rules of :data:`LOOKUP_RULES`.
-
-    (Word components with the ``"split"`` rules are plain ``tokenizers`` WordLevel tokenizers: ``"tokenizers"``.)
-    """
+    """Words looked up with the ``"paranmt50m"`` rules (``"split"`` word components are ``tokenizers`` WordLevel)."""
 
     def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
         if _lookup_rules({"lookup": lookup}) != "paranmt50m":
@@ -179,17 +176,11 @@ def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _To
 
 
 class Segmenters:
-    """The components of a ``paranmt_tokenizer.json``, ready to read text: one segmenter each.
+    """The ``"components"`` of a ``paranmt_tokenizer.json``, ready to read text: one segmenter each.
 
-    The ids of component ``k`` are shifted by the vocabulary sizes of the components before it (``offsets``), so one
-    id sequence carries every component. ``ParaNMTTokenizer`` is these segmenters as a transformers tokenizer; with
-    ``tokenizers`` alone (no transformers, no torch) they give its ids too (the ONNX export's README uses them).
-
-    Args:
-        components: the ``"components"`` list of a ``paranmt_tokenizer.json``.
-
-    Raises:
-        ValueError: a component of unknown kind, or a vocabulary that does not start with ``[PAD]``, ``[UNK]``.
+    Component ``k``'s ids are shifted by the vocabulary sizes before it (``offsets``). ``ParaNMTTokenizer`` is these
+    as a transformers tokenizer; alone (``tokenizers`` only) they give its ids too (the ONNX export's README).
+    ``ValueError``: a component of unknown kind, or a vocabulary that does not start with ``[PAD]``, ``[UNK]``.
     """
 
     def __init__(self, components: list[dict[str, Any]]) -> None:

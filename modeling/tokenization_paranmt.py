@@ -127,10 +127,9 @@ HUB_KWARGS = ("token", "revision", "cache_dir", "local_files_only", "subfolder",
 
 
 def load_tokenizer(name_or_path: str | os.PathLike[str], **hub_kwargs: Any) -> Any:
-    """The tokenizer of a saved model: ``ParaNMTTokenizer`` (trigram, combinations) or the fast ``tokenizer.json``.
+    """The tokenizer of a saved model: ``ParaNMTTokenizer`` or the fast ``tokenizer.json``.
 
-    Chosen by the directory's ``tokenizer_config.json`` (``tokenizer_class``), without transformers' Auto classes, so
-    no code beyond this file's siblings runs.
+    Chosen by ``tokenizer_config.json``'s ``tokenizer_class``, without the Auto classes (no code beyond this file's).
     """
     from transformers.utils import cached_file
 
