@@ -6,14 +6,11 @@
   ParaNMT-50M LSTM models);
 - ``segmentation_paranmt.py``: how raw text is read (word split, lookup rules, the segmenters);
 - ``tokenization_paranmt.py``: ``ParaNMTTokenizer`` (trigram and combined tokenizers);
-- ``token_ids_paranmt.py``: exact batched token ids (the fast path);
-- ``unigram_paranmt.py``: a unigram model's segmentation of many words at once (used by the fast path);
-- ``featurization_paranmt.py``: texts -> model inputs;
+- ``featurization_paranmt.py``: texts -> model inputs (with paranmt_hf's batched ids where it is installed);
 - ``input_module_paranmt.py``: the sentence-transformers module.
 
-They are the one source of the model classes: the library imports them from here, and ``save_pretrained`` copies
-those a directory needs next to the weights so that ``AutoModel.from_pretrained(dir, trust_remote_code=True)`` and
-``SentenceTransformer(dir, trust_remote_code=True)`` work where paranmt_hf is not installed. They import only torch,
-transformers (and its ``tokenizers`` dependency), numpy, the standard library and each other, with relative imports
-(``input_module_paranmt.py`` also derives from sentence-transformers' ``InputModule`` where it is installed).
+The one source of the model classes: the library imports them, and ``save_pretrained`` copies them next to the
+weights for ``AutoModel`` / ``SentenceTransformer(dir, trust_remote_code=True)``. They import only torch, transformers,
+tokenizers, numpy, the standard library and each other (and, guarded, sentence-transformers' ``InputModule`` and
+paranmt_hf's batched ids where those are installed).
 """

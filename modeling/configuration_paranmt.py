@@ -30,86 +30,66 @@ top-level values given when the config is made)."""
 class ParaNMTConfig(PretrainedConfig):
     r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined.
 
-    A model has one or more *components* (an encoder of some kind each). Each component owns an embedding table over
-    its own vocabulary;
-    the tokenizer of a multi-component model emits the tokens of component ``k`` shifted by the sizes of the
-    vocabularies before it, so one ``input_ids`` row carries the tokens of every component and the model routes each
-    id to its component by range. Single-component models use ids as they are.
+    A model has one or more *components* (an encoder of some kind each), each with an embedding table over its own
+    vocabulary. The tokenizer of a multi-component model shifts the ids of component ``k`` by the vocabulary sizes of
+    the components before it, so one ``input_ids`` row carries every component and the model routes ids by range.
 
     Args:
         kind (`str`, *optional*, defaults to `"sp"`):
-            Encoder kind of a single-component model (`encoder` in the config.json of folders saved
-            before commit 161fee2: read as `kind` by `from_dict`):
-            `"word"` (word averaging), `"trigram"` (character-trigram
-            averaging), `"sp"` (sentencepiece/unigram averaging), `"subword"` (averaging over the pieces of any
-            `tokenizers` tokenizer: WordPiece, BPE, Unigram, e.g. a teacher transformer's), `"lstm"` (mean of LSTM
-            states), `"bilstm"` (mean of forward and backward LSTM states), `"gran"` (gated recurrent averaging
-            network, Wieting & Gimpel 2017). With `components`: the kind of a component that names none; the
-            config's `kind` is then the components' kinds joined by `+` (not saved).
+            Encoder kind (`kinds_paranmt.py`): `"word"`, `"trigram"` (character trigrams), `"sp"` (sentencepiece) or
+            `"subword"` (pieces of any `tokenizers` tokenizer) averaging; `"lstm"`, `"bilstm"`, `"gran"` (gated
+            recurrent averaging network). With `components`: the default kind of a component, and the config's
+            `kind` is the components' kinds joined by `+` (not saved).
         vocab_size (`int`, *optional*, defaults to 50002):
-            Number of rows of the embedding table (default for components that do not set it; with `components`,
-            the config's `vocab_size` is then the number of ids of all components, not saved).
+            Rows of the embedding table (with `components`: a component's default; the config's own is then the
+            number of ids of all components, not saved).
         embedding_dim (`int`, *optional*, defaults to 300):
-            Size of the token embeddings (the papers use 300; "Paraphrastic Representations at Scale" uses 1024);
-            with `components`, the default of a component that sets none (the config's own is then `None`).
+            Size of the token embeddings (300 in the papers, 1024 in "Paraphrastic Representations at Scale"; with
+            `components`: a component's default).
         rnn_hidden_size (`int`, *optional*):
             Hidden size of the LSTM of recurrent encoders. `None` means `embedding_dim`.
         bilstm_merge (`str`, *optional*, defaults to `"mean"`):
-            How a BiLSTM merges its pooled forward and backward states: `"mean"` (elementwise mean, the papers'
-            BiLSTM-Avg), `"concat"` (the 4096-d ParaNMT BiLSTM model: 2 x 2048), `"sum"` or `"max"` (elementwise;
-            ParaNMT-50M's `-axis 1` BiLSTM-Avg and BiLSTM-Max, which pool over both directions' states at once).
+            How a BiLSTM merges its pooled forward and backward states: `"mean"` (the papers' BiLSTM-Avg), `"concat"`
+            (the 4096-d ParaNMT BiLSTM: 2 x 2048), `"sum"` or `"max"` (ParaNMT-50M's `-axis 1` BiLSTM-Avg / -Max).
         lstm_peepholes (`bool`, *optional*, defaults to `False`):
-            Recurrent encoders use the peephole LSTM of Lasagne's `LSTMLayer(peepholes=True)` (ParaNMT-50M's LSTM
-            models: cell-to-gate weights, initial states; see `peephole_lstm.py`) instead of `torch.nn.LSTM`.
+            Recurrent encoders use Lasagne's peephole LSTM (`peephole_lstm.py`: ParaNMT-50M's LSTM models).
         components (`list[dict]`, *optional*):
-            Several encoders trained jointly. Each dict holds `kind` and may override any of `vocab_size`,
-            `embedding_dim`, `rnn_hidden_size`, `bilstm_merge`, `lstm_peepholes`, `unk_token_id`,
-            `unknown_token_ids`, `drop_unknown_tokens`. `None` means one component built from the top-level fields.
+            Several encoders trained jointly, each a dict with `kind` and any of `vocab_size`, `embedding_dim`,
+            `rnn_hidden_size`, `bilstm_merge`, `lstm_peepholes`, `unk_token_id`, `unknown_token_ids`,
+            `drop_unknown_tokens`. `None`: one component of the top-level fields.
         combination (`str`, *optional*, defaults to `"concat"`):
-            How component embeddings are combined: `"concat"` or `"add"` (all components must then have the same
-            output size).
+            How component embeddings combine: `"concat"` or `"add"` (components of equal output size).
         pooling (`str`, *optional*, defaults to `"mean"`):
-            Pooling over tokens (averaging encoders) or hidden states (recurrent encoders): `"mean"` or `"max"`.
+            Pooling over tokens (averaging) or hidden states (recurrent): `"mean"` or `"max"`.
         scramble_rate (`float`, *optional*, defaults to 0.0):
-            Training only: probability that a sentence's tokens are shuffled before a recurrent encoder reads them
-            (ParaNMT-50M uses 0.3 for the LSTM family). Averaging encoders are order-free and unaffected.
+            Training only: probability that a recurrent encoder reads a sentence's tokens shuffled (ParaNMT-50M: 0.3).
         embedding_dropout (`float`, *optional*, defaults to 0.0):
             Training only: dropout applied to token embeddings.
         drop_unknown_tokens (`bool`, *optional*, defaults to `False`):
-            If `True`, unknown tokens are left out of the average ("zero_unk" of Paraphrastic Representations at
-            Scale); a sentence left with no token is embedded as the unknown token. If `False`, unknown tokens are
-            embedded with the unknown token's row, as in ParaNMT-50M. New models start with that row at zero, so
-            until training data contains unknown tokens, mean pooling over them gives the same cosines as dropping
-            them (and keeps the model exportable as a sentence-transformers `StaticEmbedding`).
+            Leave unknown tokens out of the average (PRAS's "zero_unk"; a sentence left with none is embedded as the
+            unknown token). `False`: embed them with the unknown token's row, as ParaNMT-50M; new models start with
+            that row at zero (the same cosines as dropping them, and exportable as a `StaticEmbedding`).
         unknown_token_ids (`list[int]`, *optional*):
-            Extra ids (besides `unk_token_id`) that the model treats as unknown: pieces that the tokenizer can emit
-            but that had no row in a converted checkpoint's vocabulary. `None` means none.
+            Extra ids treated as unknown: pieces the tokenizer emits that a converted checkpoint had no row for.
         pad_token_id (`int`, *optional*, defaults to 0):
             Id of the padding token (of every component's local vocabulary).
         unk_token_id (`int`, *optional*, defaults to 1):
             Id of the unknown token (of every component's local vocabulary).
         sparse_embeddings (`bool`, *optional*, defaults to `False`):
-            Training only: embedding tables produce sparse gradients, so that an optimizer such as
-            `torch.optim.SparseAdam` (or paranmt_hf's `LazyAdam`) updates only the rows a batch used. This makes large
-            vocabularies (e.g. 50K x 1024 SP models) train fast on CPU. No effect on the embeddings.
+            Training only: sparse embedding gradients, so that `torch.optim.SparseAdam` (or paranmt_hf's `LazyAdam`)
+            updates only the rows a batch used (large vocabularies train fast on CPU).
         max_seq_length (`int`, *optional*):
-            Read at most this many tokens of each sentence (per component of a combination: the first
-            `max_seq_length` trigrams and the first `max_seq_length` words, say). `None` (the default, as in the
-            papers) reads every token. Applied by the model itself, so every loader honours it
-            (`ParaNMTEncoder`, `AutoModel`, `SentenceTransformer`, mteb).
+            Read at most this many tokens of each sentence and component. `None` (the papers): every token. Applied
+            by the model, so every loader honours it.
         initializer_range (`float`, *optional*, defaults to 1.0):
-            Standard deviation of the normal initialisation of embeddings (1.0 = PyTorch's `nn.Embedding` default,
-            which "Paraphrastic Representations at Scale" trains from). Linear/LSTM weights use PyTorch defaults.
+            Standard deviation of the embeddings' normal initialisation (1.0: `nn.Embedding`'s default).
         hidden_size (`int`):
-            Read-only: the size of the sentence embedding, derived from the components (kept in the config because
-            transformers and sentence-transformers read `hidden_size`).
+            Read-only: the size of the sentence embedding (transformers and sentence-transformers read it).
 
     Example:
     ```python
     >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
-    >>> config = ParaNMTConfig(kind="sp", vocab_size=1000, embedding_dim=64)
-    >>> model = ParaNMTModel(config)
-    >>> config.hidden_size
+    >>> ParaNMTConfig(kind="sp", vocab_size=1000, embedding_dim=64).hidden_size
     64
     ```
     """
@@ -139,7 +119,7 @@ class ParaNMTConfig(PretrainedConfig):
         **kwargs: Any,
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
-        if "encoder" in kwargs:  # the field's name before commit 161fee2: config.json files are read by from_dict
+        if "encoder" in kwargs:  # the field's earlier name: config.json files are read by from_dict
             raise TypeError("ParaNMTConfig has no field 'encoder': the encoder kind is `kind`")
         self.kind = kind
         self.vocab_size = vocab_size
@@ -149,9 +129,8 @@ class ParaNMTConfig(PretrainedConfig):
         self.lstm_peepholes = lstm_peepholes
         self.components = None
         if components is not None:
-            # A combination is its components: the top-level kind / vocab_size / embedding_dim only fill in what a
-            # component leaves out (written into it), then describe the whole (kinds joined by "+", all ids) and
-            # are not saved (``to_dict``), so config.json holds no second, stale set of them.
+            # A combination is its components: the top-level kind / vocab_size / embedding_dim fill in what a
+            # component leaves out, then describe the whole and are not saved (``to_dict``).
             given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
             self.components = [given | dict(c) for c in components]
             kind = "+".join(str(c["kind"]) for c in self.components)
@@ -179,11 +158,7 @@ class ParaNMTConfig(PretrainedConfig):
         return super().from_dict(renamed_fields(config_dict), **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as a dict (what ``config.json`` holds).
-
-        A combination's holds ``components`` and no top-level ``kind``, ``vocab_size`` or ``embedding_dim``: each
-        component has its own.
-        """
+        """The config as a dict (``config.json``); a combination's without the summary fields its components hold."""
         out = super().to_dict()
         if self.components is not None:
             for name in COMBINATION_SUMMARY_FIELDS:

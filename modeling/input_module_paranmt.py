@@ -1,16 +1,13 @@
-"""The sentence-transformers input module of ParaNMT models: the fast path, shipped inside every model directory.
+"""The sentence-transformers input module of ParaNMT models, shipped inside every model directory.
 
-``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so ``SentenceTransformer(dir)``
-(and mteb, LangChain, ... through it) embeds with the same featuriser and forward as ``ParaNMTEncoder``: exact
-batched token ids, the flat ``EmbeddingBag`` layout for averaging encoders and their combinations (no padding,
-no ``[batch, tokens, dim]`` tensor), length-sorted packed batches for recurrent encoders, one torch thread for
-averaging models at inference. After ``import paranmt_hf`` the class resolves to the installed copy of this file (no
-flag); elsewhere ``SentenceTransformer(dir, trust_remote_code=True)`` imports this file from the directory.
+``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so
+``SentenceTransformer(dir, trust_remote_code=True)`` (and mteb, LangChain, ... through it) imports this file from the
+directory and embeds with the same featuriser and forward as ``ParaNMTEncoder``, in the shape of sentence-transformers'
+``StaticEmbedding``: ``preprocess`` gives flat ids + offsets (averaging encoders and their combinations; padded ids +
+mask for recurrent ones), ``forward`` runs the model.
 
-This file is Hub remote code: it imports only torch, transformers and its siblings. Where sentence-transformers is
-installed (always, when sentence-transformers itself loads this file) the class also derives from its
-``InputModule``, so the trainer treats it as one of its own modules (checkpoint reloading, model cards); that
-guarded import keeps the file usable without it, and transformers' remote-code import check satisfied.
+This file is Hub remote code: it imports only torch, transformers and its siblings, and derives from
+sentence-transformers' ``InputModule`` where that is installed (a guarded import).
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-import torch
 from torch import nn
 
 from .featurization_paranmt import ParaNMTFeaturizer
@@ -39,28 +35,18 @@ CLASS_REF = "input_module_paranmt.ParaNMTInputModule"
 """How ``modules.json`` names this class (file in the model directory + class)."""
 
 
-def _hub_kwargs(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v not in (None, "", False) or k == "local_files_only"}
-
-
 class ParaNMTInputModule(_ModuleBase):
     """A ``ParaNMTModel`` and its tokenizer as a sentence-transformers input module.
 
-    ``preprocess`` gives exactly ``ParaNMTEncoder``'s inputs (no special tokens; ``config.max_seq_length`` applied
-    by the model) and ``forward`` writes the model's ``pooler_output`` to ``features["sentence_embedding"]``, so the
-    embeddings equal ``ParaNMTEncoder.encode``. Trains inside ``SentenceTransformerTrainer`` (e.g. with
-    ``paranmt_hf.MegaBatchMarginLoss``).
+    ``preprocess`` gives ``ParaNMTEncoder``'s inputs and ``forward`` writes the model's ``pooler_output`` to
+    ``features["sentence_embedding"]``: the embeddings equal ``ParaNMTEncoder.encode``. Trains inside
+    ``SentenceTransformerTrainer`` (e.g. with ``paranmt_hf.MegaBatchMarginLoss``).
 
     Args:
         model: the ``ParaNMTModel``.
         tokenizer: its tokenizer (fast tokenizer for word / sp / subword models, ``ParaNMTTokenizer`` otherwise).
 
-    Example:
-        ::
-
-            from sentence_transformers import SentenceTransformer
-            model = SentenceTransformer("my-paranmt-model")   # modules.json names this class
-            model.encode(["A man plays the guitar."]).shape
+    Example: ``SentenceTransformer("my-paranmt-model", trust_remote_code=True).encode(["A man plays."])``.
     """
 
     save_in_root = True
@@ -75,48 +61,26 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- loading ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_pretrained(
-        cls, name_or_path: str | os.PathLike[str], model_kwargs: dict[str, Any] | None = None, **hub_kwargs: Any
-    ) -> ParaNMTInputModule:
-        """Load a model directory or Hub repository (``revision``, ``token``, ``cache_dir``, ``subfolder``, ...).
-
-        ``model_kwargs`` go to the model's ``from_pretrained``, as sentence-transformers' ``Transformer`` passes them
-        to ``AutoModel.from_pretrained``: ``{"torch_dtype": torch.float16}`` (or ``"dtype"``) loads the weights in
-        that dtype.
-        """
-        model_kwargs = dict(model_kwargs or {})
-        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
-            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
-        model = ParaNMTModel.from_pretrained(name_or_path, **hub_kwargs, **model_kwargs)
-        return cls(model, load_tokenizer(name_or_path, **hub_kwargs))
-
-    @classmethod
-    def load(
-        cls,
-        model_name_or_path: str,
-        subfolder: str = "",
-        token: bool | str | None = None,
-        cache_folder: str | None = None,
-        revision: str | None = None,
-        local_files_only: bool = False,
-        **kwargs: Any,
-    ) -> ParaNMTInputModule:
+    def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
+             cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
+             **kwargs: Any) -> ParaNMTInputModule:
         """sentence-transformers' loader: the module saved in ``model_name_or_path`` (a directory or Hub id).
 
-        Raises:
-            ValueError: a ``backend`` other than ``"torch"``: the model would silently run in PyTorch anyway.
+        ``model_kwargs`` go to the model's ``from_pretrained`` (``{"torch_dtype": torch.float16}``, or ``"dtype"``).
+        Raises ``ValueError`` for a ``backend`` other than ``"torch"`` (the model would silently run in PyTorch).
         """
         backend = kwargs.get("backend") or "torch"
         if backend != "torch":
-            raise ValueError(
-                f"SentenceTransformer(..., backend={backend!r}): this ParaNMT model runs in PyTorch only inside "
-                "sentence-transformers (its module is not a transformers Transformer that optimum could export). For "
-                "ONNX, export it with `paranmt-hf export MODEL_DIR --format onnx --output DIR`: DIR/model.onnx runs "
-                "with onnxruntime, tokenizers and numpy (DIR/README.md has the code); or load it with backend='torch'"
-            )
-        hub = _hub_kwargs(subfolder=subfolder, token=token, cache_dir=cache_folder, revision=revision,
-                          local_files_only=local_files_only)
-        return cls.from_pretrained(model_name_or_path, model_kwargs=kwargs.get("model_kwargs"), **hub)
+            raise ValueError(f"SentenceTransformer(..., backend={backend!r}): this ParaNMT model runs in PyTorch only "
+                             "inside sentence-transformers. For ONNX: `paranmt-hf export MODEL_DIR --format onnx "
+                             "--output DIR` (DIR/README.md has the code); or load it with backend='torch'")
+        hub = {"subfolder": subfolder, "token": token, "cache_dir": cache_folder, "revision": revision}
+        hub = {k: v for k, v in hub.items() if v not in (None, "", False)} | {"local_files_only": local_files_only}
+        model_kwargs = dict(kwargs.get("model_kwargs") or {})
+        if "torch_dtype" in model_kwargs:  # transformers 5 calls it dtype
+            model_kwargs.setdefault("dtype", model_kwargs.pop("torch_dtype"))
+        model = ParaNMTModel.from_pretrained(model_name_or_path, **hub, **model_kwargs)
+        return cls(model, load_tokenizer(model_name_or_path, **hub))
 
     @classmethod
     def from_encoder(cls, encoder: Any) -> ParaNMTInputModule:
@@ -125,9 +89,10 @@ class ParaNMTInputModule(_ModuleBase):
 
     # ---- saving -----------------------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        """Write the model (config.json, model.safetensors, remote code), the tokenizer and this module's files.
+        """Write the model (config.json, weights, remote code), the tokenizer and this module's files.
 
-        ``SentenceTransformer.save`` calls this and then writes ``modules.json`` itself.
+        ``SentenceTransformer.save`` calls this and then writes ``modules.json`` itself. safetensors writes the
+        weights with mode 0600: they get ``config.json``'s mode, readable by those the folder is shared with.
         """
         os.makedirs(output_path, exist_ok=True)
         self.model.save_pretrained(output_path)
@@ -135,12 +100,16 @@ class ParaNMTInputModule(_ModuleBase):
         copy_module_files(output_path)
         with open(os.path.join(output_path, CONFIG_FILE_NAME), "w", encoding="utf-8") as f:
             json.dump({}, f)
-        _usual_mode(output_path, WEIGHT_FILES)
+        mode = os.stat(os.path.join(output_path, "config.json")).st_mode & 0o777
+        for name in ("model.safetensors", "model_int8.safetensors"):
+            if os.path.isfile(os.path.join(output_path, name)):
+                os.chmod(os.path.join(output_path, name), mode)
 
     def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
         """Write a directory that loads everywhere: :meth:`save` plus a ``modules.json`` naming the shipped class."""
         self.save(os.fspath(directory))
-        write_module_files(directory)
+        with open(os.path.join(directory, "modules.json"), "w", encoding="utf-8") as f:
+            json.dump([{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}], f, indent=2)
 
     # ---- sentence-transformers protocol -----------------------------------------------------------------------
     @property
@@ -150,7 +119,7 @@ class ParaNMTInputModule(_ModuleBase):
 
     @property
     def max_seq_length(self) -> int | None:
-        """Tokens read per sentence and component (``config.max_seq_length``; ``None``: all, as the papers)."""
+        """Tokens read per sentence and component (``config.max_seq_length``; ``None``: all)."""
         return self.model.config.max_seq_length
 
     @max_seq_length.setter
@@ -177,31 +146,15 @@ class ParaNMTInputModule(_ModuleBase):
             texts = [prompt + t for t in texts]
         return self.featurizer(texts)
 
-    def tokenize(self, texts: Sequence[str], **kwargs: Any) -> dict[str, Any]:
-        """Older sentence-transformers name of :meth:`preprocess`."""
-        return self.preprocess(texts, **kwargs)
-
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``.
-
-        At inference averaging models run on one torch thread: an embedding bag is memory-bound, and extra threads
-        stall on a busy machine (``ParaNMTEncoder`` does the same).
-        """
-        threads = torch.get_num_threads()
-        single = not self.training and self.featurizer.flat and threads > 1
-        if single:
-            torch.set_num_threads(1)
-        try:
-            last, pooled = self.model(  # a tuple: no output object to build for every batch
-                input_ids=features["input_ids"],
-                attention_mask=features.get("attention_mask"),
-                offsets=features.get("offsets"),
-                component_lengths=features.get("component_lengths"),
-                return_dict=False,
-            )
-        finally:
-            if single:
-                torch.set_num_threads(threads)
+        """Add ``sentence_embedding`` (the model's ``pooler_output``) to ``features``."""
+        last, pooled = self.model(  # a tuple: no output object to build for every batch
+            input_ids=features["input_ids"],
+            attention_mask=features.get("attention_mask"),
+            offsets=features.get("offsets"),
+            component_lengths=features.get("component_lengths"),
+            return_dict=False,
+        )
         features["sentence_embedding"] = pooled
         if self.model.has_token_states and "attention_mask" in features:
             features["token_embeddings"] = last
@@ -210,36 +163,6 @@ class ParaNMTInputModule(_ModuleBase):
     def __repr__(self) -> str:
         kinds = "+".join(c["kind"] for c in self.model.config.resolved_components())
         return f"ParaNMTInputModule({kinds}, dim={self.get_embedding_dimension()})"
-
-
-WEIGHT_FILES = ("model.safetensors", "model_int8.safetensors")
-"""The files safetensors writes with mode 0600 (it creates them through a private temporary file)."""
-
-
-def _umask() -> int:
-    """The process's umask (from ``/proc`` where possible: setting it to read it is not thread-safe)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _usual_mode(directory: str | os.PathLike[str], names: Sequence[str]) -> None:
-    """Give the files ``names`` of ``directory`` the mode a new file gets (``0666`` less the umask).
-
-    They are then readable by those the folder is shared with, as every other file of the model.
-    """
-    mode = 0o666 & ~_umask()
-    for name in names:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path) and (os.stat(path).st_mode & 0o777) != mode:
-            os.chmod(path, mode)
 
 
 def copy_module_files(directory: str | os.PathLike[str]) -> None:
@@ -252,14 +175,4 @@ def copy_module_files(directory: str | os.PathLike[str]) -> None:
             shutil.copyfile(source, target)
 
 
-def write_module_files(directory: str | os.PathLike[str]) -> None:
-    """Copy this module's files into a saved model ``directory`` and name the class in its ``modules.json``."""
-    copy_module_files(directory)
-    for name, value in (("modules.json", [{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}]),
-                        (CONFIG_FILE_NAME, {})):
-        with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=2)
-            f.write("\n")
-
-
-__all__ = ["ParaNMTInputModule", "load_tokenizer", "copy_module_files", "write_module_files", "CLASS_REF"]
+__all__ = ["ParaNMTInputModule", "load_tokenizer", "copy_module_files", "CLASS_REF", "CONFIG_FILE_NAME"]

@@ -1,11 +1,7 @@
 """The encoder kinds of the papers, one spec each: the one place that says what a kind is.
 
-Read by the config (validation, output sizes), the model (which module a component builds), the library's builder
-(which tokenizer a kind reads), the CLI (``--kind`` help), the model card and training. Adding an encoder kind is an
-entry here, its module in ``modeling_paranmt.py`` where it needs a new one, and a tokenizer builder in
-``paranmt_hf/model/tokenization/`` where it reads a new kind of token.
-
-This file is Hub remote code: it imports the standard library only (so the CLI can read it without transformers).
+Read by the config, the model, the library's builder, the CLI, the model card and training. This file is Hub
+remote code: it imports the standard library only (so the CLI can read it without transformers).
 """
 
 from __future__ import annotations
@@ -19,14 +15,9 @@ from typing import Any
 class EncoderKind:
     """One encoder kind of the papers.
 
-    Attributes:
-        name: the kind's name (``ParaNMTConfig.kind``, ``components[k]["kind"]``).
-        description: what it is, in a few words (model cards, ``--help``).
-        tokens: averaging kinds: the kind of tokens their tokenizer emits (``"word"``, ``"trigram"``, ``"sp"``,
-            ``"subword"``: the builders of ``paranmt_hf.model.tokenization``). ``None``: a recurrent encoder, which
-            reads the tokens of the config's ``token_type`` (``"word"`` or ``"sp"``).
-        bidirectional: recurrent: an LSTM in both directions (pooled states merged by ``bilstm_merge``).
-        gated: recurrent: GRAN's gate on the token embeddings, ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``.
+    ``name``; ``description`` (model cards, ``--help``); ``tokens``: what an averaging kind reads (the builders of
+    ``paranmt_hf.model.tokenization``; ``None``: recurrent, reading ``token_type``); recurrent kinds: ``bidirectional``
+    (merged by ``bilstm_merge``), ``gated`` (GRAN: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``).
     """
 
     name: str
@@ -48,7 +39,7 @@ class EncoderKind:
         return hidden * 2 if self.bidirectional and component["bilstm_merge"] == "concat" else hidden
 
 
-ENCODER_KIND_SPECS: dict[str, EncoderKind] = {spec.name: spec for spec in (
+ENCODER_KIND_SPECS: dict[str, EncoderKind] = {spec.name: spec for spec in (  # the papers' encoders
     EncoderKind("word", "word averaging", tokens="word"),
     EncoderKind("trigram", "character-trigram averaging", tokens="trigram"),
     EncoderKind("sp", "SentencePiece (unigram) averaging", tokens="sp"),
@@ -58,9 +49,6 @@ ENCODER_KIND_SPECS: dict[str, EncoderKind] = {spec.name: spec for spec in (
     EncoderKind("bilstm", "BiLSTM (pooled hidden states of both directions)", bidirectional=True),
     EncoderKind("gran", "gated recurrent averaging network (GRAN)", gated=True),
 )}
-"""Encoders of the papers. ``word``/``trigram``/``sp`` average token embeddings; ``lstm``/``bilstm``/``gran`` are
-recurrent encoders whose hidden states are pooled. ``subword`` averages the pieces of any ``tokenizers`` tokenizer
-(WordPiece, BPE, Unigram), e.g. a transformer teacher's, whose table can be distilled from that teacher."""
 
 ENCODER_KINDS = tuple(ENCODER_KIND_SPECS)
 AVERAGING_KINDS = tuple(name for name, spec in ENCODER_KIND_SPECS.items() if spec.averaging)
@@ -69,15 +57,8 @@ RECURRENT_TOKENS = ("word", "sp")
 """Tokens a recurrent encoder can read (``token_type``)."""
 
 COMPONENT_DEFAULTS: dict[str, Any] = {
-    "kind": "sp",
-    "vocab_size": 50002,
-    "embedding_dim": 300,
-    "rnn_hidden_size": None,
-    "bilstm_merge": "mean",
-    "lstm_peepholes": False,
-    "unk_token_id": 1,
-    "unknown_token_ids": None,
-    "drop_unknown_tokens": False,
+    "kind": "sp", "vocab_size": 50002, "embedding_dim": 300, "rnn_hidden_size": None, "bilstm_merge": "mean",
+    "lstm_peepholes": False, "unk_token_id": 1, "unknown_token_ids": None, "drop_unknown_tokens": False,
 }
 """The fields a component of a model may set, with the config's top-level defaults (``ParaNMTConfig``'s signature).
 A component that does not set a field takes the top-level value of the config."""
@@ -87,10 +68,8 @@ COMPONENT_FIELDS = tuple(COMPONENT_DEFAULTS)
 def renamed_fields(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config.json``'s fields (a whole config or one component) with today's names: the loader's one rename rule.
 
-    Folders saved before commit 161fee2 name a component's kind ``encoder``; it is read as ``kind`` (at the top level
-    and in every component), silently: the folder loads with the embeddings it gave, and saving it again writes
-    ``kind``. Only loaders apply it (``ParaNMTConfig.from_dict``, ``StaticEncoder``): ``ParaNMTConfig(encoder=...)``
-    is refused.
+    Earlier folders name a component's kind ``encoder``; loaders (``ParaNMTConfig.from_dict``, ``StaticEncoder``)
+    read it as ``kind``, and saving writes ``kind``.
     """
     out = dict(config)
     if "encoder" in out and "kind" not in out:
@@ -103,12 +82,8 @@ def renamed_fields(config: Mapping[str, Any]) -> dict[str, Any]:
 def resolve_components(top: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every component of a config with all of its fields filled in (top-level values, then defaults).
 
-    ``top`` is a config's fields (``config.json`` as a dict, or a ``ParaNMTConfig``'s attributes): its
-    ``components`` list, or ``None`` for one component made of the top-level fields. Stdlib only, so that the
-    torch-free inference path (``paranmt_hf.model.static``) reads configs exactly as ``ParaNMTConfig`` does.
-
-    Raises:
-        ValueError: a component sets a field that is not in :data:`COMPONENT_FIELDS`.
+    ``top``: ``config.json`` as a dict, or a ``ParaNMTConfig``'s attributes (``components`` ``None``: one component
+    of the top-level fields). Raises ``ValueError`` for a component field that is not in :data:`COMPONENT_FIELDS`.
     """
     specs = top.get("components")
     if specs is None:

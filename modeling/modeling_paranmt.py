@@ -1,10 +1,9 @@
 """The paraphrastic sentence encoders of Wieting & Gimpel as a transformers ``PreTrainedModel``.
 
-Encoders (ParaNMT-50M, ACL 2018; back-translated bitext, EMNLP 2017; Paraphrastic Representations at Scale, 2021):
-word / character-trigram / sentencepiece averaging, LSTM and BiLSTM with pooled hidden states, the gated recurrent
-averaging network (GRAN), and their combinations by addition or concatenation.
+ParaNMT-50M (ACL 2018), EMNLP 2017, Paraphrastic Representations at Scale (2021): word / trigram / sentencepiece
+averaging, LSTM, BiLSTM, GRAN, and their combinations by addition or concatenation.
 
-This file is Hub remote code: it imports only torch, transformers and its sibling ``configuration_paranmt``.
+This file is Hub remote code: it imports only torch, transformers and its siblings.
 """
 
 from __future__ import annotations
@@ -116,10 +115,10 @@ class ParaNMTComponent(nn.Module):
     def forward(
         self, ids: torch.Tensor, valid: torch.Tensor, max_len: int | None = None
     ) -> tuple[torch.Tensor | None, torch.Tensor]:
-        """Encode padded local ids [B, L] with validity mask [B, L]; return (token states, sentence embedding).
+        """(token states, sentence embedding) of padded local ids [B, L] with validity mask [B, L].
 
-        Averaging components read the valid ids as one flat embedding bag per row (no ``[B, L, D]`` tensor; their
-        token states are ``None``). ``max_len`` keeps the first ``max_len`` valid tokens of each row.
+        Averaging reads the valid ids as one embedding bag per row (token states ``None``). ``max_len`` keeps the
+        first ``max_len`` valid tokens of each row.
         """
         self._check_ids(ids)
         if self.is_averaging:
@@ -214,36 +213,23 @@ class WeightsMismatchError(ValueError):
 def _weights_file(name_or_path: Any, subfolder: str = "") -> str:
     """The weights file of a local model directory (for messages), else the name as given."""
     base = os.path.join(os.fspath(name_or_path), subfolder)
-    for name in WEIGHT_FILES:
-        if os.path.isfile(os.path.join(base, name)):
-            return os.path.join(base, name)
-    return os.fspath(name_or_path)
-
-
-def _some(keys: Any, limit: int = 6) -> str:
-    items = sorted(str(k) for k in keys)
-    more = f" and {len(items) - limit} more" if len(items) > limit else ""
-    return ", ".join(items[:limit]) + more
+    found = [os.path.join(base, n) for n in WEIGHT_FILES if os.path.isfile(os.path.join(base, n))]
+    return found[0] if found else os.fspath(name_or_path)
 
 
 def check_loaded_weights(source: str, loading_info: dict[str, Any]) -> None:
     """Raise :class:`WeightsMismatchError` naming ``source`` and the keys when a load was not exact.
 
-    A model whose weights were not all found would embed with freshly initialised (random) tensors: different
-    numbers at every load, with no other sign.
+    (Missing tensors would be random: different numbers at every load, with no other sign.)
     """
-    missing = loading_info.get("missing_keys") or ()
-    unexpected = loading_info.get("unexpected_keys") or ()
-    mismatched = loading_info.get("mismatched_keys") or ()
-    if not (missing or unexpected or mismatched):
-        return
     parts = []
-    if missing:
-        parts.append(f"missing {_some(missing)}")
-    if unexpected:
-        parts.append(f"unexpected {_some(unexpected)}")
-    if mismatched:
-        parts.append(f"wrong shape {_some(k[0] if isinstance(k, tuple) else k for k in mismatched)}")
+    for what, field in (("missing", "missing_keys"), ("unexpected", "unexpected_keys"),
+                        ("wrong shape", "mismatched_keys")):
+        keys = sorted(str(k[0] if isinstance(k, tuple) else k) for k in loading_info.get(field) or ())
+        if keys:
+            parts.append(f"{what} {', '.join(keys[:6])}" + (f" and {len(keys) - 6} more" if len(keys) > 6 else ""))
+    if not parts:
+        return
     raise WeightsMismatchError(
         f"{source}: the weights do not match the model's config.json ({'; '.join(parts)}): a weights file of another "
         "model, or tensors renamed by another version. Nothing was loaded (the missing tensors would have been "
@@ -263,10 +249,7 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, *args: Any, **kwargs: Any) -> ParaNMTPreTrainedModel:
-        """``PreTrainedModel.from_pretrained``, also reading checkpoints saved by earlier releases; exact or refused.
-
-        Every tensor of the model must be in the weights file and every tensor of the file must belong to the model
-        (after renaming the weights of earlier releases).
+        """``PreTrainedModel.from_pretrained`` (earlier weight names too), exact: the file holds the model's tensors.
 
         Raises:
             WeightsMismatchError: missing, unexpected or misshapen tensors (the file and the keys are named).
@@ -299,17 +282,12 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
 class ParaNMTModel(ParaNMTPreTrainedModel):
     """Paraphrastic sentence encoder (word / trigram / sp averaging, LSTM, BiLSTM, GRAN, or a combination).
 
-    ``pooler_output`` is the sentence embedding. Inputs are either padded ``input_ids`` [B, L] with an
-    ``attention_mask``, or, for purely averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B]
-    (the sentence-transformers ``StaticEmbedding`` layout, no padding). Averaging components never build a
-    ``[B, L, D]`` tensor: padded input is read as one embedding bag per row. ``last_hidden_state`` holds the token
-    states of a single recurrent encoder (valid tokens moved to the front of each row;
-    :attr:`has_token_states`). An averaging encoder or a combination has no token states: every position of its
-    ``last_hidden_state`` ``[B, L, D]`` holds the sentence embedding (an expanded view of ``pooler_output``: no
-    ``[B, L, D]`` memory; ``[B, 1, D]`` for the flat layout), so the usual AutoModel habits give the sentence
-    embedding too: the attention-mask-weighted mean, ``.mean(1)``, ``[:, 0]``, ``output[0]`` with
-    sentence-transformers' ``Pooling``, ``pipeline("feature-extraction")``.
-    ``config.max_seq_length`` (default ``None``: every token) caps the tokens read per sentence and component.
+    ``pooler_output`` is the sentence embedding. Inputs: padded ``input_ids`` [B, L] with an ``attention_mask``, or,
+    for averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B] (``StaticEmbedding``'s layout).
+    Averaging never builds a ``[B, L, D]`` tensor (padded input is read as one embedding bag per row).
+    ``last_hidden_state`` holds the token states of a single recurrent encoder (:attr:`has_token_states`); otherwise
+    every position holds the sentence embedding (an expanded view), so the usual AutoModel habits (masked mean,
+    ``.mean(1)``, ``[:, 0]``, ``pipeline("feature-extraction")``) give it too.
 
     Example:
     ```python
@@ -338,18 +316,12 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
 
     @property
     def accepts_flat_input(self) -> bool:
-        """Whether the model takes the flat ``input_ids`` + ``offsets`` layout: every component averages.
-
-        Combinations split the flat ids by component range and pool one embedding bag per component.
-        """
+        """Whether the model takes the flat ``input_ids`` + ``offsets`` layout: every component averages."""
         return self._averaging
 
     @property
     def has_token_states(self) -> bool:
-        """Whether ``last_hidden_state`` holds token states (a single recurrent encoder, padded input).
-
-        Otherwise every position of it holds the sentence embedding.
-        """
+        """Whether ``last_hidden_state`` holds token states (a single recurrent encoder, padded input)."""
         return len(self.components) == 1 and not self.components[0].is_averaging
 
     @property
@@ -366,11 +338,10 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
         return_dict: bool | None = None,
         **kwargs: Any,
     ) -> BaseModelOutputWithPooling | tuple[torch.Tensor, ...]:
-        """Embed a batch; see the class docstring for the two input layouts. Extra keyword inputs are ignored.
+        """Embed a batch (the class docstring has the two input layouts); extra keyword inputs are ignored.
 
-        ``component_lengths`` [B, K] (optional, flat layout of a combination): how many of each sentence's ids belong
-        to each component (which come in component order, as paranmt_hf's featuriser emits them); it lets the model
-        slice each component's ids instead of testing every id's range.
+        ``component_lengths`` [B, K] (optional, flat layout of a combination, ids in component order as the featuriser
+        emits them): each sentence's number of ids per component, so the model slices instead of testing ranges.
         """
         if offsets is not None or input_ids.dim() == 1:
             if offsets is None:
@@ -428,10 +399,7 @@ class ParaNMTModel(ParaNMTPreTrainedModel):
     def _component_masks(
         self, input_ids: torch.Tensor, valid: torch.Tensor
     ) -> list[tuple[ParaNMTComponent, int, torch.Tensor]]:
-        """Each component of a combination with its id offset and the ``valid`` positions whose ids are in its range.
-
-        Raises ``ValueError`` when a valid id is in no component's range.
-        """
+        """Each component with its id offset and the ``valid`` positions in its range (``ValueError``: in none)."""
         parts = []
         covered = torch.zeros_like(valid)
         for encoder, offset in zip(self.components, self._offsets, strict=True):

@@ -10,15 +10,11 @@ gates. One step, for input ``x_t`` and previous states ``h``, ``c`` (``*`` eleme
     o   = sigmoid(x_t W_xo + h W_ho + b_o + c'  * w_co)     # peephole from the new cell
     h'  = o * tanh(c')
 
-starting from ``cell_init`` and ``hid_init`` (Lasagne parameters of shape ``(1, H)``, zeros unless learned). A masked
-step keeps the previous states; with right padding this means every sentence is read from its first token
-(forward) or from its last token (``backwards=True``, which reads the sequence reversed and returns the outputs in
-input order). Lasagne's ``gradient_steps``, ``grad_clipping``, ``unroll_scan`` and ``precompute_input`` only change
-training or speed, not the outputs.
+starting from ``cell_init`` and ``hid_init`` (zeros unless learned). A masked step keeps the previous states, so
+each sentence is read from its first token (forward) or its last (``backwards=True``, outputs in input order).
 
-:class:`PeepholeLSTM` computes exactly this on ``[B, L, D]`` inputs whose valid tokens are at the front of each row:
-the sentences are sorted by length, so the sentences still running at step ``t`` are a prefix of the batch, and one
-Python loop over time steps does one batched matrix product per step for the running sentences of both directions.
+:class:`PeepholeLSTM` computes exactly this on ``[B, L, D]`` inputs whose valid tokens are at the front of each row,
+sentences sorted by length (those still running at step ``t`` are a prefix): one batched product per step.
 
 This file is Hub remote code: it imports only torch.
 """
@@ -39,14 +35,10 @@ class PeepholeLSTM(nn.Module):
         hidden_size: LSTM size ``H`` (Lasagne's ``num_units``).
         bidirectional: also run a backward LSTM (Lasagne ``backwards=True``); outputs are ``[forward, backward]``.
 
-    Parameters (``d`` = direction, 0 forward, 1 backward; gate blocks in the order input, forget, cell, output, as
-    Lasagne stacks them and as ``torch.nn.LSTM`` orders them):
-
-    - ``weight_ih`` ``[d, 4H, input_size]`` and ``weight_hh`` ``[d, 4H, H]``: Lasagne's ``W_in_to_<gate>`` and
-      ``W_hid_to_<gate>``, transposed;
-    - ``bias`` ``[d, 4H]``: ``b_<gate>``;
-    - ``weight_peephole`` ``[d, 3, H]``: ``W_cell_to_ingate``, ``W_cell_to_forgetgate``, ``W_cell_to_outgate``;
-    - ``cell_init``, ``hid_init`` ``[d, H]``: the initial states (not trained: Lasagne's ``learn_init=False``).
+    Parameters, per direction ``d`` (gate blocks input, forget, cell, output, as Lasagne and ``torch.nn.LSTM``):
+    ``weight_ih`` ``[d, 4H, input_size]`` / ``weight_hh`` ``[d, 4H, H]`` (Lasagne's ``W_in_to_<gate>`` /
+    ``W_hid_to_<gate>``, transposed), ``bias`` ``[d, 4H]``, ``weight_peephole`` ``[d, 3, H]`` (``W_cell_to_ingate``,
+    ``..._forgetgate``, ``..._outgate``), ``cell_init`` / ``hid_init`` ``[d, H]`` (not trained: ``learn_init=False``).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bidirectional: bool = False) -> None:
@@ -62,11 +54,6 @@ class PeepholeLSTM(nn.Module):
         self.cell_init = nn.Parameter(torch.zeros(dirs, h), requires_grad=False)
         self.hid_init = nn.Parameter(torch.zeros(dirs, h), requires_grad=False)
         self.reset_parameters()
-
-    @property
-    def num_directions(self) -> int:
-        """1, or 2 when bidirectional."""
-        return 2 if self.bidirectional else 1
 
     def reset_parameters(self) -> None:
         """``torch.nn.LSTM``'s initialisation (uniform in +-1/sqrt(H)) for weights and biases; zero initial states."""
@@ -84,7 +71,7 @@ class PeepholeLSTM(nn.Module):
         past a row's length are zero.
         """
         batch, width, _ = inputs.shape
-        h_size, dirs = self.hidden_size, self.num_directions
+        h_size, dirs = self.hidden_size, 2 if self.bidirectional else 1
         lengths = lengths.to(device=inputs.device, dtype=torch.long)
         steps = int(lengths.max()) if batch else 0
         if steps == 0:

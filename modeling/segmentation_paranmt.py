@@ -1,11 +1,10 @@
 """How ParaNMT models read raw text: the word split, the lookup rules, and the segmenters of the custom tokenizer.
 
 ``ParaNMTTokenizer`` (``tokenization_paranmt.py``) is a list of segmenters, one per component: character trigrams,
-words with the original ParaNMT-50M lookup, or a ``tokenizers`` model; the batched fast path
-(``token_ids_paranmt.py``) reads the same segmenters. Both import them from here.
+words with the original ParaNMT-50M lookup, or a ``tokenizers`` model; paranmt_hf's batched ids
+(``paranmt_hf.model.token_ids``) and its torch-free encoder read the same segmenters.
 
-This file is Hub remote code: it imports ``tokenizers`` (a hard dependency of transformers) and the standard library
-only.
+This file is Hub remote code: it imports ``tokenizers`` and the standard library only.
 """
 
 from __future__ import annotations
@@ -28,21 +27,14 @@ LOOKUP_RULES = ("split", "paranmt50m")
 
 - ``"split"``: lower-case, split into words with ``WORD_SPLIT_PATTERN`` (trigrams: of the words joined by single
   spaces), exact vocabulary lookup, unknown -> ``[UNK]``;
-- ``"paranmt50m"``: the lookup of ParaNMT-50M's ``main/example.py``, so that converted models embed raw text as the
-  original ``evaluate.py`` does: ``phrase = text.strip().lower()`` (Python 2 ``unicode.lower``: see
-  :func:`py2_lower`); words are ``phrase.split()``, trigrams every 3 characters of ``" " + phrase + " "`` as is
-  (no word splitting; a text without any trigram gets one ``[UNK]``); each token is looked up lower-cased, then,
-  when missing, with its Unicode punctuation (general category P) removed, and else becomes ``[UNK]``
-  (``UUUNKKK``, embedded like any token)."""
+- ``"paranmt50m"``: ParaNMT-50M's ``main/example.py`` (converted models embed raw text as its ``evaluate.py``):
+  ``phrase = text.strip().lower()`` (Python 2: :func:`py2_lower`); words ``phrase.split()``, trigrams of
+  ``" " + phrase + " "`` as is (none: one ``[UNK]``); a token is looked up lower-cased, else without its Unicode
+  punctuation, else ``[UNK]``."""
 
 
 def py2_lower(text: str) -> str:
-    """Python 2's ``unicode.lower()``: the simple (one-to-one) case mapping, character by character.
-
-    Python 3's ``str.lower`` differs in two places only: ``İ`` (U+0130) becomes ``i̇`` (two characters) instead of
-    ``i``, and a word-final ``Σ`` becomes ``ς`` instead of ``σ``. (Characters whose case mapping changed between
-    Python 2.7's Unicode 5.2 and the running Python's Unicode database follow the latter.)
-    """
+    """Python 2's ``unicode.lower()``: Python 3's but for ``İ`` (-> ``i``, not ``i̇``) and final ``Σ`` (-> ``σ``)."""
     if text.isascii():
         return text.lower()
     return text.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
@@ -104,7 +96,6 @@ class _TrigramSegmenter:
         self.index = {token: i for i, token in enumerate(vocab)}
         self.unk_id = self.index[UNK_TOKEN]
         self.lookup = _lookup_rules({"lookup": lookup})
-        self.fast_path_exact = self.lookup == "split"  # the batched fast path reproduces only the "split" rules
         self._lower = normalizers.Lowercase()
         self._split = word_pre_tokenizer()
 
@@ -129,12 +120,7 @@ class _TrigramSegmenter:
 
 
 class _WordSegmenter:
-    """Words looked up in a vocabulary with the ``"paranmt50m"`` rules of :data:`LOOKUP_RULES`.
-
-    (Word components with the ``"split"`` rules are plain ``tokenizers`` WordLevel tokenizers: ``"tokenizers"``.)
-    """
-
-    fast_path_exact = False  # the batched fast path does not implement these rules: the reference path reads them
+    """Words looked up with the ``"paranmt50m"`` rules (``"split"`` word components are ``tokenizers`` WordLevel)."""
 
     def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
         if _lookup_rules({"lookup": lookup}) != "paranmt50m":
@@ -190,17 +176,11 @@ def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _To
 
 
 class Segmenters:
-    """The components of a ``paranmt_tokenizer.json``, ready to read text: one segmenter each.
+    """The ``"components"`` of a ``paranmt_tokenizer.json``, ready to read text: one segmenter each.
 
-    The ids of component ``k`` are shifted by the vocabulary sizes of the components before it (``offsets``), so one
-    id sequence carries every component. ``ParaNMTTokenizer`` (``tokenization_paranmt.py``) is these segmenters as a
-    transformers tokenizer; the torch-free inference path (``paranmt_hf.model.static``) uses them directly.
-
-    Args:
-        components: the ``"components"`` list of a ``paranmt_tokenizer.json``.
-
-    Raises:
-        ValueError: a component of unknown kind, or a vocabulary that does not start with ``[PAD]``, ``[UNK]``.
+    Component ``k``'s ids are shifted by the vocabulary sizes before it (``offsets``). ``ParaNMTTokenizer`` is these
+    as a transformers tokenizer; alone (``tokenizers`` only) they give its ids too (the ONNX export's README).
+    ``ValueError``: a component of unknown kind, or a vocabulary that does not start with ``[PAD]``, ``[UNK]``.
     """
 
     def __init__(self, components: list[dict[str, Any]]) -> None:
@@ -232,31 +212,6 @@ class Segmenters:
         return ids
 
 
-def component_segmenters(
-    components: list[dict[str, Any]],
-) -> list[tuple[_TrigramSegmenter | _WordSegmenter | _TokenizersSegmenter, int]]:
-    """Each component of a ``paranmt_tokenizer.json`` (its ``"components"`` list) as (segmenter, first id).
-
-    The ids of component ``k`` are shifted by the vocabulary sizes of the components before it, so a text's model
-    ids are ``[first + i for segmenter, first in ... for i in segmenter.ids(text)]``: ``ParaNMTTokenizer``'s ids,
-    computed with ``tokenizers`` alone (no transformers, no torch; the ONNX export's README uses it).
-    """
-    segs = Segmenters(components)
-    return list(zip(segs.segmenters, segs.offsets, strict=True))
-
-
-__all__ = [
-    "component_segmenters",
-    "WORD_SPLIT_PATTERN",
-    "PAD_TOKEN",
-    "UNK_TOKEN",
-    "LOOKUP_RULES",
-    "word_pre_tokenizer",
-    "char_trigrams",
-    "py2_lower",
-    "strip_punctuation",
-    "paranmt50m_words",
-    "paranmt50m_trigrams",
-    "paranmt50m_lookup",
-    "Segmenters",
-]
+__all__ = ["WORD_SPLIT_PATTERN", "PAD_TOKEN", "UNK_TOKEN", "LOOKUP_RULES", "word_pre_tokenizer", "char_trigrams",
+           "py2_lower", "strip_punctuation", "paranmt50m_words", "paranmt50m_trigrams", "paranmt50m_lookup",
+           "Segmenters"]

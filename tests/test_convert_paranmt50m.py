@@ -151,7 +151,7 @@ def test_sentence_transformers_matches_original(converted):
 
     for name in CASES:
         directory, want, texts, _ = converted[name]
-        got = SentenceTransformer(directory, device="cpu").encode(texts, batch_size=64)
+        got = SentenceTransformer(directory, device="cpu", trust_remote_code=True).encode(texts, batch_size=64)
         assert worst_cosine(got, want) >= MIN_COSINE, name
 
 

@@ -65,7 +65,7 @@ def test_sentence_transformers(release):
     from sentence_transformers import SentenceTransformer
 
     folder, expected = release
-    got = SentenceTransformer(str(folder), device="cpu").encode(TEXTS)
+    got = SentenceTransformer(str(folder), device="cpu", trust_remote_code=True).encode(TEXTS)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 

@@ -41,7 +41,8 @@ def _same(ours, theirs):
 
 @pytest.mark.parametrize("kwargs", CALLS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()) or "default")
 def test_encode_matches_sentence_transformers(saved, kwargs):
-    ours, theirs = ParaNMTEncoder.from_pretrained(saved), st.SentenceTransformer(saved, device="cpu")
+    ours = ParaNMTEncoder.from_pretrained(saved)
+    theirs = st.SentenceTransformer(saved, device="cpu", trust_remote_code=True)
     _same(ours.encode(TEXTS, **kwargs), theirs.encode(TEXTS, **kwargs))
     if "int8" not in str(kwargs):  # one text: int8 ranges need several embeddings
         _same(ours.encode(TEXTS[0], **kwargs), theirs.encode(TEXTS[0], **kwargs))
@@ -54,7 +55,8 @@ def test_encode_matches_sentence_transformers(saved, kwargs):
 
 
 def test_similarity_is_a_matrix_as_in_sentence_transformers(saved):
-    ours, theirs = ParaNMTEncoder.from_pretrained(saved), st.SentenceTransformer(saved, device="cpu")
+    ours = ParaNMTEncoder.from_pretrained(saved)
+    theirs = st.SentenceTransformer(saved, device="cpu", trust_remote_code=True)
     a, b = ours.encode(TEXTS[:4]), ours.encode(TEXTS[1:4])
     for x, y in ((a, b), (torch.from_numpy(a), b), (a[0], b)):
         got, expected = ours.similarity(x, y), theirs.similarity(x, y)

@@ -41,7 +41,7 @@ def test_stock_mteb_tasks_on_local_data_score_as_paranmt_eval(data_dir, model_di
     tasks = local_mteb_tasks(TASKS, data_dir=data_dir, cache_dir=tmp_path)
     assert tasks[0].metadata.dataset == {"path": str((tmp_path / "STSBenchmark").resolve()), "revision": "local"}
     if loader == "sentence-transformers":
-        model = SentenceTransformer(str(model_dir), device="cpu")
+        model = SentenceTransformer(str(model_dir), device="cpu", trust_remote_code=True)
         assert type(model[0]).__name__ == "ParaNMTInputModule"  # mteb runs the fast module
     else:
         model = MTEBWrapper(ParaNMTEncoder.from_pretrained(model_dir), name="paranmt-hf/tiny-word")

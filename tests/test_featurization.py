@@ -1,6 +1,6 @@
-"""The batched, cached token-id fast path (modeling/featurization_paranmt.py) gives exactly the tokenizer's ids for
-every kind (word, sp, WordPiece subword, trigram, combinations), ``encode`` gives exactly the model's forward on them,
-and the tokenizer's batch call (``AutoTokenizer`` path) gives exactly its per-text output."""
+"""The batched, cached token-id fast path (paranmt_hf/model/token_ids.py, used by modeling/featurization_paranmt.py)
+gives exactly the tokenizer's ids for every kind (word, sp, WordPiece subword, trigram, combinations), and ``encode``
+gives exactly the model's forward on them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from _corpus import SENTENCES as ENGLISH
 
 from paranmt_hf import ParaNMTConfig, ParaNMTEncoder, ParaNMTModel, build_encoder
+from paranmt_hf.modeling.featurization_paranmt import reference_token_ids
 
 CORPUS = [*ENGLISH, "Café owners in São Paulo say ΣΟΦΙΑ is naïve."] * 3
 TRICKY = [
@@ -80,7 +81,7 @@ def encoder(request):
 
 
 def _reference(encoder, sentences):
-    ids = encoder.featurizer.reference_ids(sentences)
+    ids = reference_token_ids(encoder.tokenizer, sentences)
     return [t for x in ids for t in x], [len(x) for x in ids]
 
 
@@ -120,7 +121,7 @@ def test_token_ids_lists(encoder):
 
 def test_encode_equals_model_forward_exactly(encoder):
     sentences = TRICKY + _fuzz(100, seed=7)
-    ids = encoder.featurizer.reference_ids(sentences)
+    ids = reference_token_ids(encoder.tokenizer, sentences)
     width = max(1, max(map(len, ids)))
     padded = torch.zeros(len(ids), width, dtype=torch.long)
     mask = torch.zeros(len(ids), width, dtype=torch.long)
@@ -159,36 +160,11 @@ def test_other_tokenizers_take_the_reference_path():
     assert encoder.token_ids(["a man", "A MAN x", ""]) == [[2, 3], [1, 1, 1], []]
 
 
-def _slow_call(tokenizer, texts, **kwargs):
-    import paranmt_hf.modeling.tokenization_paranmt as module
-
-    original = module._is_plain_batch
-    module._is_plain_batch = lambda *args: False  # force the per-text path of transformers
-    try:
-        return tokenizer(texts, **kwargs)
-    finally:
-        module._is_plain_batch = original
-
-
-CALLS = [{}, {"padding": True}, {"padding": True, "return_tensors": "pt"},
-         {"padding": "longest", "return_tensors": "np"},
-         {"padding": "max_length", "max_length": 40, "truncation": True}, {"truncation": True, "max_length": 3},
-         {"padding": True, "padding_side": "left", "return_tensors": "pt"},
-         {"padding": True, "pad_to_multiple_of": 8, "return_token_type_ids": True},
-         {"padding": True, "return_attention_mask": False}]
-
-
 @pytest.mark.parametrize("kind", ["trigram", "trigram+word"])
-@pytest.mark.parametrize("kwargs", CALLS)
-def test_tokenizer_batch_call_equals_per_text_call(kind, kwargs):
+def test_tokenizer_call_gives_the_model_ids(kind):
     tokenizer = build_encoder(kind, CORPUS, embedding_dim=4).tokenizer
     texts = TRICKY + _fuzz(60, seed=9)
-    fast, slow = tokenizer(texts, **kwargs), _slow_call(tokenizer, texts, **kwargs)
-    assert set(fast) == set(slow)
-    for key in slow:
-        assert type(fast[key]) is type(slow[key]), key
-        np.testing.assert_array_equal(np.asarray(fast[key], dtype=object), np.asarray(slow[key], dtype=object))
-    assert tokenizer(texts)["input_ids"] == [tokenizer.encode_ids(t) for t in texts]  # the model's definition
+    assert tokenizer(texts)["input_ids"] == [tokenizer.encode_ids(t) for t in texts]
 
 
 def test_padded_and_flat_inputs_give_the_same_embeddings_with_max_seq_length():
@@ -230,7 +206,7 @@ def test_combination_features_carry_component_lengths_that_change_nothing():
 
 @pytest.mark.parametrize("kind", ["trigram", "trigram+word", "trigram+subword"])
 def test_ids_stay_exact_when_the_caches_start_over(monkeypatch, kind):
-    import paranmt_hf.modeling.token_ids_paranmt as token_ids
+    import paranmt_hf.model.token_ids as token_ids
 
     monkeypatch.setattr(token_ids, "_MAX_ENTRIES", 5)  # start over every few chunks, mid-batch included
     extra = {"subword_tokenizer": wordpiece_backend()} if "subword" in kind else {}
@@ -247,7 +223,7 @@ def test_sentencepiece_words_are_cached_whatever_their_position():
     (``prepend_scheme="never"``) takes the reference path, which keeps them."""
     from tokenizers import Tokenizer, pre_tokenizers
 
-    from paranmt_hf.modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
+    from paranmt_hf.model.token_ids import fast_token_ids, ids_to_flat
 
     encoder = build_encoder("sp", CORPUS, embedding_dim=8, seed=3, vocab_size=60)
     always = Tokenizer.from_str(encoder.tokenizer.backend_tokenizer.to_str())
@@ -260,14 +236,14 @@ def test_sentencepiece_words_are_cached_whatever_their_position():
 
     ids = reference(always)(texts)
     assert ids[3] == ids[0][: len(ids[3])] == ids[2][len(ids[2]) - len(ids[3]) :]  # "man" first == "man" later
-    fast = fast_token_ids(always, reference(always))
+    fast = fast_token_ids(always)
     assert fast is not None
     for _ in range(2):  # cold, then warm
         flat, lengths = fast(texts)
         assert (flat.tolist(), lengths.tolist()) == tuple(x.tolist() for x in ids_to_flat(ids))
     first_differs = reference(never)(["man"]) != reference(never)(["a man"])[0][-len(reference(never)(["man"])[0]) :]
     assert first_differs, "the fixture must have a word whose pieces depend on its position"
-    fast_never = fast_token_ids(never, reference(never))
+    fast_never = fast_token_ids(never)
     if fast_never is not None:
         flat, lengths = fast_never(texts)
         assert (flat.tolist(), lengths.tolist()) == tuple(x.tolist() for x in ids_to_flat(reference(never)(texts)))

@@ -120,7 +120,12 @@ def test_card_snippets_run(hub_dir):
 
 
 REMOTE_CODE_SCRIPT = """
-import sys, numpy as np, torch
+import importlib.abc, sys, numpy as np, torch
+class Block(importlib.abc.MetaPathFinder):  # paranmt_hf not installed (the folder's featuriser would import it)
+    def find_spec(self, name, path=None, target=None):
+        if name == "paranmt_hf" or name.startswith("paranmt_hf."):
+            raise ModuleNotFoundError("blocked: " + name)
+sys.meta_path.insert(0, Block())
 from transformers import AutoModel, AutoTokenizer
 from sentence_transformers import SentenceTransformer
 for path, out in zip(sys.argv[1::2], sys.argv[2::2]):

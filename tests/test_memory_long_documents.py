@@ -33,7 +33,7 @@ MEASURE = textwrap.dedent(
     assert all(len(d) > 100_000 for d in docs)
     results = {}
     for path in sys.argv[1:]:
-        st = SentenceTransformer(path, device="cpu")
+        st = SentenceTransformer(path, device="cpu", trust_remote_code=True)
         tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
         st.encode(["warm up"])
         static = paranmt_hf.StaticEncoder.from_pretrained(path)

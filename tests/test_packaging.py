@@ -66,22 +66,38 @@ REMOTE_CODE_IMPORTS = {"torch", "transformers", "tokenizers", "numpy"}
 """What a remote-code file may import besides the standard library and its siblings."""
 
 
+GUARDED_IMPORTS = {"input_module_paranmt.py": "sentence_transformers", "featurization_paranmt.py": "paranmt_hf.model"}
+"""The one optional import each of two remote-code files may make, inside ``try: ... except ImportError:``: the input
+module derives from sentence-transformers' ``InputModule``, the featuriser takes paranmt_hf's batched ids."""
+
+
+def _guarded(tree: ast.AST) -> set[int]:
+    """Line numbers of the imports inside a ``try`` whose handlers catch ``ImportError``."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError"
+                                             for h in node.handlers):
+            lines |= {n.lineno for stmt in node.body for n in ast.walk(stmt) if isinstance(n, (ast.Import,
+                                                                                              ast.ImportFrom))}
+    return lines
+
+
 def remote_code_violations(path: Path) -> list[str]:
     """Imports of a remote-code file outside the standard library, :data:`REMOTE_CODE_IMPORTS` and its siblings, at
-    any depth (function-local and guarded imports too). ``input_module_paranmt.py`` may also import
-    sentence-transformers, inside a guard (it derives from ``InputModule`` where that is installed)."""
+    any depth (function-local and guarded imports too), but for the one guarded import of :data:`GUARDED_IMPORTS`."""
     allowed = set(sys.stdlib_module_names) | REMOTE_CODE_IMPORTS
-    if path.name == "input_module_paranmt.py":
-        allowed.add("sentence_transformers")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded, optional = _guarded(tree), GUARDED_IMPORTS.get(path.name)
     bad = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and not node.level:
             names = [node.module or ""]
         elif isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         else:
             continue
-        bad += [f"{path.name}:{node.lineno}: {name}" for name in names if name.split(".")[0] not in allowed]
+        bad += [f"{path.name}:{node.lineno}: {name}" for name in names if name.split(".")[0] not in allowed
+                and not (optional and node.lineno in guarded and (name + ".").startswith(optional + "."))]
     return bad
 
 
@@ -91,6 +107,11 @@ def test_remote_code_files_import_only_torch_transformers_and_siblings(tmp_path)
     bad = tmp_path / "modeling_x.py"
     bad.write_text("import json\n\n\ndef f():\n    if True:\n        from paranmt_hf.model import build\n")
     assert remote_code_violations(bad) == ["modeling_x.py:6: paranmt_hf.model"]
+    # the featuriser's optional import of paranmt_hf's ids is allowed inside its guard only
+    guarded = tmp_path / "featurization_paranmt.py"
+    guarded.write_text("try:\n    from paranmt_hf.model.token_ids import f\nexcept ImportError:\n    f = None\n"
+                       "from paranmt_hf.model.token_ids import g\n")
+    assert remote_code_violations(guarded) == ["featurization_paranmt.py:5: paranmt_hf.model.token_ids"]
 
 
 def test_contributing_guide_and_modeling_docstring_list_every_remote_code_file():

@@ -48,8 +48,8 @@ def test_a_directory_whose_code_would_run_needs_the_flag(saved, tmp_path):
         with pytest.raises(SystemExit, match="would run code from the directory"):
             cli(command)
     assert not marker.exists()  # nothing ran
-    # with consent the gate lets the load go on (sentence-transformers then resolves the input module named in
-    # modules.json to paranmt_hf's installed class, which reads the weights with its own configuration class)
+    # with consent the gate lets the load go on (sentence-transformers imports the input module shipped in the
+    # folder, whose code then runs)
     assert load_encoder(hostile, trust_remote_code=True).encode(["a man plays"]).shape == (1, 4)
 
 
@@ -69,21 +69,6 @@ def test_custom_sentence_transformers_modules_need_the_flag(saved, tmp_path):
 
 def test_paranmt_directories_load_without_the_flag(saved):
     for kind, path in saved.items():
-        assert remote_code_reasons(path) == [], kind  # model_type and tokenizer registered by import paranmt_hf
+        # model_type and tokenizer registered by import paranmt_hf; ParaNMTEncoder never reads modules.json
+        assert remote_code_reasons(path) == [], kind
         assert load_encoder(path).encode(["a man plays"]).shape == (1, 4)
-
-
-def test_module_classes_paranmt_hf_resolves_to_installed_code_need_no_flag(saved, tmp_path, monkeypatch):
-    import paranmt_hf.model.registration as registration
-
-    ref = "input_module_paranmt.ParaNMTInputModule"  # what a saved directory's modules.json names
-    folder = tmp_path / "fast"
-    shutil.copytree(saved["word"], folder)
-    (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": ref}]))
-    from sentence_transformers.base.model import BaseModel
-
-    monkeypatch.setattr(registration, "ST_MODULE_CLASSES", {}, raising=False)
-    monkeypatch.setattr(BaseModel, "_module_classes", {})  # as if paranmt_hf had not registered its refs
-    assert any(ref in r for r in remote_code_reasons(folder))  # unknown ref: the directory's .py would be tried
-    monkeypatch.setattr(registration, "ST_MODULE_CLASSES", {ref: "paranmt_hf.x:Y"})
-    assert remote_code_reasons(folder) == []  # sentence-transformers resolves it to the installed class

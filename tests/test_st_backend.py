@@ -13,5 +13,6 @@ def test_onnx_backend_is_refused_with_the_way_to_onnx(tmp_path):
     build_encoder("word", corpus=["a man plays the guitar", "two dogs run"], embedding_dim=4).save_pretrained(tmp_path)
     for backend in ("onnx", "openvino"):
         with pytest.raises(ValueError, match=rf"backend='{backend}'.*paranmt-hf export MODEL_DIR --format onnx"):
-            st.SentenceTransformer(str(tmp_path), backend=backend)
-    assert st.SentenceTransformer(str(tmp_path), backend="torch").encode(["a man"]).shape == (1, 4)
+            st.SentenceTransformer(str(tmp_path), backend=backend, trust_remote_code=True)
+    model = st.SentenceTransformer(str(tmp_path), backend="torch", trust_remote_code=True)
+    assert model.encode(["a man"]).shape == (1, 4)

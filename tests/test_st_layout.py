@@ -52,8 +52,13 @@ def test_sentence_transformer_loads_the_fast_module_for_every_kind(saved, kind):
                  "modeling_paranmt.py", "configuration_paranmt.py", "paranmt_st_config.json"):
         assert os.path.isfile(os.path.join(path, name)), name
     assert not os.path.exists(os.path.join(path, "sentence_bert_config.json"))
-    model = SentenceTransformer(path, device="cpu")  # no flag: paranmt_hf is imported, the installed class is used
-    assert type(model[0]) is ParaNMTInputModule  # the fast module, not sentence-transformers' padded Transformer
+    with pytest.raises(ValueError, match="trust_remote_code"):  # sentence-transformers' rule, paranmt_hf imported
+        SentenceTransformer(path, device="cpu")
+    model = SentenceTransformer(path, device="cpu", trust_remote_code=True)
+    assert type(model[0]).__name__ == "ParaNMTInputModule"  # the folder's module, not the padded Transformer
+    assert type(model[0]).__module__.startswith("transformers_modules.")
+    # paranmt_hf is installed: the folder's featuriser takes its batched ids (the remote tokenizer read by its specs)
+    assert model[0].featurizer.fast_ids is not None
     assert model[0].is_flat == (kind in FLAT_KINDS)
     expected = np.load(path + ".npy")
     assert np.abs(model.encode(TEXTS) - expected).max() <= 1e-6
@@ -77,8 +82,8 @@ def test_max_seq_length_is_saved_and_honoured(tmp_path):
 
     reloaded = ParaNMTEncoder.from_pretrained(tmp_path / "m")
     np.testing.assert_allclose(reloaded.encode(long_text), truncated, atol=1e-6)
-    np.testing.assert_allclose(SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(long_text), truncated,
-                               atol=1e-6)
+    reloaded_st = SentenceTransformer(str(tmp_path / "m"), device="cpu", trust_remote_code=True)
+    np.testing.assert_allclose(reloaded_st.encode(long_text), truncated, atol=1e-6)
     # the first 5 trigrams and the first 5 words: the same as encoding the first words alone
     np.testing.assert_allclose(truncated[0, 8:], encoder.encode(["a man plays a guitar"])[0, 8:], atol=1e-6)
 
@@ -255,29 +260,16 @@ def test_input_module_round_trip_through_sentence_transformers_save(tmp_path):
     model.save(str(tmp_path / "st"))
     assert os.path.isfile(tmp_path / "st" / "paranmt_st_config.json")
     assert os.path.isfile(tmp_path / "st" / "input_module_paranmt.py")
-    reloaded = SentenceTransformer(str(tmp_path / "st"), device="cpu")  # the installed class: no flag
+    # modules.json names the installed class (paranmt_hf.modeling...): sentence-transformers imports it, with the flag
+    assert json.load(open(tmp_path / "st" / "modules.json"))[0]["type"] == (
+        "paranmt_hf.modeling.input_module_paranmt.ParaNMTInputModule")
+    reloaded = SentenceTransformer(str(tmp_path / "st"), device="cpu", trust_remote_code=True)
     assert type(reloaded[0]) is ParaNMTInputModule
     np.testing.assert_allclose(reloaded.encode(TEXTS), expected, atol=1e-6)
     module.model.train()
     module.save_pretrained(tmp_path / "portable")
     assert module.model.training  # train/eval mode kept
-    portable = SentenceTransformer(str(tmp_path / "portable"), device="cpu")
+    portable = SentenceTransformer(str(tmp_path / "portable"), device="cpu", trust_remote_code=True)
     np.testing.assert_allclose(portable.encode(TEXTS), expected, atol=1e-6)
     modules = json.load(open(tmp_path / "portable" / "modules.json"))
     assert modules[0]["type"] == "input_module_paranmt.ParaNMTInputModule"
-
-
-def test_the_input_module_name_of_earlier_releases_still_loads(tmp_path):
-    """Saved models whose ``modules.json`` names the input module as earlier releases did keep loading (the Python
-    alias ``ParaNMTSentenceEncoder`` itself is gone)."""
-    import paranmt_hf
-
-    assert not hasattr(paranmt_hf, "ParaNMTSentenceEncoder")
-    encoder = build_encoder("word", corpus=CORPUS, embedding_dim=8, seed=5)
-    SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu").save(str(tmp_path))
-    modules = json.loads((tmp_path / "modules.json").read_text())
-    modules[0]["type"] = "paranmt_hf.st.sentence_encoder.ParaNMTSentenceEncoder"  # what earlier releases wrote
-    (tmp_path / "modules.json").write_text(json.dumps(modules))
-    reloaded = SentenceTransformer(str(tmp_path), device="cpu")
-    assert type(reloaded[0]) is ParaNMTInputModule
-    np.testing.assert_allclose(reloaded.encode(TEXTS), encoder.encode(TEXTS), atol=1e-6)

@@ -1,6 +1,8 @@
-"""A model re-saved by sentence-transformers after ``import paranmt_hf`` stays a folder that loads everywhere: its
-``modules.json`` names the shipped input module (not the installed ``paranmt_hf...`` class), so it loads without
-paranmt_hf (``trust_remote_code=True``), and its weights are readable as every other file (not safetensors' 0600)."""
+"""A model loaded with ``SentenceTransformer(dir, trust_remote_code=True)`` and saved by ``SentenceTransformer.save``
+is a folder that loads everywhere: its ``modules.json`` names the shipped input module (sentence-transformers copies
+the remote-code files), so it loads without paranmt_hf (``trust_remote_code=True``) and, where paranmt_hf is
+installed, through the same lookup; its weights are readable as every other file (not safetensors' 0600). No
+sentence-transformers code is patched for it: the module's own ``save`` writes its files."""
 
 from __future__ import annotations
 
@@ -15,10 +17,10 @@ import numpy as np
 import pytest
 
 from paranmt_hf import build_encoder
-from paranmt_hf.model.registration import INSTALLED_REF, PORTABLE_REF, make_portable
 
 pytest.importorskip("sentence_transformers")
 
+PORTABLE_REF = "input_module_paranmt.ParaNMTInputModule"
 CORPUS = ["A man is playing a guitar.", "Two dogs run in the park!", "A woman is slicing an onion."] * 3
 SENTENCES = ["A man plays the guitar.", "Dogs are running!"]
 
@@ -51,7 +53,7 @@ def test_saved_after_import_loads_without_paranmt_hf_and_is_readable(tmp_path: P
 
     source, out = tmp_path / "model", tmp_path / "resaved"
     build_encoder("trigram+word", CORPUS, embedding_dim=8, seed=1).save_pretrained(source)
-    model = SentenceTransformer(str(source), device="cpu")  # no flag: paranmt_hf is imported
+    model = SentenceTransformer(str(source), device="cpu", trust_remote_code=True)  # sentence-transformers' rule
     expected = model.encode(SENTENCES)
     model.save(str(out))
 
@@ -66,53 +68,8 @@ def test_saved_after_import_loads_without_paranmt_hf_and_is_readable(tmp_path: P
                           text=True, timeout=300, cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
     np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected, atol=1e-6)
-    np.testing.assert_allclose(SentenceTransformer(str(out), device="cpu").encode(SENTENCES), expected, atol=1e-6)
-
-
-def test_make_portable_rewrites_only_the_installed_class(tmp_path: Path) -> None:
-    other = {"idx": 1, "name": "1", "path": "1_Normalize", "type": "sentence_transformers.models.Normalize"}
-    (tmp_path / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": INSTALLED_REF},
-                                                       other]))
-    assert make_portable(tmp_path)
-    assert json.loads((tmp_path / "modules.json").read_text()) == [
-        {"idx": 0, "name": "0", "path": "", "type": PORTABLE_REF}, other]
-    assert not make_portable(tmp_path)  # nothing left to change
-    assert not make_portable(tmp_path / "nowhere")
-
-
-def test_make_portable_by_two_writers_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two processes saving one folder (sentence-transformers' trainer had every ``torchrun`` rank do it) take turns
-    at ``modules.json``: between one writer's write and its rename another cannot start (with a temporary name shared
-    by all writers and no lock, the second took the first one's temporary away: a CI run failed on it)."""
-    import threading
-
-    from paranmt_hf.utils.atomic import OutputBusyError, output_lock
-
-    modules_json = tmp_path / "modules.json"
-    modules_json.write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": INSTALLED_REF}]))
-    modules_json.chmod(0o640)
-    rename, other_writer = os.replace, []
-
-    def try_to_write():  # another writer (its own lock file handle, as another process has)
-        try:
-            with output_lock(modules_json):
-                other_writer.append("wrote")
-        except OutputBusyError:
-            other_writer.append("waits")
-
-    def replace(source, target):
-        if not other_writer:
-            thread = threading.Thread(target=try_to_write)
-            thread.start()
-            thread.join()
-        rename(source, target)
-
-    monkeypatch.setattr(os, "replace", replace)
-    assert make_portable(modules_json.parent)
-    assert other_writer == ["waits"]
-    assert json.loads(modules_json.read_text())[0]["type"] == PORTABLE_REF
-    assert modules_json.stat().st_mode & 0o777 == 0o640  # the file's permissions are kept
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["modules.json"]  # no temporary or lock left
+    again = SentenceTransformer(str(out), device="cpu", trust_remote_code=True)  # paranmt_hf installed and imported
+    np.testing.assert_allclose(again.encode(SENTENCES), expected, atol=1e-6)
 
 
 @pytest.mark.parametrize(("model_kwargs", "dtype"), [({"torch_dtype": "float16"}, "float16"),
@@ -123,7 +80,8 @@ def test_model_kwargs_dtype_loads_the_weights_in_that_dtype(model_kwargs: dict, 
 
     source = tmp_path / "model"
     build_encoder("trigram+word", CORPUS, embedding_dim=8, seed=1).save_pretrained(source)
-    full = SentenceTransformer(str(source), device="cpu").encode(SENTENCES)
-    model = SentenceTransformer(str(source), device="cpu", model_kwargs=model_kwargs)  # as for a Transformer module
+    full = SentenceTransformer(str(source), device="cpu", trust_remote_code=True).encode(SENTENCES)
+    # model_kwargs as for a Transformer module
+    model = SentenceTransformer(str(source), device="cpu", trust_remote_code=True, model_kwargs=model_kwargs)
     assert next(model.parameters()).dtype == getattr(torch, dtype)
     np.testing.assert_allclose(model.encode(SENTENCES).astype(np.float32), full, atol=3e-2)

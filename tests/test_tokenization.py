@@ -121,3 +121,21 @@ def test_unigram_training_is_reproducible():
     swapped = raw[:4] + [["(", -9.0], ["j", -9.0001], ["▁mel", -9.00015], ["q", -9.0002], ["&", -9.0002]]
     assert canonical_pieces(raw) == canonical_pieces(swapped)
     assert [p for p, _ in canonical_pieces(raw)] == ["[PAD]", "[UNK]", "▁a", "▁b", "&", "(", "▁mel", "j", "q"]
+
+
+@pytest.mark.parametrize("kind", ["trigram", "trigram+word"])
+def test_paranmt_tokenizer_has_a_vocab_as_transformers_tokenizers_do(kind, tmp_path):
+    """``vocab`` / ``get_vocab`` / ``len`` as transformers tokenizers have them: mteb sizes a model's embedding
+    parameters from ``len(model.tokenizer.vocab)`` (it logged an error for ParaNMTTokenizer, which had none)."""
+    from paranmt_hf import build_encoder
+
+    encoder = build_encoder(kind, CORPUS, embedding_dim=4, seed=1)
+    tok = encoder.tokenizer
+    assert tok.vocab == tok.get_vocab() and len(tok.vocab) == len(tok) == tok.vocab_size
+    assert sorted(tok.vocab.values()) == list(range(tok.vocab_size))
+    model_meta = pytest.importorskip("mteb.models.model_meta")
+    st = pytest.importorskip("sentence_transformers")
+    encoder.save_pretrained(tmp_path)
+    model = st.SentenceTransformer(str(tmp_path), device="cpu", trust_remote_code=True)
+    count = model_meta.ModelMeta._get_n_embedding_parameters_from_sentence_transformers(model)
+    assert count == tok.vocab_size * encoder.model.config.hidden_size

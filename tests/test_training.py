@@ -161,7 +161,8 @@ def test_cli_training_writes_a_loadable_trained_model(tmp_path, data_dir):
 
     from paranmt_hf.evaluation.st_evaluator import STSSuiteEvaluator
 
-    final = STSSuiteEvaluator(["STS17:en-en"], data_dir=data_dir, name="dev")(SentenceTransformer(str(out)))
+    evaluator = STSSuiteEvaluator(["STS17:en-en"], data_dir=data_dir, name="dev")
+    final = evaluator(SentenceTransformer(str(out), trust_remote_code=True))
     assert summary["dev_scores"][-1]["eval_dev_mean_pearson"] == pytest.approx(final["dev_mean_pearson"], abs=1e-5)
     assert summary["dev_scores"][0]["eval_dev_mean_pearson"] != summary["dev_scores"][-1]["eval_dev_mean_pearson"]
     # M - 1 previous mini-batches of 4

@@ -1,4 +1,4 @@
-"""The batched unigram search (modeling/unigram_paranmt.py) gives the ids of ``tokenizers``' ``Unigram`` model."""
+"""The batched unigram search (paranmt_hf/model/unigram_search.py) gives ``tokenizers``' ``Unigram`` model's ids."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
-from paranmt_hf.modeling.unigram_paranmt import MAX_CHARS, Segment, UnigramSegmenter
+from paranmt_hf.model.unigram_search import MAX_CHARS, Segment, UnigramSegmenter
 
 
 def _model_ids(model: models.Unigram) -> Segment:

@@ -62,7 +62,7 @@ def sentence_transformer(path: str, kind: str) -> list[Entry]:
     """``SentenceTransformer(dir).encode`` at batch 1024 and at its default 32 (the fast input module)."""
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(path, device="cpu")
+    st = SentenceTransformer(path, device="cpu", trust_remote_code=True)  # the folder's module
     assert type(st[0]).__name__ == "ParaNMTInputModule", type(st[0])
     out = []
     fast = averaging(path, kind)
@@ -73,6 +73,11 @@ def sentence_transformer(path: str, kind: str) -> list[Entry]:
 
         out.append((f"{kind} · SentenceTransformer (batch {batch})", kind, f"SentenceTransformer {batch}", run,
                     not fast))
+    # where paranmt_hf is not installed the shipped featuriser has no fast ids: the tokenizer's own batch call
+    plain = SentenceTransformer(path, device="cpu", trust_remote_code=True)
+    plain[0].featurizer._fast = False
+    out.append((f"{kind} · SentenceTransformer (batch 1024, without paranmt_hf)", kind,
+                "SentenceTransformer 1024 plain", lambda s: cold_plain(plain, s), not fast))
     if fast:
         out.append((f"{kind} · SentenceTransformer's own work (batch 1024)", kind, "SentenceTransformer own work",
                     own_work(path), False))
@@ -84,6 +89,18 @@ def sentence_transformer(path: str, kind: str) -> list[Entry]:
     return out
 
 
+def cold_plain(st: Any, sentences: list[str]) -> Any:
+    """``st.encode`` at batch 1024 after emptying the tokenizers models' own word caches (Unigram's, BPE's)."""
+    tokenizer = st[0].tokenizer
+    backends = [getattr(tokenizer, "backend_tokenizer", None)]
+    backends += [getattr(seg, "tokenizer", None) for seg in getattr(tokenizer, "segmenters", [])]
+    for backend in backends:
+        model = getattr(backend, "model", None)
+        if hasattr(model, "_clear_cache"):
+            model._clear_cache()
+    return st.encode(sentences, batch_size=1024)
+
+
 def own_work(path: str) -> Any:
     """``SentenceTransformer(dir).encode`` at batch 1024 with the module's preprocess and forward replaced by a
     constant tensor of the model's width: what sentence-transformers itself spends per call at that width (input
@@ -91,7 +108,7 @@ def own_work(path: str) -> Any:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    st = SentenceTransformer(path, device="cpu")
+    st = SentenceTransformer(path, device="cpu", trust_remote_code=True)
     module = st[0]
     constant = torch.zeros(1024, module.get_embedding_dimension())
 
@@ -214,7 +231,7 @@ def all_entries(models: dict[str, str], m2v: str, minilm: str, cache: Path, trai
     for kind, path in models.items():
         out += paranmt_encoder(path, kind)
         if user_path_only:
-            out += [e for e in sentence_transformer(path, kind) if e[2] == "SentenceTransformer 1024"]
+            out += [e for e in sentence_transformer(path, kind) if e[2].startswith("SentenceTransformer 1024")]
             out += static_encoder(path, kind) if kind in AVERAGING else []
             continue
         out += sentence_transformer(path, kind)

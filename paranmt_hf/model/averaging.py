@@ -2,7 +2,7 @@
 
 An averaging model embeds a sentence, per component, as the mean of the embedding rows of its token ids (an
 ``EmbeddingBag``). The token ids of a sentence are those of its whitespace chunks, one chunk after the other
-(``token_ids_paranmt.py``), plus, for character trigrams, one trigram across each space between two chunks. So the
+(:mod:`.token_ids`), plus, for character trigrams, one trigram across each space between two chunks. So the
 sum of a sentence's rows is a sum over its chunks of per-chunk sums: :class:`ChunkAverager` caches, next to the token
 ids of each distinct chunk, the sum of their rows and their count, and embeds a sentence with one cached vector per
 chunk (and one trigram row between chunks) instead of one row per token: a trigram+subword sentence of 12 words reads
@@ -19,7 +19,7 @@ cache-sized block at a time into a reused buffer and reduced over the length axi
 same sums up to float32 rounding; sums go straight into the caller's output, which holds the means after an in-place
 division. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens measured as fast as filling and
 reading the chunk vectors, so the torch loaders read token rows.) NumPy (SciPy when installed), and
-``modeling/token_ids_paranmt.py``'s chunk caches.
+the chunk caches of :mod:`.token_ids`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..modeling.token_ids_paranmt import FastIds, _ChunkStore, _TrigramIds
-from ..modeling.unigram_paranmt import run_places
+from .token_ids import ChunkStore, FastIds, TrigramIds
+from .unigram_search import run_places
 
 DEFAULT_CACHE_BYTES = 256 * 2**20
 """Memory for cached chunk vectors (float32) before the chunk cache starts over (at least 4,096 chunks)."""
@@ -323,7 +323,7 @@ class ChunkAverager:
         self.model = model
         self.ids = ids
         self.fast = fast if hasattr(fast, "chunk_plan") else None
-        self.parts: list[_ChunkStore] = list(self.fast.parts) if self.fast is not None else []
+        self.parts: list[ChunkStore] = list(self.fast.parts) if self.fast is not None else []
         if self.fast is not None and len(self.parts) != len(model.tables):
             raise ValueError(f"the tokenizer has {len(self.parts)} components, the model {len(model.tables)}")
         self.max_entries = max(4096, cache_bytes // (4 * max(1, model.bounds[-1])))
@@ -405,7 +405,7 @@ class ChunkAverager:
             totals = None
             if limit is not None:
                 totals = np.bincount(sentence, weights=part.lens[rows], minlength=count).astype(np.int64)
-            if isinstance(part, _TrigramIds):
+            if isinstance(part, TrigramIds):
                 wordless = part.lens[rows] == 0  # a chunk without words (never expected): the id path
                 if wordless.any():
                     redo.update(sentence[wordless].tolist())

@@ -259,20 +259,14 @@ tokenizer.no_truncation()
 def token_ids(sentence: str) -> list[int]:
     return tokenizer.encode(sentence, add_special_tokens=False).ids""")
 
-_SNIPPET_SEGMENTERS = ("""import json
-import sys
+_SNIPPET_SEGMENTERS = ("""import sys
 
 import numpy as np
 import onnxruntime as ort
 
 sys.path.insert(0, ".")  # segmentation_paranmt.py, shipped in this folder, needs only `tokenizers`
-from segmentation_paranmt import component_segmenters
-""", """with open("paranmt_tokenizer.json", encoding="utf-8") as f:
-    components = component_segmenters(json.load(f)["components"])
-
-
-def token_ids(sentence: str) -> list[int]:  # each component's ids, shifted past the components before it
-    return [first + i for segmenter, first in components for i in segmenter.ids(sentence)]""")
+from segmentation_paranmt import Segmenters
+""", """token_ids = Segmenters.from_file("paranmt_tokenizer.json").encode_ids  # every component's ids, shifted""")
 
 _SNIPPET_RUN = """{imports}
 session = ort.InferenceSession("{onnx_file}", providers=["CPUExecutionProvider"])
@@ -362,7 +356,7 @@ class OnnxEncoder:
 
     def encode(self, sentences: list[str], batch_size: int = 512, normalize: bool = False) -> np.ndarray:
         """Embeddings ``[len(sentences), dim]`` float32."""
-        from ..modeling.token_ids_paranmt import lengths_to_offsets
+        from ..modeling.featurization_paranmt import lengths_to_offsets
 
         parts = []
         for start in range(0, len(sentences), batch_size):

@@ -2,8 +2,10 @@
 
 transformers runs a directory's Python files for an ``auto_map`` whose model type (or tokenizer class) it does not
 know; sentence-transformers imports the module classes ``modules.json`` names (trying a ``.py`` file of the directory
-first). paranmt_hf's own directories need neither: ``import paranmt_hf`` registers ``model_type="paranmt"`` and its
-tokenizer, and the input module their ``modules.json`` names resolves to paranmt_hf's installed copy.
+first) unless they are its own. paranmt_hf loads its own directories (``model_type="paranmt"``) with
+``ParaNMTEncoder``, which reads their config, weights and tokenizer with the installed classes (``import paranmt_hf``
+registers ``model_type="paranmt"`` and its tokenizer) and never reads ``modules.json``: they need no flag here, while
+``SentenceTransformer(dir)`` asks for ``trust_remote_code=True`` (docs/loading.md).
 """
 
 from __future__ import annotations
@@ -49,37 +51,20 @@ def _config_reasons(folder: Path, where: str) -> list[str]:
     return reasons
 
 
-def _installed_module_class(ref: str) -> bool:
-    """Whether sentence-transformers resolves a ``modules.json`` type to installed code (nothing from the directory).
-
-    Its own classes, and the refs it finds in ``BaseModel._module_classes`` before importing anything (paranmt_hf
-    registers its input module's refs there: ``paranmt_hf.model.registration.ST_MODULE_CLASSES``).
-    """
-    if ref.startswith(ST_PREFIX):
-        return True
-    from . import registration as _registration
-
-    if ref in getattr(_registration, "ST_MODULE_CLASSES", {}):
-        return True
-    from ..utils.imports import is_available
-
-    if not is_available("sentence_transformers"):
-        return False
-    try:
-        from sentence_transformers.base.model import BaseModel
-    except ImportError:
-        return False
-    return ref in (getattr(BaseModel, "_module_classes", None) or {})
+def _is_paranmt_folder(folder: Path) -> bool:
+    """Whether paranmt_hf loads ``folder`` with ``ParaNMTEncoder`` (its ``modules.json`` is then not read)."""
+    config = _json(folder / "config.json")
+    return isinstance(config, dict) and config.get("model_type") == "paranmt"
 
 
 def remote_code_reasons(path: str | os.PathLike[str]) -> list[str]:
-    """Why loading the model directory ``path`` would execute code from it (empty: it would not)."""
+    """Why loading the model directory ``path`` with paranmt_hf would execute code from it (empty: it would not)."""
     base = Path(path)
     reasons = _config_reasons(base, "")
-    modules = _json(base / "modules.json")
+    modules = None if _is_paranmt_folder(base) else _json(base / "modules.json")
     for module in modules if isinstance(modules, list) else []:
         kind = str(module.get("type", ""))
-        if kind and not _installed_module_class(kind):
+        if kind and not kind.startswith(ST_PREFIX):
             reasons.append(f"modules.json names module class {kind!r}, which is not part of sentence-transformers "
                            "(its code would be imported, from the directory first)")
         sub = str(module.get("path", ""))
@@ -89,11 +74,20 @@ def remote_code_reasons(path: str | os.PathLike[str]) -> list[str]:
 
 
 def check_remote_code(path: str | os.PathLike[str], trust_remote_code: bool) -> None:
-    """Raise :class:`RemoteCodeError` if loading ``path`` would run its code and ``trust_remote_code`` is false."""
+    """Raise :class:`RemoteCodeError` if loading ``path`` would run its code and ``trust_remote_code`` is false.
+
+    Raises:
+        DamagedFileError: instead, when a file of the folder is damaged (one sentence naming it).
+    """
     if trust_remote_code:
         return
     reasons = remote_code_reasons(path)
     if reasons:
+        from ..utils.integrity import damaged_file_error
+
+        damaged = damaged_file_error(path, RemoteCodeError("its files were not read"))
+        if damaged is not None:  # (an unreadable config.json hides what kind of folder it is): name the file
+            raise damaged
         raise RemoteCodeError(
             f"loading {path} would run code from the directory:\n  - " + "\n  - ".join(reasons)
             + "\nIf you trust this model, pass --trust-remote-code (trust_remote_code=True in Python)."

@@ -5,10 +5,10 @@ model.safetensors, the remote-code files, the tokenizer) and then calls :func:`w
 which adds:
 
 - at the root, a one-module ``modules.json`` naming ``input_module_paranmt.ParaNMTInputModule``, the fast input
-  module shipped in the directory (``modeling/input_module_paranmt.py`` and its siblings). ``SentenceTransformer(dir)``
-  then embeds exactly as ``ParaNMTEncoder`` does, at its speed: no flag once paranmt_hf is imported (the class ref
-  resolves to the installed copy, see ``paranmt_hf.model.registration``), ``trust_remote_code=True`` where
-  paranmt_hf is not installed. No sentence-transformers installation is needed to write these files.
+  module shipped in the directory (``modeling/input_module_paranmt.py`` and its siblings).
+  ``SentenceTransformer(dir, trust_remote_code=True)`` then embeds exactly as ``ParaNMTEncoder`` does (at its speed
+  where paranmt_hf is installed: the shipped featuriser takes its batched ids). No sentence-transformers
+  installation is needed to write these files.
 - on request (``save_pretrained(dir, static=True)``), a complete second model in ``static/``: the stock
   ``StaticEmbedding`` (``static/model.safetensors`` + ``static/tokenizer.json`` + its own ``modules.json``), which
   ``SentenceTransformer(f"{dir}/static")`` and model2vec load with no custom code at all. It is a second copy of the
@@ -30,7 +30,7 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from ..modeling.input_module_paranmt import write_module_files
+from ..modeling.input_module_paranmt import CLASS_REF, CONFIG_FILE_NAME, copy_module_files
 from ..utils.imports import is_available, require
 
 if TYPE_CHECKING:
@@ -132,7 +132,9 @@ def write_sentence_transformers_files(
     directory = os.fspath(directory)
     if not os.path.isfile(os.path.join(directory, "config.json")):
         raise FileNotFoundError(f"{directory} has no config.json: save the Hugging Face files first")
-    write_module_files(directory)
+    copy_module_files(directory)
+    _write_json(os.path.join(directory, "modules.json"), [{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}])
+    _write_json(os.path.join(directory, CONFIG_FILE_NAME), {})
     _write_json(os.path.join(directory, "config_sentence_transformers.json"), _model_config())
     for name in LEGACY_FILES:
         if os.path.isfile(os.path.join(directory, name)):

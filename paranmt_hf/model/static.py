@@ -10,7 +10,7 @@ without torch or transformers, from the files every saved directory holds (``con
     enc.similarity(emb, emb)                                          # cosine matrix (NumPy)
 
 It reads text with the model's own tokenizer files and the same batched, exact token ids as every other loader
-(``modeling/token_ids_paranmt.py``), and averages with the model's rules (unknown tokens, ``max_seq_length``,
+(:mod:`.token_ids`), and averages with the model's rules (unknown tokens, ``max_seq_length``,
 ``concat``/``add`` combinations, empty texts) from a per-chunk cache of summed rows
 (:mod:`paranmt_hf.model.averaging`; rows summed by SciPy's compiled sparse product when SciPy is installed, the
 ``fast`` extra, else in NumPy): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
@@ -30,10 +30,10 @@ import numpy as np
 
 from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, renamed_fields, resolve_components
 from ..modeling.segmentation_paranmt import Segmenters
-from ..modeling.token_ids_paranmt import fast_token_ids, ids_to_flat
 from .averaging import AveragingModel, ChunkAverager
 from .encode_api import cosine_matrix, deliver, pairwise_cosine, prepare_texts
 from .storage import INT8_FILE, SCALE_SUFFIX
+from .token_ids import fast_token_ids, ids_to_flat
 
 WEIGHTS_FILE = "model.safetensors"
 PARANMT_TOKENIZER_FILE = "paranmt_tokenizer.json"
@@ -140,7 +140,7 @@ class StaticEncoder:
         expected = [t.shape[0] for t in model.tables]
         if sizes != expected:
             raise ValueError(f"tokenizer vocabulary sizes {sizes} do not match the model's tables {expected}")
-        self.fast_ids = fast_token_ids(tokenizer, self.reference)
+        self.fast_ids = fast_token_ids(tokenizer)
         ids = self.fast_ids if self.fast_ids is not None else (lambda texts: ids_to_flat(self.reference(texts)))
         self.averager = ChunkAverager(model, ids, self.fast_ids)
 

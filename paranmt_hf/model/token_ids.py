@@ -19,13 +19,17 @@ that, the tokenizer's own normalizer otherwise), joined with a marker chunk betw
 by Python; each distinct chunk is tokenised once by the tokenizer's own pre-tokenizer and model and cached; the ids
 of a batch are then gathered with NumPy. Trigrams are looked up with NumPy too (a direct table for ASCII trigrams,
 a sorted-key search for the rest), and a unigram model's new chunks are segmented together by the model's own
-best-path search written in NumPy (``unigram_paranmt.py``; words it does not cover go to the model).
+best-path search written in NumPy (:mod:`.unigram_search`; words it does not cover go to the model).
 Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, the characters Python splits on but
 ``tokenizers`` does not, added-token strings) take the reference path, so the ids always equal the tokenizer's
 (``tests/test_featurization.py``); other tokenizer configurations, and components with the original ParaNMT-50M
-lookup rules (``fast_path_exact = False``), use the reference path for everything.
+lookup rules, use the reference path for everything.
 
-This file is Hub remote code: it imports only numpy, tokenizers and its siblings.
+This is paranmt_hf's side of the model's featuriser (``modeling/featurization_paranmt.py``), which imports
+:func:`fast_token_ids` where paranmt_hf is installed and otherwise calls the tokenizer's own batch method: the ids
+are the same, this is faster (``benchmarks/speed``). It reads a tokenizer by what it saves
+(``paranmt_tokenizer.json``'s components, ``tokenizer.json``), so the tokenizer may come from any copy of the remote
+code.
 """
 
 from __future__ import annotations
@@ -39,8 +43,13 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from .segmentation_paranmt import WORD_SPLIT_PATTERN, _TokenizersSegmenter, _TrigramSegmenter
-from .unigram_paranmt import UnigramSegmenter, run_places
+from ..modeling.segmentation_paranmt import (
+    WORD_SPLIT_PATTERN,
+    Segmenters,
+    _TokenizersSegmenter,
+    _TrigramSegmenter,
+)
+from .unigram_search import UnigramSegmenter, run_places
 
 MARK = "\x00"
 """Chunk that separates the sentences of a batch (sentences containing it take the reference path)."""
@@ -49,7 +58,7 @@ Reference = Callable[[Sequence[str]], list[list[int]]]
 FastIds = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
 _PY_ONLY_SPACE = re.compile("[\x1c-\x1f]")  # str.split() splits on these, the tokenizers' ``\s`` does not
 _BATCHED_UNIGRAM_MIN = 256  # new unigram words in a batch from which the batched search is faster than the model
-_MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over (``_ChunkStore.max_entries``)
+_MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over (``ChunkStore.max_entries``)
 _SPLIT = {"type": "Split", "pattern": {"Regex": WORD_SPLIT_PATTERN}, "behavior": "Removed", "invert": True}
 _METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
 _SP_NORMALIZER = [
@@ -176,7 +185,7 @@ def replace_rows(
     return np.concatenate(pieces), lengths
 
 
-class _ChunkStore(_Chunked):
+class ChunkStore(_Chunked):
     """A cache of per-chunk token ids (one entry per distinct chunk, ids back to back in one array)."""
 
     generation = 0
@@ -230,7 +239,7 @@ class _ChunkStore(_Chunked):
         return self.ids_from_entries(texts, entries((self,), chunks), bad)
 
     @property
-    def parts(self) -> list[_ChunkStore]:
+    def parts(self) -> list[ChunkStore]:
         """The component caches (this one)."""
         return [self]
 
@@ -268,7 +277,7 @@ def _sentence_lengths(ends: np.ndarray, ks: np.ndarray) -> np.ndarray:
     return bounds[1:] - bounds[:-1]
 
 
-class _ChunkIds(_ChunkStore):
+class _ChunkIds(ChunkStore):
     """Cached, batched ids of a ``tokenizers`` tokenizer whose tokens never cross whitespace.
 
     ``mode``: ``"lookup"`` (word level: a pre-token is one vocabulary entry), ``"metaspace"`` (unigram: a chunk is
@@ -341,7 +350,7 @@ class _ChunkIds(_ChunkStore):
     def _unigram_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unigram ids of each word (none holds whitespace), as ``_model_ids``: many words at once in NumPy.
 
-        ``unigram_paranmt.py`` runs the model's own best-path search on all of them; the words it does not cover, and
+        :mod:`.unigram_search` runs the model's own best-path search on all of them; the words it does not cover, and
         small batches (where calling the model word by word is as fast), go to the model.
         """
         if len(words) < _BATCHED_UNIGRAM_MIN or self._unigram_vocab is None:
@@ -378,7 +387,7 @@ class _ChunkIds(_ChunkStore):
         return self.patch(texts, flat, lengths, bad)
 
 
-class _TrigramIds(_ChunkStore):
+class TrigramIds(ChunkStore):
     """Batched character-trigram ids of a trigram segmenter, exact to its ``ids``.
 
     The trigram text of a sentence is ``" " + x1 + " " + x2 + ... + " "`` where ``xk`` is chunk k's words joined by
@@ -472,7 +481,7 @@ class _TrigramIds(_ChunkStore):
         return self.patch(texts, flat, lengths, bad)
 
 
-class _CombinedIds:
+class CombinedIds:
     """Ids of a combination: every component's fast ids, shifted by its offset, one component after the other.
 
     Components that all lower-case (or all keep case) share one chunking of the batch (the first component's) and one
@@ -483,7 +492,7 @@ class _CombinedIds:
     still through the one shared cache (an entry holds each part's ids of that chunk string).
     """
 
-    def __init__(self, parts: list[_ChunkStore], offsets: list[int]) -> None:
+    def __init__(self, parts: list[ChunkStore], offsets: list[int]) -> None:
         self.parts = parts
         self.offsets = offsets
         lead = parts[0]
@@ -522,7 +531,7 @@ class _CombinedIds:
         return flat, lengths
 
     def chunk_plan(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]] | None:
-        """As ``_ChunkStore.chunk_plan``, over the shared chunking of every component (None when there is none).
+        """As ``ChunkStore.chunk_plan``, over the shared chunking of every component (None when there is none).
 
         The sentences left out are those of the reference path and those that another component chunks otherwise.
         """
@@ -564,7 +573,7 @@ class _CombinedIds:
         return flat, lengths, np.stack([lens for _, lens in results], axis=1)
 
 
-def entries(parts: Sequence[_ChunkStore], chunks: list[str]) -> np.ndarray:
+def entries(parts: Sequence[ChunkStore], chunks: list[str]) -> np.ndarray:
     """The cache entry of every chunk in ``parts[0]``'s index, tokenising new chunks into every part's cache.
 
     Every part's cache gets the same new chunks in the same order, so the entries of ``parts[0]`` index them all.
@@ -675,35 +684,48 @@ def _tokenizers_fast_ids(backend: Any, reference: Reference) -> _ChunkIds | None
     return None
 
 
-def fast_token_ids(tokenizer: Any, reference: Reference) -> FastIds | None:
+def _segmenters(tokenizer: Any) -> Segmenters | None:
+    """The installed segmenters of a ``ParaNMTTokenizer`` (any copy: from its saved components), or ``Segmenters``."""
+    if isinstance(tokenizer, Segmenters):
+        return tokenizer
+    own = getattr(tokenizer, "segmented", None)
+    if isinstance(own, Segmenters):
+        return own
+    specs = getattr(tokenizer, "component_specs", None)
+    return Segmenters(specs()) if callable(specs) else None
+
+
+def fast_token_ids(tokenizer: Any) -> FastIds | None:
     """The batched fast path for ``tokenizer``, or None when it is not one of the configurations above.
 
-    ``tokenizer``: a ``ParaNMTTokenizer`` or ``Segmenters`` (its ``segmenters``), a transformers fast tokenizer (its
-    ``backend_tokenizer``) or a ``tokenizers.Tokenizer``.
-
-    ``reference`` gives the (unshifted, all-component) ids of the rare sentences the fast path cannot reproduce.
+    ``tokenizer``: a ``ParaNMTTokenizer`` (from paranmt_hf or from a model folder's remote code) or ``Segmenters``, a
+    transformers fast tokenizer (its ``backend_tokenizer``) or a ``tokenizers.Tokenizer``. The result maps a list of
+    texts to (flat int64 ids, per-text lengths): the tokenizer's ids without special tokens (all components, shifted).
     """
-    segmenters = getattr(tokenizer, "segmenters", None)  # a ParaNMTTokenizer (tokenization_paranmt.py)
-    if segmenters is not None:
-        parts: list[FastIds] = []
-        for seg in segmenters:
+    segmented = _segmenters(tokenizer)
+    if segmented is not None:
+        parts: list[ChunkStore] = []
+        for seg in segmented.segmenters:
             seg_reference: Reference = lambda texts, seg=seg: [seg.ids(t) for t in texts]  # noqa: E731
-            if getattr(seg, "fast_path_exact", True) is False:
-                return None  # a component with lookup rules the fast path does not reproduce
-            if isinstance(seg, _TrigramSegmenter):
-                part: _ChunkStore | None = _TrigramIds(seg, seg_reference)
+            if isinstance(seg, _TrigramSegmenter) and seg.lookup == "split":
+                part: ChunkStore | None = TrigramIds(seg, seg_reference)
             elif isinstance(seg, _TokenizersSegmenter):
                 part = _tokenizers_fast_ids(seg.tokenizer, seg_reference)
-            else:
+            else:  # the ParaNMT-50M lookup rules: the fast path does not reproduce them
                 part = None
             if part is None:
                 return None
             parts.append(part)
-        return parts[0] if len(parts) == 1 else _CombinedIds(parts, tokenizer.offsets)
+        return parts[0] if len(parts) == 1 else CombinedIds(parts, segmented.offsets)
     backend = tokenizer if isinstance(tokenizer, Tokenizer) else getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         return None
+
+    def reference(texts: Sequence[str]) -> list[list[int]]:
+        return [e.ids for e in backend.encode_batch_fast(list(texts), add_special_tokens=False)]
+
     return _tokenizers_fast_ids(backend, reference)
 
 
-__all__ = ["fast_token_ids", "lengths_to_offsets", "ids_to_flat", "MARK"]
+__all__ = ["fast_token_ids", "lengths_to_offsets", "ids_to_flat", "replace_rows", "entries", "ChunkStore",
+           "TrigramIds", "CombinedIds", "FastIds", "MARK"]
