@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import glob
 import gzip
+import json
 import sys
 import time
 from pathlib import Path
@@ -76,7 +77,6 @@ def model_ids(backend: Any, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def measure(backend: Any, words: list[str], sizes: list[int], rounds: int) -> list[dict[str, Any]]:
     """Per size: CPU seconds of each path in every round, the per-round ratios, their median."""
-    import json
 
     from paranmt_hf.model.unigram_search import UnigramSegmenter
 
@@ -153,7 +153,10 @@ def main() -> None:
     report = {"provenance": provenance(), "rounds": args.rounds, "distinct_words": len(words),
               "vocab_size": backend.get_vocab_size(), "rows": rows}
     args.output.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(args.output / "unigram_search.json", report, indent=1)
+    path = args.output / "unigram_search.json"  # the folder's one JSON: each run under its own key
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    recorded[f"{report['distinct_words']}_words_{args.rounds}_rounds"] = report
+    atomic_write_json(path, recorded, indent=1)
     atomic_write_text(args.output / "README.md", markdown(report))
     print(markdown(report))  # noqa: T201
 

@@ -164,12 +164,11 @@ def provenance(
 
 
 def describe(record: dict[str, Any]) -> str:
-    """One markdown line for a README header: command, commit (dirty or not), date, load, software."""
-    commit = record.get("git_commit") or "unknown"
-    dirty = " (+ uncommitted code changes)" if record.get("git_dirty") else ""
+    """One markdown line for a README header: command, date, load, software (the commit stays in the JSON)."""
+    dirty = " (from a checkout with uncommitted code changes)" if record.get("git_dirty") else ""
     versions = ", ".join(f"{k} {v}" for k, v in record.get("packages", {}).items() if v)
     load = " ".join(f"{x:.2f}" for x in record.get("load_average", []))
-    return (f"Command: `{record.get('command')}` · commit `{commit[:12]}`{dirty} · {record.get('date')} · "
+    return (f"Command: `{record.get('command')}`{dirty} · {record.get('date')} · "
             f"{record.get('cpu')}, {record.get('cores')} cores, load average {load} · {versions}.")
 
 
