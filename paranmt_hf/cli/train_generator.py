@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 from .model_loading import add_trust_remote_code_flag
@@ -50,7 +52,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--eval-model", default=None, help="encoder of the evaluation's cosines (default --score-model)")
     p.add_argument("--epochs", type=float, default=10.0, help="passes over the pairs (default 10)")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after this many optimiser steps (-1: off)")
-    p.add_argument("--max-cpu-minutes", type=float, default=None, help="stop after this much CPU time")
+    p.add_argument("--max-cpu-minutes", type=float, default=None,
+                   help="stop training after this much CPU time (all threads); building the tokenizer and the model, "
+                   "scoring the pairs and the evaluation come on top")
     p.add_argument("--batch-size", type=int, default=64, help="pairs per batch (default 64)")
     p.add_argument("--learning-rate", type=float, default=5e-4, help="peak learning rate (default 5e-4)")
     p.add_argument("--warmup-steps", type=int, default=400,
@@ -93,8 +97,45 @@ def run(args: argparse.Namespace) -> int:
     except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
         raise SystemExit(f"paranmt-hf train-generator: {err}") from err
     summary = result.summary
+    print(f"data: {describe_counts(summary['data'])}", file=sys.stderr)
+    if summary.get("stopped_by_cpu_limit"):
+        print(f"time: training stopped at --max-cpu-minutes {args.max_cpu_minutes:g} "
+              f"({summary['training_cpu_seconds']:.0f} CPU seconds of training, all threads); the command took "
+              f"{summary['seconds']:.0f} s in all (the tokenizer, the model, the scoring and the evaluation come on "
+              "top of the limit)", file=sys.stderr)
     print(f"trained {summary['steps']} steps on {summary['data']['training_examples']:,} examples "
           f"({summary['data']['training_pairs']:,} pairs) -> {args.output}")
     if evaluation is not None:
         print(json.dumps({k: evaluation[k] for k in ("generator", "copy")}, indent=2))
     return 0
+
+
+def describe_counts(counts: Mapping[str, Any]) -> str:
+    """Where the pairs read went, in one line: the bounds' selection, the held-out set, the training pairs.
+
+    From the ``counts`` of :func:`~paranmt_hf.paraphrase_generator.data.generator_pairs` (a training run's
+    ``generator_summary.json`` ``data``).
+    """
+    bounds = counts.get("bounds") or {}
+    named = ", ".join(_bound_text(name, low, high) for name, (low, high) in bounds.items())
+    parts = [f"read {counts['read']:,} pairs" + (f" ({counts['bad_lines']:,} bad lines skipped)"
+                                                   if counts.get("bad_lines") else "")]
+    if bounds:
+        parts.append(f"{counts.get('within_bounds', 0):,} within the bounds ({named}; widen them with --min-score, "
+                     "--max-score, --max-overlap or --bound, none for no bound)")
+    if counts.get("held_out"):
+        parts.append(f"{counts['held_out']:,} held out for the evaluation")
+    if counts.get("left_out_sharing_a_held_out_sentence"):
+        parts.append(f"{counts['left_out_sharing_a_held_out_sentence']:,} left out for sharing a held-out sentence")
+    if counts.get("left_out_by_max_pairs"):
+        parts.append(f"{counts['left_out_by_max_pairs']:,} over --max-pairs")
+    directions = " in both directions" if counts.get("both_directions") else ""
+    parts.append(f"{counts['training_pairs']:,} pairs trained on ({counts['training_examples']:,} examples"
+                 f"{directions})")
+    return "; ".join(parts)
+
+
+def _bound_text(name: str, low: float | None, high: float | None) -> str:
+    if low is not None and high is not None:
+        return f"{name} {low:g}-{high:g}"
+    return f"{name} >= {low:g}" if low is not None else f"{name} <= {high:g}"
