@@ -125,11 +125,19 @@ def _loaded(names: Iterable[str]) -> list[type[BaseException]]:
 
 
 def message_of(err: BaseException) -> str:
-    """The error's own sentence: a ``KeyError``'s message without its quotes, the first line of anything else."""
+    """The error's own sentence, on one line.
+
+    A ``KeyError``'s message without its quotes; the lines of a message that lists things (``what:``, then
+    ``- a`` and ``- b`` on lines of their own, then ``what to do``) joined as ``what: a; b; what to do``.
+    """
     if isinstance(err, NoSpaceError):
         return str(err.strerror)
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return text.strip() or type(err).__name__
+    lines = [line.strip().removeprefix("- ").strip() for line in text.strip().splitlines() if line.strip()]
+    folded = ""
+    for line in lines:
+        folded += line if not folded else (" " if folded.endswith(":") else "; ") + line
+    return folded or type(err).__name__
 
 
 def user_error(err: BaseException, extra: Iterable[type[BaseException]] = ()) -> int | None:
