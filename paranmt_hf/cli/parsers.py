@@ -38,20 +38,6 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
     add_trust_remote_code_flag(parser)
 
 
-def check_input_file(path: str, flag: str = "--input") -> None:
-    """Refuse an input that is a folder or does not exist, in one sentence, before a model is loaded.
-
-    Raises:
-        IsADirectoryError / FileNotFoundError: naming the flag and the path.
-    """
-    import os
-
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{flag} {path} is a folder: give a text file (one line per sentence or pair)")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{flag} {path} does not exist")
-
-
 def check_hub_ids(args: argparse.Namespace, flags: dict[str, str]) -> None:
     """Refuse, in one sentence naming the flag, a value of ``flags`` (flag -> attribute) that is no Hub id.
 
