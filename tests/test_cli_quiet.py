@@ -13,7 +13,7 @@ from paranmt_hf.training.trainer import run_folder
 
 BARS = ("Generating train split", "Loading weights", "Writing model shards", "Computing widget examples",
         "Flattening the indices", "it/s]", "%|")
-NOISE = ("mtime may not be reliable", "Traceback")
+NOISE = ("mtime may not be reliable", "Traceback", "'train_runtime'")  # the trainer's log dict, printed without a bar
 
 
 def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -231,3 +231,37 @@ def test_paraphrase_do_sample_draws_independent_samples(trained: Path, monkeypat
     assert len(capsys.readouterr().out.splitlines()) == 10 and calls == [1]
     with pytest.raises(SystemExit, match=r"cannot exceed num_beams \(4\)"):  # beam search: 4 by default
         main(["paraphrase", str(trained), texts[0], "--num-return", "5", "--no-progress"])
+
+
+def test_the_command_says_where_the_pairs_went_and_what_the_time_limit_bounds(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture) -> None:
+    """The default bounds, the held-out set and --max-pairs each say how many pairs they took; --max-cpu-minutes
+    bounds training alone, and the command says so with the time it took in all."""
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in pairs()), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["train-generator", str(data), "--output", str(tmp_path / "model"), "--size", "tiny",
+                 "--vocab-size", "80", "--held-out", "4", "--max-pairs", "50", "--max-cpu-minutes", "0.0001",
+                 "--batch-size", "16", "--num-beams", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    total = len(pairs())
+    within = len(SUBJECTS) * len(VERBS) * len(PLACES)
+    line = next(text for text in err.splitlines() if text.startswith("data: "))
+    assert line.startswith(f"data: read {total:,} pairs; {within:,} within the bounds (paraphrase_score 0.7-1, "
+                           "trigram_overlap <= 0.5; widen them"), line
+    assert "4 held out for the evaluation" in line and "over --max-pairs" in line
+    assert line.endswith("50 pairs trained on (100 examples in both directions)"), line
+    assert "time: training stopped at --max-cpu-minutes 0.0001 (" in err and "in all" in err
+
+
+def test_tokenized_text_is_scored_without_sacrebleu_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    """ParaNMT's text is tokenized by design ('... guitar .'): sacrebleu is told so, instead of warning twice per
+    corpus BLEU that the data looks tokenized."""
+    from paranmt_hf.paraphrase_generator.evaluate import paraphrase_metrics
+
+    inputs = [f"a man number {i} plays the guitar ." for i in range(120)]
+    outputs = [f"a man {i} is playing a guitar ." for i in range(120)]
+    with caplog.at_level("WARNING"):
+        metrics = paraphrase_metrics(inputs, outputs, inputs)
+    assert 0 < metrics["self_bleu"] < 100 and metrics["bleu_vs_reference"] == metrics["self_bleu"]
+    assert not [r for r in caplog.records if r.name.startswith("sacrebleu")], caplog.text

@@ -264,7 +264,7 @@ def test_readme_blocks_run_in_order(data_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PARANMT_HF_DATA": str(data), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    ran = set()
+    ran, here, shell_cwd = set(), work, tmp_path / "cwd"
     for lang, body, line in code_blocks(README):
         if lang == "bash":
             script = []
@@ -275,14 +275,21 @@ def test_readme_blocks_run_in_order(data_dir: Path, tmp_path: Path) -> None:
                 script.append(command)
             if not script:
                 continue
-            argv = ["bash", "-euo", "pipefail", "-c", "\n".join(script)]
+            # one shell session, as a reader's: a block's `cd` holds for the blocks after it
+            argv = ["bash", "-euo", "pipefail", "-c", "\n".join([*script, f"pwd > {shlex.quote(str(shell_cwd))}"])]
         elif lang == "python":
             argv = [sys.executable, "-c", body]
         else:
             continue
-        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600,
+        done = subprocess.run(argv, cwd=here, env=env, capture_output=True, text=True, timeout=600,
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 0, f"README.md:{line} ({lang}) exited {done.returncode}:\n{done.stderr[-3000:]}"
         assert "Traceback" not in done.stderr, f"README.md:{line}:\n{done.stderr[-3000:]}"
+        if lang == "bash":
+            here = Path(shell_cwd.read_text().strip())
     assert ran == set(NOT_RUN)
-    assert (work / "my-model" / "config.json").is_file() and (work / "my-model-hub" / "README.md").is_file()
+    assert (here / "my-model" / "config.json").is_file() and (here / "my-model-hub" / "README.md").is_file()
+    # everything the examples wrote is in one folder that git ignores: nothing lands in the checkout's own tree
+    assert [p.name for p in work.iterdir()] == ["runs"] and here == work / "runs" / "quickstart"
+    ignored = subprocess.run(["git", "check-ignore", "-q", "runs/quickstart/my-model/config.json"], cwd=ROOT)
+    assert ignored.returncode == 0, "runs/ must be in .gitignore"

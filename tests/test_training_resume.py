@@ -77,7 +77,7 @@ def test_checkpoints_record_their_run_and_resume_refuses_another(tmp_path):
     assert record["seed"] == 0 and record["recipe"]["embedding_dim"] == 8
     assert record["sources"][0]["files"][0]["bytes"] > 0
     message = refused(tmp_path, "r", "--max-steps", "6", "--resume", "--embedding-dim", "16")
-    assert "recipe.embedding_dim: checkpoint 8, now 16" in message
+    assert "recipe.embedding_dim: checkpoint 8, now 16" in message and "\n" not in message  # one line
     other = write_pairs(tmp_path / "other.tsv.gz", n=30)
     message = refused(tmp_path, "r", "--max-steps", "6", "--resume", data=other)
     assert "sources[0].files[0]" in message

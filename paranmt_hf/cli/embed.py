@@ -15,7 +15,7 @@ import argparse
 from typing import Any
 
 from .model_loading import load_model, locate
-from .parsers import add_file_io, check_input_file, command_parser
+from .parsers import add_file_io, command_parser
 
 DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
 """The command's description: the module's docstring after its first line."""
@@ -34,11 +34,11 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Count lines, then encode and write chunk by chunk."""
-    from ..evaluation.streaming import embed_file
+    from ..evaluation.streaming import check_text_input, embed_file
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
-    check_input_file(args.input)
+    check_text_input(args.input, "--input")  # before the model loads
     locate(args)  # a Hub id: its snapshot in the Hub's cache
     check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
     encoder = load_model(args)

@@ -9,8 +9,6 @@ is a bug and keeps its traceback; ``--verbose`` shows the traceback of every err
 from __future__ import annotations
 
 import difflib
-import errno
-import re
 import sys
 from collections.abc import Iterable
 
@@ -39,7 +37,7 @@ USER_ERRORS: tuple[str, ...] = (
     "builtins.NotADirectoryError",
     "builtins.IsADirectoryError",
     "builtins.PermissionError",
-    "paranmt_hf.cli.errors.NoSpaceError",
+    "paranmt_hf.utils.no_space.NoSpaceError",
     "paranmt_hf.utils.imports.MissingExtraError",
     "paranmt_hf.utils.atomic.OutputExistsError",
     "paranmt_hf.utils.atomic.OutputIsInputError",
@@ -69,39 +67,6 @@ counts only once its module is imported (an exception of a module never imported
 checking costs no import."""
 
 
-NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
-"""``errno`` values of a full device or an exhausted quota."""
-
-
-class NoSpaceError(OSError):
-    """The device filled up while a command wrote its output (nothing half-written is left in its place)."""
-
-
-def is_no_space(err: BaseException) -> bool:
-    """Whether ``err``, or an error it was raised from, is a full device.
-
-    An ``OSError`` with ``ENOSPC``/``EDQUOT``, or safetensors' ``SafetensorError`` wrapping os error 28 (it writes
-    from Rust, so the ``OSError`` never reaches Python).
-    """
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in NO_SPACE_ERRNOS:
-            return True
-        if type(current).__name__ == "SafetensorError" and (
-                "code: 28" in str(current) or "StorageFull" in str(current) or "No space left" in str(current)):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def no_space_error(output: object, rerun: str = "run the same command again") -> NoSpaceError:
-    """The one sentence of a full device, as the corpus tools say it: what was not written, and what to do."""
-    what = f"{output} was not written" if output else "the output was not written"
-    return NoSpaceError(errno.ENOSPC, f"no space left on the device; {what}: free some space and {rerun}")
-
-
 class CommandFailed(SystemExit):
     """What :func:`~paranmt_hf.cli.main.main` raises after printing the one line.
 
@@ -125,11 +90,21 @@ def _loaded(names: Iterable[str]) -> list[type[BaseException]]:
 
 
 def message_of(err: BaseException) -> str:
-    """The error's own sentence: a ``KeyError``'s message without its quotes, the first line of anything else."""
+    """The error's own sentence, on one line.
+
+    A ``KeyError``'s message without its quotes; the lines of a message that lists things (``what:``, then
+    ``- a`` and ``- b`` on lines of their own, then ``what to do``) joined as ``what: a; b; what to do``.
+    """
+    from ..utils.no_space import NoSpaceError
+
     if isinstance(err, NoSpaceError):
         return str(err.strerror)
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return text.strip() or type(err).__name__
+    lines = [line.strip().removeprefix("- ").strip() for line in text.strip().splitlines() if line.strip()]
+    folded = ""
+    for line in lines:
+        folded += line if not folded else (" " if folded.endswith(":") else "; ") + line
+    return folded or type(err).__name__
 
 
 def user_error(err: BaseException, extra: Iterable[type[BaseException]] = ()) -> int | None:
@@ -152,21 +127,38 @@ def cli_wording(message: str, flags: Iterable[str], aliases: dict[str, str] | No
     (overwrite=True)`` -> ``--overwrite``, for each keyword whose flag (``_`` -> ``-``, or ``aliases``: keyword ->
     flag) the command has; other text is left as it is.
     """
-    known, aliases = set(flags), aliases or {}
+    aliases = aliases or {}
+    keywords = {keyword: flag for keyword, flag in aliases.items() if flag in set(flags)}
+    keywords.update({flag[2:].replace("-", "_"): flag for flag in flags
+                     if flag.startswith("--") and flag[2:].replace("-", "_") not in keywords})
+    for keyword, flag in sorted(keywords.items(), key=lambda item: -len(item[0])):  # longest first
+        for said in (f" ({keyword}=True in Python)", f" ({keyword}=True)"):
+            message = message.replace(flag + said, flag)
+        message = _replace_word(message, f"{keyword}=True", flag)
+        message = _replace_word(message, f"{keyword}=", f"{flag} ")
+        if "_" in keyword:
+            message = _replace_word(message, keyword, flag, not_before=(" (",))
+    return message
 
-    def flag(keyword: str) -> str | None:
-        name = aliases.get(keyword, "--" + keyword.replace("_", "-"))
-        return name if name in known else None
 
-    def both(m: re.Match[str]) -> str:
-        return m.group(1) if flag(m.group(2)) == m.group(1) else m.group(0)
+def _replace_word(text: str, old: str, new: str, not_before: tuple[str, ...] = ()) -> str:
+    """``text`` with each ``old`` that starts a word (not after a letter, digit, ``_``, ``-`` or ``.``) replaced.
 
-    message = re.sub(r"(--[\w-]+) \((\w+)=True(?: in Python)?\)", both, message)
-    message = re.sub(r"(?<![\w-])(\w+)=True\b", lambda m: flag(m.group(1)) or m.group(0), message)
-    message = re.sub(r"(?<![\w-])([a-z]\w*)=([\w.-]+)",
-                     lambda m: f"{flag(m.group(1))} {m.group(2)}" if flag(m.group(1)) else m.group(0), message)
-    # a bare keyword, not a field (recipe.embedding_dim) nor one that names its flag already (max_grad_norm (--...))
-    return re.sub(r"(?<![\w.-])([a-z]+_\w+)\b(?! \()", lambda m: flag(m.group(1)) or m.group(0), message)
+    A bare keyword (``old`` ending in a letter) must also end its word, and not be followed by one of
+    ``not_before``.
+    """
+    out, start = [], 0
+    while (found := text.find(old, start)) >= 0:
+        end = found + len(old)
+        before = text[found - 1] if found else " "
+        after = text[end] if end < len(text) else " "
+        word_ends = not old[-1].isalnum() or not (after.isalnum() or after == "_")
+        if (before.isalnum() or before in "_-.") or not word_ends or text.startswith(not_before, end):
+            out.append(text[start:end])
+        else:
+            out.append(text[start:found] + new)
+        start = end
+    return "".join(out) + text[start:]
 
 
 def close_names(name: str, choices: Iterable[str]) -> str:

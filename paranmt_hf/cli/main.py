@@ -16,7 +16,8 @@ import signal
 import sys
 from typing import Any
 
-from .errors import CommandFailed, cli_wording, is_no_space, message_of, no_space_error, user_error
+from ..utils.no_space import is_no_space, no_space_error
+from .errors import CommandFailed, cli_wording, message_of, user_error
 from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
@@ -145,15 +146,11 @@ def _not_written(args: argparse.Namespace) -> str:
 
 def _one_sentence(err: Exception, args: argparse.Namespace) -> Exception:
     """The user's error that a library's exception stands for (a pickled weights file, a full disk), else ``err``."""
-    import pickle
+    from ..model.pickled_weights import pickled_code_error
 
     if is_no_space(err):
         return no_space_error(getattr(args, "output", None), *([RERUN[args.command]] if args.command in RERUN else []))
-    if isinstance(err, pickle.UnpicklingError):  # a model loader other than ours (a translation model, ...)
-        from ..model.pickled_weights import pickled_code_error
-
-        return pickled_code_error(err) or err
-    return err
+    return pickled_code_error(err) or err  # a model loader other than ours (a translation model, ...)
 
 
 SUBCOMMAND_DEST = {"data": "data_command", "corpus": "corpus_command", "convert": "source",

@@ -23,31 +23,19 @@ def add_file_io(parser: argparse.ArgumentParser, input_help: str, output_help: s
     """
     from .model_loading import add_model_argument, add_trust_remote_code_flag
     from .progress import add_progress_flag
+    from .recipe_flags import POSITIVE, checked_number
 
     add_model_argument(parser, "model folder (ParaNMT, sentence-transformers or model2vec) or Hub id (org/name, or "
                        "org/name@REVISION; offline: from the Hub's cache)")
     parser.add_argument("--input", required=True, help=input_help)
     parser.add_argument("--output", required=output_default is None, default=output_default, help=output_help)
-    parser.add_argument("--batch-size", type=int, default=batch_size,
+    parser.add_argument("--batch-size", type=checked_number(int, POSITIVE), default=batch_size,
                         help=f"sentences encoded per batch (default {batch_size})")
-    parser.add_argument("--chunk-size", type=int, default=10000, help=f"{chunk_size} read and encoded per chunk")
+    parser.add_argument("--chunk-size", type=checked_number(int, POSITIVE), default=10000,
+                        help=f"{chunk_size} read and encoded per chunk")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     add_progress_flag(parser)
     add_trust_remote_code_flag(parser)
-
-
-def check_input_file(path: str, flag: str = "--input") -> None:
-    """Refuse an input that is a folder or does not exist, in one sentence, before a model is loaded.
-
-    Raises:
-        IsADirectoryError / FileNotFoundError: naming the flag and the path.
-    """
-    import os
-
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{flag} {path} is a folder: give a text file (one line per sentence or pair)")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{flag} {path} does not exist")
 
 
 def check_hub_ids(args: argparse.Namespace, flags: dict[str, str]) -> None:

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from .model_loading import load_model, locate
-from .parsers import add_file_io, check_input_file, command_parser
+from .parsers import add_file_io, command_parser
 
 DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
 """The command's description: the module's docstring after its first line."""
@@ -31,11 +31,11 @@ def run(args: argparse.Namespace) -> int:
     """Score every pair."""
     import sys
 
-    from ..evaluation.streaming import score_file
+    from ..evaluation.streaming import check_text_input, score_file
     from ..utils.atomic import check_output
     from ..utils.content_hash import model_files
 
-    check_input_file(args.input)
+    check_text_input(args.input, "--input")  # before the model loads
     locate(args)  # a Hub id: its snapshot in the Hub's cache
     if args.output != "-":
         check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)

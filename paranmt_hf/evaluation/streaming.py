@@ -93,6 +93,18 @@ def _encode(encoder: SupportsEncode, texts: list[str], batch_size: int, normaliz
     return emb
 
 
+def check_text_input(path: PathLike, what: str = "input") -> None:
+    """Refuse an input that is a folder or does not exist, in one sentence, before a model is loaded for it.
+
+    Raises:
+        IsADirectoryError / FileNotFoundError: naming ``what`` (the command line passes its flag) and the path.
+    """
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{what} {path} is a folder: give a text file (one line per sentence or pair)")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{what} {path} does not exist")
+
+
 def embed_file(
     encoder: SupportsEncode,
     input_path: PathLike,

@@ -124,7 +124,9 @@ def generator_pairs(
     clean = [i for i in train if _key(pairs.text_a[i]) not in seen and _key(pairs.text_b[i]) not in seen]
     counts["held_out"] = len(evaluation)
     counts["left_out_sharing_a_held_out_sentence"] = len(train) - len(clean)
+    counts["within_bounds"] = len(keep)
     if max_pairs is not None and len(clean) > max_pairs:
+        counts["left_out_by_max_pairs"] = len(clean) - max_pairs
         clean = clean[:max_pairs]
     counts["training_pairs"] = len(clean)
     sources = [pairs.text_a[i] for i in clean]
@@ -135,3 +137,4 @@ def generator_pairs(
     counts["both_directions"] = both_directions
     return GeneratorData(sources, targets, [pairs.text_a[i] for i in evaluation],
                          [pairs.text_b[i] for i in evaluation], counts)
+

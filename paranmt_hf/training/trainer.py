@@ -340,6 +340,10 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
                 optimizers=(optimizer, None),
                 callbacks=[RunStateCallback(loss, record, checkpoint)],
             )
+            if not options.show_progress:  # without the bar the trainer prints its logs instead: silent is silent
+                from transformers import PrinterCallback
+
+                trainer.remove_callback(PrinterCallback)
             state = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
             steps, log_history = state.global_step, trainer.state.log_history
         result = TrainResult(
