@@ -21,7 +21,7 @@ from .measures.columns import TEXT_EXTRA
 from .measures.overlap import overlaps_many
 from .measures.registry import MeasureContext, compute_measures, cosine_scores
 from .pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name
-from .pipeline.runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .pipeline.runner import JobOptions, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .pipeline.steps import CorpusStep
 
 
@@ -218,8 +218,8 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
                 "overlap": overlap, "tokenizer": tokenizer, "strict": strict, "measures": list(measures),
                 "language_model": language_model, "classifier": classifier}
     spec, workers = make_spec("annotate", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header}, protected=context.model_paths())
+                              JobOptions(settings, part_suffix=suffix, header=out_header),
+                              protected=context.model_paths())
     stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern, header),
                              AnnotateStep(context, overlap, columns, compute or (), is_gzip_name(output)),
                              TsvPartWriter(spec.parts_dir(), suffix)]),

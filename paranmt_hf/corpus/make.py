@@ -45,7 +45,7 @@ from .output.export import (
 )
 from .pipeline.batches import PairBatch
 from .pipeline.parts import TsvPartWriter, check_parts, part_path
-from .pipeline.runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
+from .pipeline.runner import JobOptions, JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
 from .pipeline.steps import CorpusStep
 from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .selection.filtering import FilterStep, bounds_stages
@@ -124,11 +124,11 @@ def merge_made(spec: JobSpec) -> None:
     from .pipeline.runner import check_some_valid, stage_counts
 
     check_some_valid(spec, "main", spec.output)
-    name, columns = spec.options["config"], spec.options["columns"]
+    name, columns = spec.options.config, spec.options.columns
     with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
         done = collect_task_files(name, columns, arrow_schema(columns), spec.parts_dir("parquet"), spec.tasks,
-                                  Path(tmp) / "data" / name, spec.options["shard_rows"])
-        if done.rows == 0 and not spec.options.get("allow_empty"):
+                                  Path(tmp) / "data" / name, spec.options.shard_rows)
+        if done.rows == 0 and not spec.options.allow_empty:
             counts = stage_counts(spec, "main")[1]
             why = ", ".join(f"{n:,} {k}" for k, n in counts.most_common() if n and not k.startswith("throughput"))
             raise EmptyResultError(
@@ -136,7 +136,7 @@ def merge_made(spec: JobSpec) -> None:
                 f"translations and the filter, or add {option('--allow-empty', 'allow_empty=True')} to write an "
                 "empty dataset (the work folder is kept: the same command with it finishes without redoing the "
                 "work)")
-        card = spec.options["card"]
+        card = spec.options.card
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)
 
@@ -251,10 +251,9 @@ def make_paranmt(
                 "filter": None if filter_options is None else vars(filter_options), "dedup": dedup,
                 "dedup_key": dedup_key, "tokenizer": tokenizer}
     spec, workers = make_spec("make", inputs, output, run, overwrite,
-                              {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
-                                                                                   *columns], "card": card,
-                               "reading_stage": "main", "header": header.line, "shard_rows": shard_rows,
-                               "allow_empty": allow_empty},
+                              JobOptions(settings, header=header.line, config=config,
+                                         columns=["reference", "paraphrase", *columns], card=card,
+                                         shard_rows=shard_rows, allow_empty=allow_empty),
                               protected=[model, scorer, language_model, classifier])
     bounds = None
     if filter_options is not None:
@@ -278,8 +277,6 @@ def make_paranmt(
                         reads_input=False),
                   Stage("write", [PartReader(spec.parts_dir("kept"), header),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
-    signature = TranslationPlan.signature(spec)
-    signature["options"].pop("allow_empty")  # not the run's identity: it may be added to finish a kept run
-    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers, signature,
-                                         plan.prepare))
+    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers,
+                                         TranslationPlan.signature(spec), plan.prepare))
 

@@ -362,7 +362,7 @@ def collect_exported(spec: Any, out_dir: Path, configs: Sequence[str]) -> list[E
     A config with no row at all keeps one schema-only file, so that it still loads.
     """
     return [collect_task_files(name, CONFIGS[name].column_names, CONFIGS[name].features().arrow_schema,
-                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name, spec.options["shard_rows"])
+                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name, spec.options.shard_rows)
             for name in configs]
 
 
@@ -370,14 +370,14 @@ def merge_export(spec: Any) -> None:
     """Write the export folder (atomically): the configs' Parquet files, ``export.json`` and the card."""
     from ..pipeline.runner import stage_report
 
-    configs = spec.options["configs"]
+    configs = spec.options.configs
     if all(stage_report(spec, f"export-{name}").good == 0 for name in configs):
         from ..errors import CorpusError
 
         raise CorpusError(f"no valid line in {', '.join(spec.inputs)}; {spec.output} was not written")
     with atomic_output(spec.output, spec.all_inputs, spec.overwrite, directory=True) as tmp:
         exported = collect_exported(spec, Path(tmp), configs)
-        card = spec.options["card"]
+        card = spec.options.card
         write_export_record(tmp, exported, card)
         write_card(tmp, exported, **card)
 
@@ -411,7 +411,7 @@ def export_files(
     Returns:
         the exported configs (files in ``output``) and the run summary of each config.
     """
-    from ..pipeline.runner import RunOptions, execute, make_spec, merge_stage, summarize
+    from ..pipeline.runner import JobOptions, RunOptions, execute, make_spec, merge_stage, summarize
     from ..selection.filtering import filter_models
 
     run = run or RunOptions()
@@ -424,8 +424,7 @@ def export_files(
         card.setdefault("filter_description", filter_description(configs["filtered"]))
     settings = {name: vars(options) for name, options in configs.items()}
     spec, workers = make_spec("export", inputs, output, run, overwrite,
-                              {"settings": settings, "configs": list(configs), "card": card,
-                               "shard_rows": shard_rows},
+                              JobOptions(settings, configs=list(configs), card=card, shard_rows=shard_rows),
                               protected=[m for options in configs.values() for m in filter_models(options)])
     stages = export_stages(spec, configs, shard_rows, member_pattern)
     keep, spec.keep_work = spec.keep_work, True  # the per-config summaries are read after the merge

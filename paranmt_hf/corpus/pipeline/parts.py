@@ -144,11 +144,9 @@ def merge_tsv(spec: Any) -> None:
     """The merge of a TSV command: refuse an input without any valid line, then join the parts in task order."""
     from .runner import check_some_valid
 
-    stage = spec.options.get("reading_stage", "main")
-    check_some_valid(spec, stage, spec.output)
-    suffix = spec.options["part_suffix"]
-    parts = [part_path(spec.parts_dir(), rank, suffix) for rank in range(spec.tasks)]
-    concatenate_parts(parts, spec.output, spec.all_inputs, spec.overwrite, spec.options.get("header"))
+    check_some_valid(spec, spec.options.reading_stage, spec.output)
+    parts = [part_path(spec.parts_dir(), rank, spec.options.part_suffix) for rank in range(spec.tasks)]
+    concatenate_parts(parts, spec.output, spec.all_inputs, spec.overwrite, spec.options.header)
 
 
 def part_suffix(output: str | os.PathLike[str]) -> str:

@@ -403,7 +403,7 @@ def dedup_files(
         the run's :class:`~paranmt_hf.corpus.pipeline.runner.Summary` (``kept`` / ``duplicate`` counts).
     """
     from ..pipeline.parts import TsvPartWriter, is_gzip_name, merge_tsv, part_suffix
-    from ..pipeline.runner import RunOptions, execute, make_spec, merge_stage
+    from ..pipeline.runner import JobOptions, RunOptions, execute, make_spec, merge_stage
 
     if keep not in KEEP:
         raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
@@ -412,7 +412,7 @@ def dedup_files(
     suffix = part_suffix(output)
     settings = {"format": fmt, "keep": keep, "key": key, "member": member_pattern, "strict": strict}
     spec, workers = make_spec("dedup", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main"})
+                              JobOptions(settings, part_suffix=suffix))
 
     def read(stage: str) -> list[Any]:
         return [spec.reader(stage, fmt, strict, member_pattern)]

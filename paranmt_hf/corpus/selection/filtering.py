@@ -23,7 +23,17 @@ from ...data.configs import ConfigOptions
 from ...data.records import ParsedBlock
 from ..errors import MissingScoreError
 from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv, part_path, part_suffix
-from ..pipeline.runner import JobSpec, MergeStep, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from ..pipeline.runner import (
+    JobOptions,
+    JobSpec,
+    MergeStep,
+    RunOptions,
+    Stage,
+    Summary,
+    execute,
+    make_spec,
+    merge_stage,
+)
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .filters import NO_SCORE_ADVICE, fold_bounds, get_filter_spec, make_filter
@@ -228,8 +238,8 @@ def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.Pat
             out_header += "\ttrigram_overlap"
     settings = {**vars(options), "format": fmt, "with_overlap": with_overlap, "member": member_pattern}
     spec, workers = make_spec("filter", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header}, protected=filter_models(options))
+                              JobOptions(settings, part_suffix=suffix, header=out_header),
+                              protected=filter_models(options))
     stages, bounds = bounds_stages(spec, options, fmt, member_pattern, header=header)
     stages.append(Stage("main", [spec.reader("main", fmt, options.strict, member_pattern, header),
                                  FilterStep(options, with_overlap, is_gzip_name(output), bounds),

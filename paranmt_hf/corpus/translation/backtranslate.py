@@ -44,7 +44,7 @@ from ...utils.atomic import atomic_write_json
 from ..errors import RESTART, CorpusError, option
 from ..pipeline.batches import RateFile
 from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
-from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from ..pipeline.runner import JobOptions, JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
@@ -440,7 +440,7 @@ class TranslationPlan:
     @staticmethod
     def signature(spec: JobSpec) -> dict[str, Any]:
         """The run's identity in its work folder, less the model's content (:func:`check_model_record` says it)."""
-        options = json.loads(json.dumps(spec.options))
+        options = spec.options.identity()
         options["settings"].pop("model_sha256", None)
         return {"options": options}
 
@@ -594,8 +594,8 @@ def backtranslate(
                                       member_pattern=member_pattern, strict=strict)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
-                              {"settings": plan.settings(), "part_suffix": suffix, "reading_stage": "main",
-                               "header": output_header(with_source)}, protected=[model])
+                              JobOptions(plan.settings(), part_suffix=suffix, header=output_header(with_source)),
+                              protected=[model])
     before, head = plan.stages(spec, is_gzip_name(output))
     stages = [*before, Stage("main", [*head, TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),
               merge_stage(merge_tsv, spec)]
