@@ -199,7 +199,7 @@ class _ThreadsStep(CorpusStep):
         from threadpoolctl import threadpool_info
 
         blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
-        batch.output = f"{max(blas)} {min(blas)} {torch.get_num_threads()}\n".encode()
+        batch.parsed.lines = [f"{max(blas)} {min(blas)} {torch.get_num_threads()}"]
         return batch
 
 
