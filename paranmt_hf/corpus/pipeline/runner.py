@@ -705,26 +705,10 @@ def merge_job(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] |
     return summary
 
 
-class MergeStep:
-    """The final stage's only step: run ``merge(spec)`` once (rank 0), in the task's process."""
-
-    name = "merge"
-    type = "🔗 - MERGE"
-
-    def __init__(self, merge: Callable[[JobSpec], Any], spec: JobSpec) -> None:
-        self.merge, self.spec = merge, spec
-
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Merge (when called by the executor with the previous steps' output, which is none)."""
-        self.merge(self.spec)
-        return None
-
-    def __repr__(self) -> str:
-        return f"{self.type}: {self.name}"
-
-
 def merge_stage(merge: Callable[[JobSpec], Any], spec: JobSpec) -> Stage:
     """The stage that merges the parts into the output."""
+    from .steps import MergeStep
+
     return Stage("merge", [MergeStep(merge, spec)], tasks=1, counts=False, reads_input=False)
 
 

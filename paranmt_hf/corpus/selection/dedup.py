@@ -295,7 +295,7 @@ def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
     return keys[~first] if keep == "first" else keys[size > 1]
 
 
-class FindStep:
+class FindStep(CorpusStep):
     """Stage 2: for each of its buckets, the lines to drop, written per task that owns them (``drops/<rank>/``)."""
 
     name = "dedup: finding duplicates"
@@ -304,10 +304,11 @@ class FindStep:
     def __init__(self, hashes: str, drops: str, keep: str = "first") -> None:
         if keep not in KEEP:
             raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
+        super().__init__()
         self.hashes, self.drops, self.keep = hashes, drops, keep
 
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Process buckets ``rank, rank + world_size, ...``."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Process buckets ``rank, rank + world_size, ...``; pass nothing on."""
         mask = np.uint64((1 << INDEX_BITS) - 1)
         for bucket in range(rank, BUCKETS, world_size):
             pairs = read_bucket(self.hashes, bucket)
@@ -319,10 +320,7 @@ class FindStep:
                 buffer = io.BytesIO()
                 np.save(buffer, (dropped[owners == owner] & mask).astype(np.int64))
                 write_file(target, buffer.getvalue())
-        return None
-
-    def __repr__(self) -> str:
-        return f"{self.type}: {self.name}"
+        return iter(())
 
 
 class DedupWriteStep(CorpusStep):

@@ -26,7 +26,6 @@ from ..pipeline.parts import TsvPartWriter, merge_tsv, part_path, part_suffix
 from ..pipeline.runner import (
     JobOptions,
     JobSpec,
-    MergeStep,
     RunOptions,
     Stage,
     Summary,
@@ -72,18 +71,19 @@ def write_fold_bounds(folder: str | os.PathLike[str], options: ConfigOptions, ta
     Path(target).write_text(json.dumps({"min_score": low, "max_score": high}), encoding="utf-8")
 
 
-class BoundsStep(MergeStep):
+class BoundsStep(CorpusStep):
     """The one task that turns the scores into fold bounds."""
 
     name = "fold bounds"
 
     def __init__(self, folder: str, options: ConfigOptions, target: str) -> None:
+        super().__init__()
         self.folder, self.options, self.target = folder, options, target
 
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Write the bounds."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Write the bounds; pass nothing on."""
         write_fold_bounds(self.folder, self.options, self.target)
-        return None
+        return iter(())
 
 
 def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_pattern: str | None,
