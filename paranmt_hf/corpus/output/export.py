@@ -256,23 +256,30 @@ def checked_task_files(parts_dir: Path, tasks: int) -> list[tuple[Path, int]]:
     Each task wrote them with :meth:`ParquetShards.close_task`; every file must exist with the size its task's
     record gives (a torn file, one from another attempt or a missing one is one sentence, never an output).
     """
-    from ..errors import CorpusError
+    return [found for rank in range(tasks) for found in task_files(parts_dir, rank)]
 
+
+def task_files(parts_dir: Path, rank: int) -> list[tuple[Path, int]]:
+    """The Parquet files task ``rank`` wrote in ``parts_dir/<rank>/``, in order, with their row counts.
+
+    Checked as :func:`checked_task_files` says.
+    """
+    from ..errors import RESTART, CorpusError, option
+
+    folder = parts_dir / f"{rank:05d}"
+    try:
+        record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CorpusError(f"the Parquet files of task {rank} ({folder}) have no record: run the same command "
+                          f"again to redo the task, or with {option(*RESTART)} to start afresh") from None
+    sizes = record.get("bytes") or [None] * len(record["files"])
     files = []
-    for rank in range(tasks):
-        folder = parts_dir / f"{rank:05d}"
-        try:
-            record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CorpusError(f"the Parquet files of task {rank} ({folder}) have no record: run the same command "
-                              "again to redo the task, or with --restart to start afresh") from None
-        sizes = record.get("bytes") or [None] * len(record["files"])
-        for file, rows, size in zip(record["files"], record["rows"], sizes, strict=True):
-            found = (folder / file).stat().st_size if (folder / file).is_file() else None
-            if found is None or (size is not None and found != size):
-                raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
-                                  f"its task wrote {size}): run the command again with --restart")
-            files.append((folder / file, rows))
+    for file, rows, size in zip(record["files"], record["rows"], sizes, strict=True):
+        found = (folder / file).stat().st_size if (folder / file).is_file() else None
+        if found is None or (size is not None and found != size):
+            raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
+                              f"its task wrote {size}): run the command again with {option(*RESTART)}")
+        files.append((folder / file, rows))
     return files
 
 
@@ -336,7 +343,7 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
     ``schema`` and no row, so that the config still loads.
     """
     pq = require("pyarrow.parquet", "data")
-    from ..errors import CorpusError
+    from ..errors import RESTART, CorpusError, option
 
     done = ExportedConfig(name, columns=list(columns))
     target.mkdir(parents=True, exist_ok=True)
@@ -348,7 +355,7 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
             read += batch.num_rows
         if read != rows:
             raise CorpusError(f"the Parquet file {path} holds {read} rows where its task wrote {rows}: run the "
-                              "command again with --restart")
+                              f"command again with {option(*RESTART)}")
     shards.close()
     if not done.files:
         done.files.append(target / "train-00000.parquet")

@@ -62,7 +62,8 @@ class PairBatch:
         parsed = self.parsed
         for attribute in ("text_a", "text_b", "score", "overlap", "lines", "numbers"):
             values = getattr(parsed, attribute)
-            setattr(parsed, attribute, [values[i] for i in rows])
+            if values or attribute != "lines":  # pairs read back from a typed part have no text line
+                setattr(parsed, attribute, [values[i] for i in rows])
         self.columns = {name: [values[i] for i in rows] for name, values in self.columns.items()}
 
     @property
