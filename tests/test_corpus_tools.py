@@ -199,7 +199,7 @@ class _ThreadsStep(CorpusStep):
         from threadpoolctl import threadpool_info
 
         blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
-        batch.output = f"{max(blas)} {min(blas)} {torch.get_num_threads()}\n".encode()
+        batch.parsed.lines = [f"{max(blas)} {min(blas)} {torch.get_num_threads()}"]
         return batch
 
 
@@ -210,13 +210,13 @@ def test_corpus_tasks_use_one_blas_thread(tmp_path: Path, workers: int, tasks: i
     import torch
 
     from paranmt_hf.corpus.pipeline.parts import TsvPartWriter
-    from paranmt_hf.corpus.pipeline.runner import RunOptions, Stage, execute, make_spec, merge_stage
+    from paranmt_hf.corpus.pipeline.runner import JobOptions, RunOptions, Stage, execute, make_spec, merge_stage
 
     path = tmp_path / "in.tsv"
     path.write_text("".join(f"a{i}\tb{i}\n" for i in range(50)), encoding="utf-8")
     out = tmp_path / "threads.txt"
     run = RunOptions(workers=workers, tasks=tasks, chunk_bytes=64, progress=False)
-    spec, n = make_spec("threads", [path], out, run, False, {"part_suffix": ".tsv", "reading_stage": "main"})
+    spec, n = make_spec("threads", [path], out, run, False, JobOptions(part_suffix=".tsv"))
     from paranmt_hf.corpus.pipeline.parts import merge_tsv
 
     stages = [Stage("main", [spec.reader("main", "pairs"), _ThreadsStep(), TsvPartWriter(spec.parts_dir())]),

@@ -20,8 +20,8 @@ from .errors import MissingColumnError, MissingScoreError, option
 from .measures.columns import TEXT_EXTRA
 from .measures.overlap import overlaps_many
 from .measures.registry import MeasureContext, compute_measures, cosine_scores
-from .pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name
-from .pipeline.runner import RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from .pipeline.parts import TsvPartWriter
+from .pipeline.runner import JobOptions, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from .pipeline.steps import CorpusStep
 
 
@@ -73,15 +73,14 @@ class AnnotateStep(CorpusStep):
         overlap: legacy layout: add the trigram overlap column.
         columns: named layout: the output's columns after the two texts.
         compute: the columns computed from the texts (the others are copied from the input).
-        compress: the output bytes are gzip members.
     """
 
     name = "annotate"
 
     def __init__(self, context: MeasureContext, overlap: bool = True, columns: Sequence[str] | None = None,
-                 compute: Sequence[str] = (), compress: bool = False) -> None:
+                 compute: Sequence[str] = ()) -> None:
         super().__init__()
-        self.context, self.overlap, self.compress = context, overlap, compress
+        self.context, self.overlap = context, overlap
         self.columns = None if columns is None else tuple(columns)
         self.compute = tuple(compute)
 
@@ -131,7 +130,6 @@ class AnnotateStep(CorpusStep):
             if "trigram_overlap" in values:
                 parsed.overlap = batch.columns.pop("trigram_overlap")
         parsed.lines = lines  # the steps after this one see the annotated lines
-        batch.output = encode_lines(lines, self.compress)
         self.count({"annotated": len(parsed)})
         return batch
 
@@ -218,10 +216,10 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
                 "overlap": overlap, "tokenizer": tokenizer, "strict": strict, "measures": list(measures),
                 "language_model": language_model, "classifier": classifier}
     spec, workers = make_spec("annotate", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header}, protected=context.model_paths())
+                              JobOptions(settings, part_suffix=suffix, header=out_header),
+                              protected=context.model_paths())
     stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern, header),
-                             AnnotateStep(context, overlap, columns, compute or (), is_gzip_name(output)),
+                             AnnotateStep(context, overlap, columns, compute or ()),
                              TsvPartWriter(spec.parts_dir(), suffix)]),
               merge_stage(merge_tsv, spec)]
     return execute(spec, stages, run, workers)

@@ -10,7 +10,7 @@
    (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`: the paraphrase score under a paranmt_hf model, the trigram
    overlap, any measure of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`), keeps the pairs a filter of
    :data:`~paranmt_hf.corpus.selection.filters.FILTERS` passes, spills the key hash of every kept pair
-   (de-duplication, stage 1) and writes its kept pairs;
+   (de-duplication, stage 1) and writes its kept pairs as Parquet (typed columns: read back, never re-parsed);
 2. one task per group of hash buckets finds the duplicates, across every task;
 3. every task writes its pairs without duplicates as Parquet;
 4. one task writes the Hub-ready folder: ``data/<config>/train-*.parquet``, ``export.json`` and a card describing the
@@ -29,23 +29,23 @@ from typing import Any
 import numpy as np
 
 from ..data.configs import ConfigOptions
-from ..data.reader import Block
+from ..data.records import ParsedBlock
 from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .annotate import AnnotateStep
 from .errors import EmptyResultError, option
-from .measures.columns import Header, header_of, parse_named
+from .measures.columns import header_of
 from .output.export import (
     ParquetShards,
     collect_task_files,
     filter_description,
     public_source,
+    task_files,
     write_card,
     write_export_record,
 )
 from .pipeline.batches import PairBatch
-from .pipeline.parts import TsvPartWriter, check_parts, part_path
-from .pipeline.runner import JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
+from .pipeline.runner import JobOptions, JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
 from .pipeline.steps import CorpusStep
 from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
 from .selection.filtering import FilterStep, bounds_stages
@@ -56,31 +56,36 @@ from .translation.transformers_engine import DecodingOptions, EngineOptions
 TEXT_TYPES = ("reference", "paraphrase", "source")
 
 
-class PartReader(CorpusStep):
-    """Read back this task's part of an earlier stage (``folder/<rank>.tsv``, named columns) as one batch per block.
+class ParquetPartReader(CorpusStep):
+    """Read back this task's pairs of an earlier stage from its Parquet files (``folder/<rank>/``).
 
-    The valid lines keep their order, so positions recorded by the earlier stage (the de-duplication's keys) match.
+    Typed columns, nothing parsed: the same pairs in the same order (the de-duplication's positions match).
+    ``reference`` / ``paraphrase`` become the batch's texts, ``paraphrase_score`` / ``trigram_overlap`` its score
+    and overlap, every other column one of its ``columns``.
     """
 
     name = "part reader"
     type = "📖 - READER"
 
-    def __init__(self, folder: str | os.PathLike[str], header: Header, block_bytes: int = 1 << 20) -> None:
+    def __init__(self, folder: str | os.PathLike[str], batch_rows: int = 1 << 16) -> None:
         super().__init__()
-        self.folder, self.header, self.block_bytes = os.fspath(folder), header, block_bytes
+        self.folder, self.batch_rows = os.fspath(folder), batch_rows
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[PairBatch]:
         """The batches of this task."""
-        from ..data.reader import iter_blocks
-
-        path = part_path(self.folder, rank, ".tsv")
-        check_parts([path])  # the part its task recorded, not a torn or foreign one
+        pq = require("pyarrow.parquet", "data")
         index = 0
-        for block in iter_blocks([path], block_bytes=self.block_bytes):
-            parsed, columns = parse_named(Block(block.source, block.first_line, block.data), self.header)
-            batch = PairBatch(parsed, lines_read=block.lines, index=index, columns=columns)
-            index += len(parsed)
-            yield batch
+        for path, _rows in task_files(Path(self.folder), rank):  # the files its task recorded, checked
+            for record in pq.ParquetFile(path).iter_batches(batch_size=self.batch_rows):
+                columns = record.to_pydict()
+                n = record.num_rows
+                text_a, text_b = columns.pop("reference"), columns.pop("paraphrase")
+                score = columns.pop("paraphrase_score", None) or [None] * n
+                overlap = columns.pop("trigram_overlap", None) or [None] * n
+                parsed = ParsedBlock(str(path), text_a=text_a, text_b=text_b, score=score, overlap=overlap,
+                                     numbers=list(range(index + 1, index + n + 1)))
+                yield PairBatch(parsed, lines_read=n, index=index, columns=columns)
+                index += n
 
 
 class NamedParquetWriter(CorpusStep):
@@ -124,11 +129,11 @@ def merge_made(spec: JobSpec) -> None:
     from .pipeline.runner import check_some_valid, stage_counts
 
     check_some_valid(spec, "main", spec.output)
-    name, columns = spec.options["config"], spec.options["columns"]
+    name, columns = spec.options.config, spec.options.columns
     with atomic_output(spec.output, spec.inputs, spec.overwrite, directory=True) as tmp:
         done = collect_task_files(name, columns, arrow_schema(columns), spec.parts_dir("parquet"), spec.tasks,
-                                  Path(tmp) / "data" / name, spec.options["shard_rows"])
-        if done.rows == 0 and not spec.options.get("allow_empty"):
+                                  Path(tmp) / "data" / name, spec.options.shard_rows)
+        if done.rows == 0 and not spec.options.allow_empty:
             counts = stage_counts(spec, "main")[1]
             why = ", ".join(f"{n:,} {k}" for k, n in counts.most_common() if n and not k.startswith("throughput"))
             raise EmptyResultError(
@@ -136,7 +141,7 @@ def merge_made(spec: JobSpec) -> None:
                 f"translations and the filter, or add {option('--allow-empty', 'allow_empty=True')} to write an "
                 "empty dataset (the work folder is kept: the same command with it finishes without redoing the "
                 "work)")
-        card = spec.options["card"]
+        card = spec.options.card
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)
 
@@ -251,10 +256,9 @@ def make_paranmt(
                 "filter": None if filter_options is None else vars(filter_options), "dedup": dedup,
                 "dedup_key": dedup_key, "tokenizer": tokenizer}
     spec, workers = make_spec("make", inputs, output, run, overwrite,
-                              {"settings": settings, "config": config, "columns": ["reference", "paraphrase",
-                                                                                   *columns], "card": card,
-                               "reading_stage": "main", "header": header.line, "shard_rows": shard_rows,
-                               "allow_empty": allow_empty},
+                              JobOptions(settings, header=header.line, config=config,
+                                         columns=["reference", "paraphrase", *columns], card=card,
+                                         shard_rows=shard_rows, allow_empty=allow_empty),
                               protected=[model, scorer, language_model, classifier])
     bounds = None
     if filter_options is not None:
@@ -272,14 +276,13 @@ def make_paranmt(
         stages = [*before, Stage("main", [*steps, parquet], unit="sentences")]
     else:
         hashes, drops = spec.parts_dir("hashes"), spec.parts_dir("drops")
-        stages = [*before, Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True),
-                                 TsvPartWriter(spec.parts_dir("kept"), ".tsv")], unit="sentences"),
+        kept = NamedParquetWriter(spec.parts_dir("kept"), ["reference", "paraphrase", *columns], 1 << 40)
+        stages = [*before, Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True), kept],
+                                 unit="sentences"),
                   Stage("find", [FindStep(str(hashes), str(drops), dedup)], tasks=min(256, spec.tasks), counts=False,
                         reads_input=False),
-                  Stage("write", [PartReader(spec.parts_dir("kept"), header),
+                  Stage("write", [ParquetPartReader(spec.parts_dir("kept")),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
-    signature = TranslationPlan.signature(spec)
-    signature["options"].pop("allow_empty")  # not the run's identity: it may be added to finish a kept run
-    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers, signature,
-                                         plan.prepare))
+    return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers,
+                                         TranslationPlan.signature(spec), plan.prepare))
 

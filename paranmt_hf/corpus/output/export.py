@@ -256,23 +256,30 @@ def checked_task_files(parts_dir: Path, tasks: int) -> list[tuple[Path, int]]:
     Each task wrote them with :meth:`ParquetShards.close_task`; every file must exist with the size its task's
     record gives (a torn file, one from another attempt or a missing one is one sentence, never an output).
     """
-    from ..errors import CorpusError
+    return [found for rank in range(tasks) for found in task_files(parts_dir, rank)]
 
+
+def task_files(parts_dir: Path, rank: int) -> list[tuple[Path, int]]:
+    """The Parquet files task ``rank`` wrote in ``parts_dir/<rank>/``, in order, with their row counts.
+
+    Checked as :func:`checked_task_files` says.
+    """
+    from ..errors import RESTART, CorpusError, option
+
+    folder = parts_dir / f"{rank:05d}"
+    try:
+        record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CorpusError(f"the Parquet files of task {rank} ({folder}) have no record: run the same command "
+                          f"again to redo the task, or with {option(*RESTART)} to start afresh") from None
+    sizes = record.get("bytes") or [None] * len(record["files"])
     files = []
-    for rank in range(tasks):
-        folder = parts_dir / f"{rank:05d}"
-        try:
-            record = json.loads((folder / TASK_RECORD).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CorpusError(f"the Parquet files of task {rank} ({folder}) have no record: run the same command "
-                              "again to redo the task, or with --restart to start afresh") from None
-        sizes = record.get("bytes") or [None] * len(record["files"])
-        for file, rows, size in zip(record["files"], record["rows"], sizes, strict=True):
-            found = (folder / file).stat().st_size if (folder / file).is_file() else None
-            if found is None or (size is not None and found != size):
-                raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
-                                  f"its task wrote {size}): run the command again with --restart")
-            files.append((folder / file, rows))
+    for file, rows, size in zip(record["files"], record["rows"], sizes, strict=True):
+        found = (folder / file).stat().st_size if (folder / file).is_file() else None
+        if found is None or (size is not None and found != size):
+            raise CorpusError(f"the Parquet file {folder / file} is missing, torn or foreign ({found} bytes where "
+                              f"its task wrote {size}): run the command again with {option(*RESTART)}")
+        files.append((folder / file, rows))
     return files
 
 
@@ -336,7 +343,7 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
     ``schema`` and no row, so that the config still loads.
     """
     pq = require("pyarrow.parquet", "data")
-    from ..errors import CorpusError
+    from ..errors import RESTART, CorpusError, option
 
     done = ExportedConfig(name, columns=list(columns))
     target.mkdir(parents=True, exist_ok=True)
@@ -348,7 +355,7 @@ def collect_task_files(name: str, columns: Sequence[str], schema: Any, parts_dir
             read += batch.num_rows
         if read != rows:
             raise CorpusError(f"the Parquet file {path} holds {read} rows where its task wrote {rows}: run the "
-                              "command again with --restart")
+                              f"command again with {option(*RESTART)}")
     shards.close()
     if not done.files:
         done.files.append(target / "train-00000.parquet")
@@ -362,7 +369,7 @@ def collect_exported(spec: Any, out_dir: Path, configs: Sequence[str]) -> list[E
     A config with no row at all keeps one schema-only file, so that it still loads.
     """
     return [collect_task_files(name, CONFIGS[name].column_names, CONFIGS[name].features().arrow_schema,
-                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name, spec.options["shard_rows"])
+                               spec.parts_dir(name), spec.tasks, out_dir / "data" / name, spec.options.shard_rows)
             for name in configs]
 
 
@@ -370,14 +377,14 @@ def merge_export(spec: Any) -> None:
     """Write the export folder (atomically): the configs' Parquet files, ``export.json`` and the card."""
     from ..pipeline.runner import stage_report
 
-    configs = spec.options["configs"]
+    configs = spec.options.configs
     if all(stage_report(spec, f"export-{name}").good == 0 for name in configs):
         from ..errors import CorpusError
 
         raise CorpusError(f"no valid line in {', '.join(spec.inputs)}; {spec.output} was not written")
     with atomic_output(spec.output, spec.all_inputs, spec.overwrite, directory=True) as tmp:
         exported = collect_exported(spec, Path(tmp), configs)
-        card = spec.options["card"]
+        card = spec.options.card
         write_export_record(tmp, exported, card)
         write_card(tmp, exported, **card)
 
@@ -411,7 +418,7 @@ def export_files(
     Returns:
         the exported configs (files in ``output``) and the run summary of each config.
     """
-    from ..pipeline.runner import RunOptions, execute, make_spec, merge_stage, summarize
+    from ..pipeline.runner import JobOptions, RunOptions, execute, make_spec, merge_stage, summarize
     from ..selection.filtering import filter_models
 
     run = run or RunOptions()
@@ -424,8 +431,7 @@ def export_files(
         card.setdefault("filter_description", filter_description(configs["filtered"]))
     settings = {name: vars(options) for name, options in configs.items()}
     spec, workers = make_spec("export", inputs, output, run, overwrite,
-                              {"settings": settings, "configs": list(configs), "card": card,
-                               "shard_rows": shard_rows},
+                              JobOptions(settings, configs=list(configs), card=card, shard_rows=shard_rows),
                               protected=[m for options in configs.values() for m in filter_models(options)])
     stages = export_stages(spec, configs, shard_rows, member_pattern)
     keep, spec.keep_work = spec.keep_work, True  # the per-config summaries are read after the merge

@@ -177,7 +177,7 @@ def merge_histogram(spec: Any) -> None:
     from ..pipeline.runner import check_some_valid
 
     check_some_valid(spec, "main", spec.output)
-    total = HistogramCounts(tuple(spec.options["edges"]))
+    total = HistogramCounts(tuple(spec.options.edges))
     for rank in range(spec.tasks):
         part = Path(spec.parts_dir()) / f"{rank:05d}.json"
         total.merge(HistogramCounts.from_state(json.loads(part.read_text(encoding="utf-8"))))
@@ -198,14 +198,14 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
     are read by column name: the score is ``paraphrase_score`` (or ``score``), the overlap ``trigram_overlap`` (or
     ``overlap``), and the header line is not data.
     """
-    from ..pipeline.runner import RunOptions, Stage, execute, make_spec, merge_stage
+    from ..pipeline.runner import JobOptions, RunOptions, Stage, execute, make_spec, merge_stage
 
     run = run or RunOptions()
     header = _score_header(inputs, member_pattern)
     settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict,
                 "header": None if header is None else header.line}
     spec, workers = make_spec("histogram", inputs, output, run, overwrite,
-                              {"settings": settings, "edges": list(edges), "reading_stage": "main"})
+                              JobOptions(settings, edges=list(edges)))
     stages = [Stage("main", [spec.reader("main", fmt, strict, member_pattern, header),
                              HistogramStep(spec.parts_dir(), tokenizer, tuple(edges))]),
               merge_stage(merge_histogram, spec)]

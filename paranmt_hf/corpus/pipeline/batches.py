@@ -38,13 +38,13 @@ class PairBatch:
 
     Attributes:
         parsed: the valid lines (``text_a``, ``text_b``, ``score``, ``overlap``, raw ``lines``, line ``numbers``,
-            the bad-line ``report``).
+            the bad-line ``report``). A step that changes the pairs' text form (annotate, back-translate) sets
+            ``lines``; only the writers serialise them (:class:`~paranmt_hf.corpus.pipeline.parts.TsvPartWriter`).
         chunk: the chunk's index on the grid (see the module docstring).
         part: the batch's index within its chunk (a chunk spanning files gives several batches).
         lines_read: input lines of the batch, valid and bad.
         index: index of the batch's first valid line among the task's valid lines (for steps that mark lines).
         columns: columns added by steps (e.g. ``translation_cost``), one value per valid line.
-        output: what the task's writer writes for this batch (bytes of TSV lines, an Arrow table...).
     """
 
     parsed: ParsedBlock
@@ -53,7 +53,6 @@ class PairBatch:
     lines_read: int = 0
     index: int = 0
     columns: dict[str, list[Any]] = field(default_factory=dict)
-    output: Any = None
 
     def __len__(self) -> int:
         return len(self.parsed)
@@ -63,7 +62,8 @@ class PairBatch:
         parsed = self.parsed
         for attribute in ("text_a", "text_b", "score", "overlap", "lines", "numbers"):
             values = getattr(parsed, attribute)
-            setattr(parsed, attribute, [values[i] for i in rows])
+            if values or attribute != "lines":  # pairs read back from a typed part have no text line
+                setattr(parsed, attribute, [values[i] for i in rows])
         self.columns = {name: [values[i] for i in rows] for name, values in self.columns.items()}
 
     @property

@@ -57,7 +57,11 @@ def part_record(part: str | os.PathLike[str]) -> Path:
 
 
 class TsvPartWriter(CorpusStep):
-    """Write each batch's ``output`` bytes to this task's part file, then pass the batch on."""
+    """Write each batch's lines (``batch.parsed.lines``, as the steps before made them) to this task's part file.
+
+    The only step of a TSV pipeline that serialises: the lines as UTF-8, one gzip member per batch for a ``.gz``
+    suffix. The batch is then passed on.
+    """
 
     name = "tsv part writer"
     type = "💽 - WRITER"
@@ -66,6 +70,7 @@ class TsvPartWriter(CorpusStep):
         super().__init__()
         self.folder = os.fspath(folder)
         self.suffix = suffix
+        self.compress = is_gzip_name(suffix)
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
         """Write the part (atomically: it appears under its name when the task's input is exhausted) and its record."""
@@ -76,12 +81,13 @@ class TsvPartWriter(CorpusStep):
         try:
             with open(tmp, "wb") as handle:
                 for batch in data or ():
-                    if batch.output:
+                    if batch.parsed.lines:
                         with self.track_time(unit="batch"):
-                            handle.write(batch.output)
-                            digest.update(batch.output)
-                            size += len(batch.output)
-                            lines += batch.output.count(b"\n")
+                            data_bytes = encode_lines(batch.parsed.lines, self.compress)
+                            handle.write(data_bytes)
+                            digest.update(data_bytes)
+                            size += len(data_bytes)
+                            lines += len(batch.parsed.lines)
                     yield batch
             record = {"bytes": size, "lines": lines, "sha256": digest.hexdigest()}
             write_file(part_record(target), json.dumps(record) + "\n")
@@ -144,11 +150,9 @@ def merge_tsv(spec: Any) -> None:
     """The merge of a TSV command: refuse an input without any valid line, then join the parts in task order."""
     from .runner import check_some_valid
 
-    stage = spec.options.get("reading_stage", "main")
-    check_some_valid(spec, stage, spec.output)
-    suffix = spec.options["part_suffix"]
-    parts = [part_path(spec.parts_dir(), rank, suffix) for rank in range(spec.tasks)]
-    concatenate_parts(parts, spec.output, spec.all_inputs, spec.overwrite, spec.options.get("header"))
+    check_some_valid(spec, spec.options.reading_stage, spec.output)
+    parts = [part_path(spec.parts_dir(), rank, spec.options.part_suffix) for rank in range(spec.tasks)]
+    concatenate_parts(parts, spec.output, spec.all_inputs, spec.overwrite, spec.options.header)
 
 
 def part_suffix(output: str | os.PathLike[str]) -> str:

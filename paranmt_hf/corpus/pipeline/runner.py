@@ -157,6 +157,43 @@ def _canonical(value: Any) -> Any:
 
 
 @dataclass
+class JobOptions:
+    """What a command tells its tasks and its merge, beyond the inputs and the output (typed, JSON-friendly).
+
+    Attributes:
+        settings: the command's own settings (filter, model, format...): part of the run's identity, never read by
+            the pipeline itself.
+        part_suffix: the suffix of the tasks' TSV parts (``.tsv`` or ``.tsv.gz``).
+        reading_stage: the stage whose reader's counts say whether the input had a valid line.
+        header: the header line of a TSV output (None: none).
+        config / columns: ``corpus make``: the exported config's name and its columns.
+        configs: ``corpus export``: the configs written.
+        card: the dataset card's options (``corpus make``, ``corpus export``).
+        shard_rows: rows per Parquet file of a folder output.
+        edges: ``corpus histogram``: the score bin edges.
+        allow_empty: ``corpus make``: write the folder when no pair is kept (not part of the run's identity).
+    """
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    part_suffix: str = ".tsv"
+    reading_stage: str = "main"
+    header: str | None = None
+    config: str | None = None
+    columns: list[str] = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)
+    card: dict[str, Any] = field(default_factory=dict)
+    shard_rows: int = 1_000_000
+    edges: list[float] = field(default_factory=list)
+    allow_empty: bool = False
+
+    def identity(self) -> dict[str, Any]:
+        """What a resumed run must find unchanged (JSON-friendly): everything but ``allow_empty``."""
+        record = _canonical(asdict(self))
+        record.pop("allow_empty")
+        return record
+
+
+@dataclass
 class JobSpec:
     """Everything a stage's task or the merge needs to know about the run (small and picklable)."""
 
@@ -167,10 +204,14 @@ class JobSpec:
     tasks: int
     overwrite: bool = False
     keep_work: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JobOptions = field(default_factory=JobOptions)
     chunk_bytes: int = CHUNK_BYTES
     protected: list[str] = field(default_factory=list)
     max_line_bytes: int = MAX_LINE_BYTES
+
+    def __post_init__(self) -> None:
+        if isinstance(self.options, dict):  # read back from job.json (merge_job)
+            self.options = JobOptions(**self.options)
 
     @property
     def all_inputs(self) -> list[str]:
@@ -505,7 +546,7 @@ def _daemonic() -> bool:
 
 
 def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str],
-              run: RunOptions, overwrite: bool, options: dict[str, Any] | None = None,
+              run: RunOptions, overwrite: bool, options: JobOptions | None = None,
               protected: Sequence[Any] = ()) -> tuple[JobSpec, int]:
     """The :class:`JobSpec` of a command and its number of workers.
 
@@ -517,9 +558,10 @@ def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: st
     if run.local_tasks is not None:
         workers = min(workers, run.local_tasks)
     work = run.work_dir or default_work_dir(output)
+    typed = JobOptions(**_canonical(asdict(options or JobOptions())))  # JSON types: what job.json gives back
     spec = JobSpec(command, [os.fspath(p) for p in inputs], os.fspath(output), os.fspath(work), tasks, overwrite,
-                   run.keep_work, _canonical(options or {}), run.chunk_bytes or CHUNK_BYTES,
-                   local_paths(*protected), run.max_line_bytes or MAX_LINE_BYTES)
+                   run.keep_work, typed, run.chunk_bytes or CHUNK_BYTES, local_paths(*protected),
+                   run.max_line_bytes or MAX_LINE_BYTES)
     return spec, workers
 
 
@@ -570,7 +612,7 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
     with run_lock(spec, run):
         check_output(spec.output, spec.all_inputs, spec.overwrite)
         check_work_outside_inputs(spec)
-        open_work_dir(spec, signature if signature is not None else {"options": spec.options}, run.restart)
+        open_work_dir(spec, signature if signature is not None else {"options": spec.options.identity()}, run.restart)
         write_job(spec, stages, run.keep_work)
         if prepare is not None:
             prepare(spec)
@@ -663,26 +705,10 @@ def merge_job(output: str | os.PathLike[str], work_dir: str | os.PathLike[str] |
     return summary
 
 
-class MergeStep:
-    """The final stage's only step: run ``merge(spec)`` once (rank 0), in the task's process."""
-
-    name = "merge"
-    type = "🔗 - MERGE"
-
-    def __init__(self, merge: Callable[[JobSpec], Any], spec: JobSpec) -> None:
-        self.merge, self.spec = merge, spec
-
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Merge (when called by the executor with the previous steps' output, which is none)."""
-        self.merge(self.spec)
-        return None
-
-    def __repr__(self) -> str:
-        return f"{self.type}: {self.name}"
-
-
 def merge_stage(merge: Callable[[JobSpec], Any], spec: JobSpec) -> Stage:
     """The stage that merges the parts into the output."""
+    from .steps import MergeStep
+
     return Stage("merge", [MergeStep(merge, spec)], tasks=1, counts=False, reads_input=False)
 
 

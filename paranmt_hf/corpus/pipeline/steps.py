@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...utils.imports import require
@@ -60,3 +60,19 @@ class CorpusStep(_base.PipelineStep):
     def __getstate__(self) -> dict[str, Any]:
         """What is pickled to the task's process: the settings, not what :meth:`setup` loaded (``_``-names)."""
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+class MergeStep(CorpusStep):
+    """The final stage's only step: run ``merge(spec)`` once (rank 0), in the task's process."""
+
+    name = "merge"
+    type = "🔗 - MERGE"
+
+    def __init__(self, merge: Callable[[Any], Any], spec: Any) -> None:
+        super().__init__()
+        self.merge, self.spec = merge, spec
+
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Merge (the previous steps pass nothing); pass nothing on."""
+        self.merge(self.spec)
+        return iter(())

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from ...utils.atomic import attempt_temp
-from ..pipeline.parts import encode_lines
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import publish, write_file
 
@@ -296,7 +295,7 @@ def duplicate_keys(pairs: np.ndarray, keep: str) -> np.ndarray:
     return keys[~first] if keep == "first" else keys[size > 1]
 
 
-class FindStep:
+class FindStep(CorpusStep):
     """Stage 2: for each of its buckets, the lines to drop, written per task that owns them (``drops/<rank>/``)."""
 
     name = "dedup: finding duplicates"
@@ -305,10 +304,11 @@ class FindStep:
     def __init__(self, hashes: str, drops: str, keep: str = "first") -> None:
         if keep not in KEEP:
             raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
+        super().__init__()
         self.hashes, self.drops, self.keep = hashes, drops, keep
 
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Process buckets ``rank, rank + world_size, ...``."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Process buckets ``rank, rank + world_size, ...``; pass nothing on."""
         mask = np.uint64((1 << INDEX_BITS) - 1)
         for bucket in range(rank, BUCKETS, world_size):
             pairs = read_bucket(self.hashes, bucket)
@@ -320,10 +320,7 @@ class FindStep:
                 buffer = io.BytesIO()
                 np.save(buffer, (dropped[owners == owner] & mask).astype(np.int64))
                 write_file(target, buffer.getvalue())
-        return None
-
-    def __repr__(self) -> str:
-        return f"{self.type}: {self.name}"
+        return iter(())
 
 
 class DedupWriteStep(CorpusStep):
@@ -331,9 +328,9 @@ class DedupWriteStep(CorpusStep):
 
     name = "dedup: writing"
 
-    def __init__(self, drops: str | os.PathLike[str], compress: bool = False, kept_name: str = "kept") -> None:
+    def __init__(self, drops: str | os.PathLike[str], kept_name: str = "kept") -> None:
         super().__init__()
-        self.drops, self.compress, self.kept_name = os.fspath(drops), compress, kept_name
+        self.drops, self.kept_name = os.fspath(drops), kept_name
 
     def setup(self, rank: int, world_size: int) -> None:
         """Load the task's lines to drop (8 bytes each)."""
@@ -341,19 +338,18 @@ class DedupWriteStep(CorpusStep):
         self._drop = np.unique(np.concatenate([np.load(f) for f in files])) if files else np.zeros(0, np.int64)
 
     def process(self, batch: Any) -> Any:
-        """The batch with its kept lines as output."""
+        """The batch holding its pairs not marked (the steps after this one see those only)."""
         parsed = batch.parsed
         lo, hi = np.searchsorted(self._drop, [batch.index, batch.index + len(parsed)])
         drop = np.zeros(len(parsed), dtype=bool)
         drop[self._drop[lo:hi] - batch.index] = True
-        batch.output = encode_lines([parsed.lines[i] for i in np.flatnonzero(~drop).tolist()], self.compress)
         self.count({self.kept_name: int((~drop).sum()), "duplicate": int(drop.sum())})
-        if drop.any():  # the steps after this one see the kept pairs only
+        if drop.any():
             batch.keep(np.flatnonzero(~drop).tolist())
         return batch
 
 
-def dedup_stages(spec: Any, reader: Any, writer_steps: Sequence[Any], keep: str, key: str, compress: bool,
+def dedup_stages(spec: Any, reader: Any, writer_steps: Sequence[Any], keep: str, key: str,
                  source_stage: Any) -> list[Any]:
     """The three de-duplication stages: hash (every task), find (per bucket), write (every task).
 
@@ -366,7 +362,7 @@ def dedup_stages(spec: Any, reader: Any, writer_steps: Sequence[Any], keep: str,
     return [Stage("hash", [*source_stage("hash"), HashStep(hashes, key)], counts=False),
             Stage("find", [FindStep(str(hashes), str(drops), keep)], tasks=min(BUCKETS, spec.tasks), counts=False,
                   reads_input=False),
-            Stage("main", [*reader("main"), DedupWriteStep(drops, compress), *writer_steps])]
+            Stage("main", [*reader("main"), DedupWriteStep(drops), *writer_steps])]
 
 
 def dedup_files(
@@ -402,8 +398,8 @@ def dedup_files(
     Returns:
         the run's :class:`~paranmt_hf.corpus.pipeline.runner.Summary` (``kept`` / ``duplicate`` counts).
     """
-    from ..pipeline.parts import TsvPartWriter, is_gzip_name, merge_tsv, part_suffix
-    from ..pipeline.runner import RunOptions, execute, make_spec, merge_stage
+    from ..pipeline.parts import TsvPartWriter, merge_tsv, part_suffix
+    from ..pipeline.runner import JobOptions, RunOptions, execute, make_spec, merge_stage
 
     if keep not in KEEP:
         raise ValueError(f"unknown keep {keep!r}; choose one of {KEEP}")
@@ -412,12 +408,11 @@ def dedup_files(
     suffix = part_suffix(output)
     settings = {"format": fmt, "keep": keep, "key": key, "member": member_pattern, "strict": strict}
     spec, workers = make_spec("dedup", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main"})
+                              JobOptions(settings, part_suffix=suffix))
 
     def read(stage: str) -> list[Any]:
         return [spec.reader(stage, fmt, strict, member_pattern)]
 
-    stages = dedup_stages(spec, read, [TsvPartWriter(spec.parts_dir(), suffix)], keep, key, is_gzip_name(output),
-                          read)
+    stages = dedup_stages(spec, read, [TsvPartWriter(spec.parts_dir(), suffix)], keep, key, read)
     stages.append(merge_stage(merge_tsv, spec))
     return execute(spec, stages, run, workers)

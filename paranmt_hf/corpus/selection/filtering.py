@@ -22,8 +22,17 @@ import numpy as np
 from ...data.configs import ConfigOptions
 from ...data.records import ParsedBlock
 from ..errors import MissingScoreError
-from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv, part_path, part_suffix
-from ..pipeline.runner import JobSpec, MergeStep, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from ..pipeline.parts import TsvPartWriter, merge_tsv, part_path, part_suffix
+from ..pipeline.runner import (
+    JobOptions,
+    JobSpec,
+    RunOptions,
+    Stage,
+    Summary,
+    execute,
+    make_spec,
+    merge_stage,
+)
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .filters import NO_SCORE_ADVICE, fold_bounds, get_filter_spec, make_filter
@@ -62,18 +71,19 @@ def write_fold_bounds(folder: str | os.PathLike[str], options: ConfigOptions, ta
     Path(target).write_text(json.dumps({"min_score": low, "max_score": high}), encoding="utf-8")
 
 
-class BoundsStep(MergeStep):
+class BoundsStep(CorpusStep):
     """The one task that turns the scores into fold bounds."""
 
     name = "fold bounds"
 
     def __init__(self, folder: str, options: ConfigOptions, target: str) -> None:
+        super().__init__()
         self.folder, self.options, self.target = folder, options, target
 
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Write the bounds."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Write the bounds; pass nothing on."""
         write_fold_bounds(self.folder, self.options, self.target)
-        return None
+        return iter(())
 
 
 def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_pattern: str | None,
@@ -166,14 +176,13 @@ def kept_lines(parsed: ParsedBlock, selection: Any, with_overlap: bool) -> list[
 
 
 class FilterStep(CorpusStep):
-    """Filter each batch; its output is the kept lines as bytes (a gzip member when ``compress``)."""
+    """Filter each batch: the batch passed on holds the kept pairs, their lines unchanged (or with the overlap)."""
 
     name = "filter"
 
-    def __init__(self, options: ConfigOptions, with_overlap: bool = False, compress: bool = False,
-                 bounds_file: str | None = None) -> None:
+    def __init__(self, options: ConfigOptions, with_overlap: bool = False, bounds_file: str | None = None) -> None:
         super().__init__()
-        self.options, self.with_overlap, self.compress, self.bounds_file = options, with_overlap, compress, bounds_file
+        self.options, self.with_overlap, self.bounds_file = options, with_overlap, bounds_file
 
     def setup(self, rank: int, world_size: int) -> None:
         """Make the filter (once per task)."""
@@ -191,7 +200,6 @@ class FilterStep(CorpusStep):
             raise MissingScoreError(f"{batch.source}{'' if first is None else f':{first}'} has a pair without a "
                                     f"paraphrase score, and {NO_SCORE_ADVICE}") from None
         lines = kept_lines(parsed, selection, self.with_overlap)
-        batch.output = encode_lines(lines, self.compress)
         self.count(selection.counts())
         keep = np.flatnonzero(selection.keep).tolist()
         if len(keep) < len(parsed):  # the steps after this one see the kept pairs only
@@ -228,11 +236,11 @@ def filter_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.Pat
             out_header += "\ttrigram_overlap"
     settings = {**vars(options), "format": fmt, "with_overlap": with_overlap, "member": member_pattern}
     spec, workers = make_spec("filter", inputs, output, run, overwrite,
-                              {"settings": settings, "part_suffix": suffix, "reading_stage": "main",
-                               "header": out_header}, protected=filter_models(options))
+                              JobOptions(settings, part_suffix=suffix, header=out_header),
+                              protected=filter_models(options))
     stages, bounds = bounds_stages(spec, options, fmt, member_pattern, header=header)
     stages.append(Stage("main", [spec.reader("main", fmt, options.strict, member_pattern, header),
-                                 FilterStep(options, with_overlap, is_gzip_name(output), bounds),
+                                 FilterStep(options, with_overlap, bounds),
                                  TsvPartWriter(spec.parts_dir(), suffix)]))
     stages.append(merge_stage(merge_tsv, spec))
     return execute(spec, stages, run, workers)

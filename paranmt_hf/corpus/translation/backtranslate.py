@@ -43,8 +43,8 @@ from ...data.writer import format_numbers
 from ...utils.atomic import atomic_write_json
 from ..errors import RESTART, CorpusError, option
 from ..pipeline.batches import RateFile
-from ..pipeline.parts import TsvPartWriter, encode_lines, is_gzip_name, merge_tsv
-from ..pipeline.runner import JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
+from ..pipeline.parts import TsvPartWriter, is_gzip_name, merge_tsv
+from ..pipeline.runner import JobOptions, JobSpec, RunOptions, Stage, Summary, execute, make_spec, merge_stage
 from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from .model_prep import ResolvedModel, prepare_copy, resolve_translation_model
@@ -123,7 +123,6 @@ class BacktranslateStep(CorpusStep):
         source_column: 1 or 2, the non-English column (None: from the file names).
         with_source: add the source sentence as a fourth column.
         cache_dir: where decoded chunks are kept (None: nowhere; ``"fill"`` needs it).
-        compress: the output bytes are gzip members.
         mode: ``"all"``, ``"decode"`` or ``"fill"``.
         duplicates: the duplicates table's folder (``"decode"``, ``"fill"``).
         exports: the side files' folder (``"decode"``, ``"fill"``).
@@ -135,7 +134,7 @@ class BacktranslateStep(CorpusStep):
 
     def __init__(self, model: str, options: DecodingOptions, engine: EngineOptions,
                  source_column: int | None = None, with_source: bool = False,
-                 cache_dir: str | os.PathLike[str] | None = None, compress: bool = False, mode: str = "all",
+                 cache_dir: str | os.PathLike[str] | None = None, mode: str = "all",
                  duplicates: str | os.PathLike[str] | None = None, exports: str | os.PathLike[str] | None = None,
                  throughput_dir: str | os.PathLike[str] | None = None) -> None:
         super().__init__()
@@ -144,7 +143,7 @@ class BacktranslateStep(CorpusStep):
         if mode != "all" and (duplicates is None or exports is None or cache_dir is None):
             raise ValueError(f"mode {mode!r} needs the duplicates table, the side files and the chunk cache")
         self.model, self.options, self.engine = model, options, engine
-        self.source_column, self.with_source, self.compress = source_column, with_source, compress
+        self.source_column, self.with_source = source_column, with_source
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
         self.mode = mode
         self.duplicates = None if duplicates is None else os.fspath(duplicates)
@@ -297,7 +296,6 @@ class BacktranslateStep(CorpusStep):
         batch.columns = {"translation_cost": costs}
         if self.with_source:
             batch.columns["source"] = [r[4] for r in rows]
-        batch.output = encode_lines(lines, self.compress)
         return batch
 
 
@@ -440,11 +438,11 @@ class TranslationPlan:
     @staticmethod
     def signature(spec: JobSpec) -> dict[str, Any]:
         """The run's identity in its work folder, less the model's content (:func:`check_model_record` says it)."""
-        options = json.loads(json.dumps(spec.options))
+        options = spec.options.identity()
         options["settings"].pop("model_sha256", None)
         return {"options": options}
 
-    def stages(self, spec: JobSpec, compress: bool = False) -> tuple[list[Stage], list[Any]]:
+    def stages(self, spec: JobSpec) -> tuple[list[Stage], list[Any]]:
         """``(stages before the main one, the main stage's first steps)``.
 
         Without source de-duplication: the main stage reads, cleans and decodes. With it: an index of the sources
@@ -461,7 +459,7 @@ class TranslationPlan:
 
         def step(mode: str, stage: str, **tables: Any) -> BacktranslateStep:
             made = BacktranslateStep(str(self.resolved.folder), self.options, self.engine, self.source_column,
-                                     self.with_source, spec.parts_dir("chunks"), compress, mode=mode,
+                                     self.with_source, spec.parts_dir("chunks"), mode=mode,
                                      throughput_dir=spec.stage_dir(stage) / "throughput", **tables)
             if mode != "fill":
                 self._decoders.append(made)
@@ -594,9 +592,9 @@ def backtranslate(
                                       member_pattern=member_pattern, strict=strict)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
-                              {"settings": plan.settings(), "part_suffix": suffix, "reading_stage": "main",
-                               "header": output_header(with_source)}, protected=[model])
-    before, head = plan.stages(spec, is_gzip_name(output))
+                              JobOptions(plan.settings(), part_suffix=suffix, header=output_header(with_source)),
+                              protected=[model])
+    before, head = plan.stages(spec)
     stages = [*before, Stage("main", [*head, TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),
               merge_stage(merge_tsv, spec)]
     return TranslationSummary.of(execute(spec, stages, run, workers, TranslationPlan.signature(spec), plan.prepare))

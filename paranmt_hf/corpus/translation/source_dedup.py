@@ -27,12 +27,13 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..pipeline.steps import CorpusStep
 from ..pipeline.task_process import write_file
 from ..selection.dedup import BUCKETS, INDEX_BITS, HashStep, hash_groups, read_bucket
 from .source_cleaning import batch_sources
@@ -61,7 +62,7 @@ class SourceHashStep(HashStep):
         return source_hashes(batch_sources(batch, self.source_column)[0])
 
 
-class SourceFindStep:
+class SourceFindStep(CorpusStep):
     """Stage 2: for its buckets, the first and the later positions of every duplicated source, per owning task.
 
     Writes ``table/<rank>/<bucket>-later.npy`` and ``-first.npy``: ``(index, hash)`` rows (``uint64``).
@@ -71,10 +72,11 @@ class SourceFindStep:
     type = "🫂 - DEDUP"
 
     def __init__(self, hashes: str | os.PathLike[str], table: str | os.PathLike[str]) -> None:
+        super().__init__()
         self.hashes, self.table = os.fspath(hashes), os.fspath(table)
 
-    def __call__(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Any:
-        """Process buckets ``rank, rank + world_size, ...``."""
+    def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
+        """Process buckets ``rank, rank + world_size, ...``; pass nothing on."""
         mask = np.uint64((1 << INDEX_BITS) - 1)
         for bucket in range(rank, BUCKETS, world_size):
             pairs = read_bucket(self.hashes, bucket)
@@ -92,10 +94,7 @@ class SourceFindStep:
                     target = Path(self.table) / f"{owner:05d}" / f"{bucket:03d}-{kind}.npy"
                     target.parent.mkdir(parents=True, exist_ok=True)
                     write_file(target, buffer.getvalue())
-        return None
-
-    def __repr__(self) -> str:
-        return f"{self.type}: {self.name}"
+        return iter(())
 
 
 def load_duplicates(table: str | os.PathLike[str], rank: int) -> tuple[dict[int, int], dict[int, int]]:
