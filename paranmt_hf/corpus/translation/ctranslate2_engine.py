@@ -182,6 +182,15 @@ class CTranslate2Translator(Seq2SeqEngine):
             raise InvalidOptionError("the ctranslate2 engine samples with beam 1 only (independent samples): drop "
                                      "num_beams (--num-beams), or use the transformers engine for beam sampling")
 
+    @classmethod
+    def cuda_devices(cls) -> int:
+        """The CUDA devices CTranslate2 sees here (0 without CUDA, or without ctranslate2)."""
+        try:
+            import ctranslate2
+        except ImportError:
+            return 0
+        return int(ctranslate2.get_cuda_device_count())
+
     def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None,
                  settings: CTranslate2Options | None = None, *, rank: int | None = None) -> None:
         ctranslate2 = require("ctranslate2", "translate")

@@ -99,3 +99,13 @@ def load_translator(model: str | os.PathLike[str], options: DecodingOptions | No
     """
     typed = engine_options(engine, settings)
     return ENGINES[engine_name(typed)](model, options, typed, rank=rank)
+
+
+def concurrent_tasks(settings: EngineOptions, workers: int, tasks: int) -> tuple[int, str | None]:
+    """How many decoding tasks of ``settings``' engine run at once here, and the line saying so.
+
+    :func:`~paranmt_hf.corpus.translation.placement.concurrent_tasks` with the CUDA devices the engine sees.
+    """
+    from .placement import concurrent_tasks as rule
+
+    return rule(settings.device, ENGINES[engine_name(settings)].cuda_devices(), workers, tasks)

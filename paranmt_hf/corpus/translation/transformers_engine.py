@@ -632,6 +632,15 @@ class Seq2SeqEngine:
     def check_decoding(cls, options: DecodingOptions) -> None:
         """Refuse decoding options this engine cannot honour (before any model loads)."""
 
+    @classmethod
+    def cuda_devices(cls) -> int:
+        """The CUDA devices this engine sees here (0 without CUDA)."""
+        try:
+            import torch
+        except ImportError:
+            return 0
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
     def _load_model_files(self, model: str | os.PathLike[str], options: DecodingOptions | None,
                           settings: EngineOptions | None) -> None:
         """Load what both engines need.
