@@ -191,6 +191,34 @@ def test_tasks_sharing_a_gpu_run_one_after_another(models: dict[str, Path], monk
     assert (tmp_path / "gpu.tsv").read_bytes() == (tmp_path / "cpu.tsv").read_bytes()
 
 
+def test_ctranslate2_without_a_cuda_12_runtime_says_so_before_any_work(models: dict[str, Path], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    from paranmt_hf.corpus.translation import ctranslate2_engine as translation_ct2
+
+    assert translation_ct2.missing_cuda_runtime() in (None, "libcublas.so.12")  # the real probe answers
+    converted: list[Any] = []
+    monkeypatch.setattr(translation_ct2, "converted_model", lambda *a, **k: converted.append(a) or tmp_path)
+    monkeypatch.setattr(ctranslate2, "Translator", lambda path, **kwargs: kwargs)
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(translation_ct2, "missing_cuda_runtime", lambda: "libcublas.so.12")
+    src = tmp_path / "bitext.en-de.tsv"
+    src.write_text("english\tdie Katze\n", encoding="utf-8")
+    for device in ("auto", "cuda", "cuda:0"):
+        assert main(["corpus", "backtranslate", str(src), "-o", str(tmp_path / "out.tsv"), "--model",
+                     str(models["marian"]), "--engine", "ctranslate2", "--device", device, "--quiet"]) != 0
+        err = capsys.readouterr().err.strip()
+        assert "CTranslate2 sees 1 GPU but cannot load libcublas.so.12, the CUDA 12 runtime" in err
+        assert "Traceback" not in err and len(err.splitlines()) == 1
+        with pytest.raises(InvalidOptionError, match="cannot load libcublas.so.12"):
+            load_translator(models["marian"], None, "ctranslate2", device=device)
+    assert not converted and not (tmp_path / "out.tsv").exists()  # nothing converted, nothing written
+    assert load_translator(models["marian"], None, "ctranslate2", device="cpu").translator["device"] == "cpu"
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)  # no GPU: auto is the CPU, no CUDA needed
+    assert load_translator(models["marian"], None, "ctranslate2").translator["device"] == "cpu"
+
+
 # ---- one typed options object per engine -----------------------------------------------------------------------
 
 

@@ -84,8 +84,10 @@ def engine_name(settings: EngineOptions) -> str:
 
 
 def check_decoding(settings: EngineOptions, options: DecodingOptions) -> None:
-    """Refuse decoding options the engine of ``settings`` cannot honour (before any work)."""
-    ENGINES[engine_name(settings)].check_decoding(options)
+    """Refuse decoding options or a device the engine of ``settings`` cannot honour (before any work)."""
+    engine = ENGINES[engine_name(settings)]
+    engine.check_decoding(options)
+    engine.check_device(settings)
 
 
 def load_translator(model: str | os.PathLike[str], options: DecodingOptions | None = None,

@@ -633,6 +633,10 @@ class Seq2SeqEngine:
         """Refuse decoding options this engine cannot honour (before any model loads)."""
 
     @classmethod
+    def check_device(cls, settings: Any) -> None:
+        """Refuse a device this engine cannot use here, in one sentence (before any work)."""
+
+    @classmethod
     def cuda_devices(cls) -> int:
         """The CUDA devices this engine sees here (0 without CUDA)."""
         try:
