@@ -1,27 +1,29 @@
-"""Back-translation throughput a planner can use: `corpus backtranslate` on 1 and 2 cores, both engines.
+"""Back-translation throughput a planner can use: ``corpus backtranslate`` against raw ``model.generate``, on CPU.
 
 Usage:
 
-    python results/bt_throughput/throughput.py [--hf-sentences 24] [--ct2-sentences 96]
+    python benchmarks/bt_throughput/throughput.py [--rounds 3] [--sentences 64] [--opus-sentences 24]
 
-Each row is the whole command (:func:`paranmt_hf.corpus.translation.backtranslate.backtranslate`: the datatrove run,
-the model
-prepared once into the run's folder, reading the bitext, decoding, writing the TSV) in its own process pinned with
-``taskset`` (core 1 for one core, cores 0-1 for two), and reports what the command's summary reports
-(:class:`~paranmt_hf.corpus.translation.backtranslate.TranslationSummary`): sentences/s and target tokens/s of the
-whole run
-(wall time, model loading in the tasks included) and per task (while it decodes). The model is opus-mt-sized
-(``MarianMTModel``, 6+6 layers, 512 dimensions, 58,101 tokens, seeded random weights, built in code as
-results/backtranslate does); the sentences are real German sentences of the shared Multi30k bitext with their English
-references. Random weights never stop early, so every candidate runs to ``--max-new-tokens`` (32): the tokens/s rates
-are what counts, sentences/s hold for 32-token translations. Beam 4, one candidate, the default batch budget.
+Question: how close does the command (:func:`paranmt_hf.corpus.translation.backtranslate.backtranslate`, the whole
+datatrove run, one task, default batch budget) decode to ``model.generate`` called directly on the same model and
+sentences (length-sorted batches, its best budget of those tried)? Each path runs in its own process; the rounds
+alternate which path goes first; the ratio of each round compares the two paths of that round (the machine is
+shared and its load changes), and the table gives the median.
 
-The machine is shared (2 cores, several other jobs): the load average before and after each row is recorded, and
-the rates are lower bounds of what the cores give alone.
+- *decoding rate* (sentences/s, target tokens/s): the command's per-task rate (sentences / the seconds its task spent
+  in the engine, what its summary line prints as "per task") against ``generate``'s (sentences / seconds in
+  ``generate``), wall time;
+- *CPU ratio*: the CPU seconds of ``generate`` over the CPU seconds the command's task spent in the engine (both
+  processes' CPU time, all their threads: the measure the load of other jobs disturbs least);
+- *command s*: the whole command (model copied and loaded, input read, output written).
 
-Writes ``throughput.json`` (with provenance) and ``README.md`` here, the README with the GPU-hour estimate for
-ParaNMT-50M's 51.4M sentences (:func:`estimate`), from CTranslate2's published GPU benchmark (cited there) and these
-CPU figures; what is measured and what is estimated is said there.
+Models (seeded random weights built in code, so every candidate runs to ``--max-new-tokens`` = 32 and the target
+tokens/s are what counts): a small Marian (3+3 layers, 256 dims, 16,000 tokens; fast enough on two loaded cores for
+several rounds) and the opus-mt-sized one of the tests (6+6 layers, 512 dims, 58,101 tokens). Sentences: real
+German Multi30k sentences with their English references. Beam 4, one candidate.
+
+Writes ``throughput.json`` (with provenance) and the measured table of ``README.md`` here; the README's GPU rows
+come from :data:`GPU_MEASURED` (an earlier H200 session; ``gpu_check.py`` measures them again on a GPU).
 """
 
 from __future__ import annotations
@@ -30,42 +32,37 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# name, engine, compute type, cores, workers (= tasks), threads per task, CTranslate2 inter_threads
-CONFIGS = [
-    ("transformers, 1 core", "transformers", None, "1", 1, 1, None),
-    ("transformers, 2 cores: 2 tasks x 1 thread", "transformers", None, "0,1", 2, 1, None),
-    ("ctranslate2 int8, 1 core", "ctranslate2", "int8", "1", 1, 1, None),
-    ("ctranslate2 int8, 2 cores: 2 tasks x 1 thread", "ctranslate2", "int8", "0,1", 2, 1, None),
-    ("ctranslate2 int8, 2 cores: 1 task, inter_threads 2", "ctranslate2", "int8", "0,1", 1, 2, 2),
-]
+MODELS = {
+    "small Marian (3+3 x 256, 16k vocabulary)": {"d_model": 256, "layers": 3, "heads": 4, "ffn": 1024,
+                                                  "vocab_size": 16000},
+    "opus-mt-sized Marian (6+6 x 512, 58k vocabulary)": {"d_model": 512, "layers": 6, "heads": 8, "ffn": 2048,
+                                                         "vocab_size": 58101},
+}
+RAW_BUDGETS = (4096, 16384)
+"""Token budgets (sentences x longest x beams) of the raw ``generate`` batches tried; the best one is the peer."""
 PARANMT_SENTENCES = 51_400_000
-"""ParaNMT-50M's back-translated sentences (ACL 2018 §3)."""
-ACL2018_GPU_HOURS = 10_000
-"""ACL 2018 §3: back-translating them took "over 10,000 GPU hours"."""
-CT2_BENCHMARK = {
-    "source": "CTranslate2 README, 'Benchmarks' (CTranslate2 3.6.0, OPUS-MT en-de base Transformer, newstest2014, "
-              "beam 4; GPU: one NVIDIA A10G, g5.xlarge, CUDA 11; CPU: 4 threads of a Xeon Platinum 8275CL, "
-              "c5.2xlarge), "
-              "https://github.com/OpenNMT/CTranslate2#benchmarks (read at commit 0991310b9fc8)",
-    "gpu_tokens_per_s": {"ctranslate2 float16": 9296.7, "ctranslate2 int8": 7521.9, "ctranslate2 float32": 5876.4,
-                         "transformers 4.26.1": 1022.9},
-    "cpu_4_threads_tokens_per_s": {"ctranslate2 int8": 696.1, "transformers 4.26.1": 147.3},
+"""ParaNMT-50M's back-translated sentences (ACL 2018 §3, beam 12)."""
+PRAS_PAIRS, PRAS_EPOCHS = 25_850_000, 25
+"""PRAS (ACL 2018 §4): 25 epochs over the 25.85M pairs its filter keeps."""
+GPU_MEASURED = {
+    "source": "the earlier H200 measurement at f8748a4-era code; not re-measured this session (no GPU was available)",
+    "device": "one NVIDIA H200, torch 2.11 + CUDA 13, transformers 5.24; opus-mt-sized Marian, 32 new tokens per "
+              "candidate, German Multi30k",
+    "command_sentences_per_s": {"float32, beam 4": 376, "bfloat16, beam 4": 107, "float16, beam 4": 144,
+                                "float32, beam 12": 226, "float32, beam 4, 2 tasks on the GPU (in all)": 140},
+    "generate_sentences_per_s": {"float32, beam 4, batch 128": 407, "float32, beam 4, batch 512": 724,
+                                 "bfloat16, beam 4, batch 128": 238, "bfloat16, beam 4, batch 512": 457,
+                                 "float16, beam 4, batch 128": 254, "float16, beam 4, batch 512": 510},
+    "training_pairs_per_s": {"best-trigram, one epoch of Flickr (140,197 pairs)": 3580},
 }
-QUIET_CPU = {
-    "source": "results/backtranslate/README.md (the project's 2-core machine of 2026-11-26, an Intel Xeon, load "
-              "average about 1, commit 933f8c0fc7f5)",
-    "one_thread_target_tokens_per_s": {"paranmt_hf transformers (float32)": 85, "paranmt_hf ctranslate2 (int8)": 311},
-}
-"""One-thread rates measured on a quiet 2-core machine of the project (same model size, beam 4, 32 new tokens)."""
-TOKENS_PER_SENTENCE = (15, 20, 30)
-"""Assumed target tokens per sentence (opus-mt SentencePiece tokens + end token) for CzEng-like sentences: low,
-central, high. An assumption, not a measurement (random weights make 32-token candidates)."""
+"""What an earlier session measured on an H200 (the command's figures: the mean of its 340-412 and 100-114 runs)."""
 
 
 def bitext(data_dir: Path, count: int, path: Path) -> Path:
@@ -76,196 +73,238 @@ def bitext(data_dir: Path, count: int, path: Path) -> Path:
     return path
 
 
-def build_model(work: Path, data_dir: Path) -> Path:
-    """The opus-mt-sized random Marian model (built once; the vocabulary trained on German Multi30k sentences)."""
+def build_model(folder: Path, data_dir: Path, size: dict) -> Path:
+    """A random Marian of ``size`` (built once; the vocabulary trained on German Multi30k sentences)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # the test fixtures
-    from _synthetic_translation import OPUS_MT_SIZE, build_translation_model
+    from _synthetic_translation import build_translation_model
 
-    folder = work / "opus-mt-size"
     if not (folder / "config.json").is_file():
         with gzip.open(data_dir / "train" / "bitext" / "multi30k-en-de.tsv.gz", "rt", encoding="utf-8") as f:
             texts = [line.rstrip("\n").split("\t")[1] for _, line in zip(range(20000), f, strict=False)]
-        size = {k: OPUS_MT_SIZE[k] for k in ("d_model", "layers", "heads", "ffn", "vocab_size")}
         build_translation_model(folder, texts, kind="marian", spm_pieces=8000, max_length=512, seed=0,
                                 init_std=0.02, eos_scale=1.0, **size)
     return folder
 
 
-def one(config: dict, model: Path, source: Path, work: Path, max_new: int) -> dict:
-    """One row in this process: the command's summary."""
+def run_command(model: Path, source: Path, work: Path, max_new: int) -> dict:
+    """The command in this process (one task, in this process): its summary and the CPU time of its engine."""
     from paranmt_hf.corpus.pipeline.runner import RunOptions
     from paranmt_hf.corpus.translation.backtranslate import backtranslate
-    from paranmt_hf.corpus.translation.source_cleaning import SourceCleaning
-    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions, Seq2SeqEngine
 
+    engine_cpu = [0.0]
+    translate = Seq2SeqEngine.translate
+
+    def timed(self, sentences, seed=None):  # noqa: ANN001, ANN202 - the engine's CPU time, all its threads
+        start = time.process_time()
+        try:
+            return translate(self, sentences, seed)
+        finally:
+            engine_cpu[0] += time.process_time() - start
+
+    Seq2SeqEngine.translate = timed
     out = work / f"out-{os.getpid()}.tsv"
     start = time.perf_counter()
-    size = source.stat().st_size
     summary = backtranslate([source], out, model, DecodingOptions(num_beams=4, max_new_tokens=max_new),
-                            RunOptions(workers=config["workers"], tasks=config["workers"],
-                                       threads=config["threads"], chunk_bytes=max(size // (4 * config["workers"]), 64),
-                                       progress=False, work_dir=str(work / f"work-{os.getpid()}")),
-                            engine=config["engine"],
-                            engine_kwargs={"compute_type": config["compute"],
-                                           "inter_threads": config["inter_threads"]},
-                            model_cache=work / "models",
-                            cleaning=SourceCleaning.off(), overwrite=True)
+                            RunOptions(workers=1, tasks=1, progress=False, work_dir=str(work / f"w-{os.getpid()}")),
+                            model_cache=work / "models", cleaning=False, overwrite=True)
     command_s = time.perf_counter() - start
     out.unlink()
-    return summary.as_dict() | {"command_s": command_s}
+    t = summary.throughput
+    return {"sentences": t["sentences"], "target_tokens": t["target_tokens"], "seconds": t["decoding_seconds"],
+            "cpu_seconds": engine_cpu[0], "command_s": command_s}
 
 
-def estimate(rows: list[dict]) -> dict:
-    """GPU-hours for ParaNMT-50M's sentences from the published GPU tokens/s; CPU core-hours from ours.
+def run_generate(model: Path, source: Path, max_new: int, budget: int) -> dict:
+    """``model.generate`` on the same sentences, length-sorted batches under ``budget``."""
+    import torch
+    import transformers
 
-    GPU: ``sentences x tokens per sentence / published tokens per second`` (beam 4, an A10G); the package adds no
-    decoding of its own to CTranslate2 under beam search (results/backtranslate: paranmt_hf's CTranslate2 engine within
-    a few % of CTranslate2 called directly), so the published rate is used as is. CPU: the same with our per-task
-    target tokens/s on one core of this machine.
-    """
-    out: dict = {"sentences": PARANMT_SENTENCES, "acl2018_gpu_hours": ACL2018_GPU_HOURS,
-                 "tokens_per_sentence": list(TOKENS_PER_SENTENCE), "benchmark": CT2_BENCHMARK, "gpu_hours": {},
-                 "cpu_core_hours": {}}
-    for name, rate in CT2_BENCHMARK["gpu_tokens_per_s"].items():
-        out["gpu_hours"][name] = {t: PARANMT_SENTENCES * t / rate / 3600 for t in TOKENS_PER_SENTENCE}
-    for row in rows:
-        if row["cores"] == "1":
-            rate = row["throughput"]["per_task_target_tokens_per_second"]
-            out["cpu_core_hours"][row["name"]] = {t: PARANMT_SENTENCES * t / rate / 3600 for t in TOKENS_PER_SENTENCE}
-    for name, rate in QUIET_CPU["one_thread_target_tokens_per_s"].items():
-        out["cpu_core_hours"][f"{name}, quiet machine ({QUIET_CPU['source'].split(' (')[0]})"] = {
-            t: PARANMT_SENTENCES * t / rate / 3600 for t in TOKENS_PER_SENTENCE}
-    ours = {r["engine"]: r["throughput"]["per_task_target_tokens_per_second"] for r in rows if r["cores"] == "1"}
-    bench = CT2_BENCHMARK["cpu_4_threads_tokens_per_s"]
-    out["cpu_check"] = {
-        "ours_1_core_tokens_per_s": ours,
-        "benchmark_4_threads_per_thread_tokens_per_s": {k: v / 4 for k, v in bench.items()},
-    }
+    from paranmt_hf.corpus.translation.transformers_engine import length_sorted_batches
+
+    sentences = [line.split("\t")[1].strip() for line in source.read_text(encoding="utf-8").splitlines()]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+    net = transformers.AutoModelForSeq2SeqLM.from_pretrained(model).eval()
+    lengths = [len(x) for x in tokenizer(sentences)["input_ids"]]
+    tokens, cpu, wall = 0, time.process_time(), time.perf_counter()
+    with torch.inference_mode():
+        for batch in length_sorted_batches(lengths, budget, 4):
+            inputs = tokenizer([sentences[i] for i in batch], return_tensors="pt", padding=True)
+            out = net.generate(**inputs, num_beams=4, max_new_tokens=max_new, forced_eos_token_id=None)
+            tokens += int((out[:, 1:] != net.config.pad_token_id).sum())
+    return {"sentences": len(sentences), "target_tokens": tokens, "seconds": time.perf_counter() - wall,
+            "cpu_seconds": time.process_time() - cpu}
+
+
+def one_round(model: Path, source: Path, work: Path, max_new: int, budgets: tuple[int, ...], first: str) -> dict:
+    """One round: the command and each raw budget, each in its own process, ``first`` going first."""
+    jobs = [("command", None), *(("generate", b) for b in budgets)]
+    if first == "generate":
+        jobs = jobs[1:] + jobs[:1]
+    out: dict = {"load": [round(x, 2) for x in os.getloadavg()]}
+    for kind, budget in jobs:
+        args = {"kind": kind, "model": str(model), "source": str(source), "work": str(work), "max_new": max_new,
+                "budget": budget}
+        done = subprocess.run([sys.executable, __file__, "--one", json.dumps(args)], capture_output=True, text=True,
+                              check=False)
+        if done.returncode:
+            raise SystemExit(f"{kind} failed:\n{done.stderr[-3000:]}")
+        out[kind if budget is None else f"generate {budget}"] = json.loads(done.stdout.strip().splitlines()[-1])
     return out
 
 
-def write_readme(result: dict, path: Path) -> None:
-    """The table and the estimate."""
-    from paranmt_hf.utils.provenance import describe
+def summarize(rounds: list[dict], budgets: tuple[int, ...]) -> dict:
+    """Medians over the rounds: rates, the best raw budget, the command / generate ratios."""
+    def rate(r: dict, what: str = "sentences") -> float:
+        return r[what] / r["seconds"]
 
-    s = result["settings"]
-    lines = ["# Back-translation throughput for planning (`results/bt_throughput`)", "",
-             describe(result["provenance"]), "",
-             f"Load average (1, 5, 15 min) at the start: {result['load_start']}, at the end: {result['load_end']} "
-             "on 2 cores shared with other jobs: every rate below is a lower bound of what the cores give alone.", "",
-             f"**Measured** here: `corpus backtranslate` (the API, the whole command) with an opus-mt-sized Marian "
-             f"(6+6 layers, 512 dims, 58,101 tokens, random weights built in code), beam {s['beams']}, 1 candidate, "
-             f"{s['max_new_tokens']} new tokens per candidate (random weights never stop earlier), real German "
-             f"Multi30k sentences ({s['hf_sentences']} for transformers, {s['ct2_sentences']} for CTranslate2), each "
-             "row one process pinned with `taskset`. *Run*: the command's wall time (tasks load the model); *per "
-             "task*: one task while it decodes (what the summary line prints as `per task`). The rows ran one after "
-             "the other while the load changed (see the last column): compare them with care, 1 vs 2 cores "
-             "included.", "",
-             "| configuration | sentences | run sentences/s | run target tokens/s | per-task sentences/s | per-task "
-             "target tokens/s | command s | load before / after |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for r in result["rows"]:
-        t = r["throughput"]
-        lines.append(f"| {r['name']} | {t['sentences']} | {t['sentences_per_second']:.2f} | "
-                     f"{t['target_tokens_per_second']:.0f} | {t['per_task_sentences_per_second']:.2f} | "
-                     f"{t['per_task_target_tokens_per_second']:.0f} | {r['command_s']:.1f} | "
-                     f"{r['load_before'][0]} / {r['load_after'][0]} |")
-    e = result["estimate"]
-    b = e["benchmark"]
-    mid = TOKENS_PER_SENTENCE[1]
-    lines += ["", "## GPU-hours for ParaNMT-50M (estimated, not measured)", "",
-              f"No GPU was available to this measurement. **Source** of the GPU rates: {b['source']}. Published "
-              "target tokens/s on one A10G: " + ", ".join(f"{k} {v:,.0f}" for k, v in b["gpu_tokens_per_s"].items())
-              + ".", "",
-              f"**Assumption**: {TOKENS_PER_SENTENCE[0]}-{TOKENS_PER_SENTENCE[-1]} target tokens per sentence "
-              f"({mid} central; opus-mt SentencePiece pieces plus the end token of CzEng-like sentences), beam 4 as "
-              "in the benchmark, one candidate. GPU-hours = 51.4M x tokens per sentence / published tokens/s / 3600:",
-              "", "| engine (A10G) | " + " | ".join(f"{t} tokens/sentence" for t in TOKENS_PER_SENTENCE) + " |",
-              "|---|" + "---:|" * len(TOKENS_PER_SENTENCE)]
-    for name, hours in e["gpu_hours"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{hours[t]:,.0f} h" for t in TOKENS_PER_SENTENCE) + " |")
-    fp16 = e["gpu_hours"]["ctranslate2 float16"][mid]
-    hf = e["gpu_hours"]["transformers 4.26.1"][mid]
-    lines += ["", f"Against ACL 2018's \"over {e['acl2018_gpu_hours']:,} GPU hours\": about {fp16:,.0f} A10G-hours "
-              f"with CTranslate2 float16 ({e['acl2018_gpu_hours'] / fp16:,.0f}x fewer) and {hf:,.0f} with the "
-              f"transformers engine ({e['acl2018_gpu_hours'] / hf:,.0f}x fewer) at {mid} tokens/sentence and beam 4. "
-              "Decoding cost grows roughly in proportion to the beam (an assumption: wider beams, such as an n-best "
-              "list of 50, multiply these hours by about width / 4); the paper's GPUs, decoder and beam differ from "
-              "the benchmark's, so only the order of magnitude compares.", "",
-              "**CPU core-hours** from the one-core per-task rates above (loaded machine) and from the one-thread "
-              f"rates measured when the machine was quiet ({QUIET_CPU['source']}); same assumption on "
-              "tokens:", "",
-              "| engine (1 core here) | " + " | ".join(f"{t} tokens/sentence" for t in TOKENS_PER_SENTENCE) + " |",
-              "|---|" + "---:|" * len(TOKENS_PER_SENTENCE)]
-    for name, hours in e["cpu_core_hours"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{hours[t]:,.0f} h" for t in TOKENS_PER_SENTENCE) + " |")
-    check = e["cpu_check"]
-    lines += ["", "Cross-check of the CPU figures against the benchmark's CPU rows (per thread, beam 4): ours "
-              + ", ".join(f"{k} {v:.0f} tokens/s" for k, v in check["ours_1_core_tokens_per_s"].items())
-              + " on one loaded core; the benchmark's "
-              + ", ".join(f"{k} {v:.0f}" for k, v in check["benchmark_4_threads_per_thread_tokens_per_s"].items())
-              + " per thread of 4 on an unloaded Xeon 8275CL.", "",
-              f"Command: `{result['provenance'].get('command')}`. Raw numbers: `throughput.json`."]
+    best = max(budgets, key=lambda b: statistics.median(rate(r[f"generate {b}"]) for r in rounds))
+    peer = [r[f"generate {best}"] for r in rounds]
+    command = [r["command"] for r in rounds]
+    return {
+        "best_generate_budget": best,
+        "command_sentences_per_s": statistics.median(rate(c) for c in command),
+        "command_tokens_per_s": statistics.median(rate(c, "target_tokens") for c in command),
+        "generate_sentences_per_s": statistics.median(rate(p) for p in peer),
+        "generate_tokens_per_s": statistics.median(rate(p, "target_tokens") for p in peer),
+        "rate_ratio": statistics.median(rate(c) / rate(p) for c, p in zip(command, peer, strict=True)),
+        "cpu_ratio": statistics.median((p["cpu_seconds"] / p["sentences"]) / (c["cpu_seconds"] / c["sentences"])
+                                       for c, p in zip(command, peer, strict=True)),
+        "command_s": statistics.median(c["command_s"] for c in command),
+        "sentences": command[0]["sentences"],
+    }
+
+
+def gpu_hours() -> dict:
+    """ParaNMT-50M's back-translation at beam 12 and PRAS's training, in H200-hours, from :data:`GPU_MEASURED`."""
+    bt = GPU_MEASURED["command_sentences_per_s"]["float32, beam 12"]
+    train = GPU_MEASURED["training_pairs_per_s"]["best-trigram, one epoch of Flickr (140,197 pairs)"]
+    return {"paranmt_backtranslation_beam12_h": PARANMT_SENTENCES / bt / 3600,
+            "paranmt_backtranslation_beam12_20_tokens_h": PARANMT_SENTENCES / (bt * 32 / 20) / 3600,
+            "pras_training_h": PRAS_EPOCHS * PRAS_PAIRS / train / 3600}
+
+
+def write_readme(result: dict, path: Path) -> None:
+    """The README: the question, the measured table, the GPU rows and estimates, what is measured and what not."""
+    p = result["provenance"]
+    versions = ", ".join(f"{k} {v}" for k, v in p["packages"].items() if v)
+    lines = ["# Back-translation throughput: the command against `generate` (`benchmarks/bt_throughput`)", "",
+             "How fast does `corpus backtranslate` decode, per task, against `model.generate` called directly on the "
+             "same model and sentences, and what does a ParaNMT-sized run cost? `throughput.py` (CPU, this "
+             "machine) and `gpu_check.py` (a GPU machine) measure it; `throughput.json` holds the raw numbers and "
+             "their provenance.", "",
+             f"**Measured here** ({p['date']}, {p['cpu']}, {p['cores']} cores shared with other jobs, load average "
+             f"{result['load_start'][0]} at the start and {result['load_end'][0]} at the end; {versions}): beam 4, "
+             f"one candidate, {result['settings']['max_new_tokens']} new tokens per candidate (random weights: every "
+             f"candidate runs to the cap), {result['settings']['rounds']} alternating rounds, medians; each path in "
+             "its own process on both cores (the command: one task, default batch budget; `generate`: "
+             "length-sorted batches, the best token budget of "
+             + " and ".join(f"{b:,}" for b in RAW_BUDGETS) + ").", "",
+             "| model | sentences | command sentences/s | command target tokens/s | `generate` sentences/s | "
+             "`generate` target tokens/s | command / `generate` (rate) | command / `generate` (CPU time) | "
+             "whole command s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in result["models"].items():
+        lines.append(f"| {name} | {s['sentences']} | {s['command_sentences_per_s']:.2f} | "
+                     f"{s['command_tokens_per_s']:.0f} | {s['generate_sentences_per_s']:.2f} | "
+                     f"{s['generate_tokens_per_s']:.0f} | {s['rate_ratio']:.0%} | {s['cpu_ratio']:.0%} | "
+                     f"{s['command_s']:.0f} |")
+    g = GPU_MEASURED
+    h = gpu_hours()
+    lines += ["", "*Command* rates are per task while it decodes (what its summary line prints as \"per task\"); "
+              "*whole command s* includes copying and loading the model and the datatrove run: at these few "
+              "sentences it dominates, at a corpus' size it does not.", "",
+              "## On a GPU", "",
+              f"**Measured rows: {g['source']}.** {g['device']}. Sentences/s:", "",
+              "| path | sentences/s |", "|---|---:|"]
+    for name, value in g["command_sentences_per_s"].items():
+        lines.append(f"| command, {name} | {value} |")
+    for name, value in g["generate_sentences_per_s"].items():
+        lines.append(f"| raw `generate`, {name} | {value} |")
+    for name, value in g["training_pairs_per_s"].items():
+        lines.append(f"| training, {name} | {value:,} pairs/s |")
+    lines += ["", "Half precision generated more slowly than float32 there, in `generate` itself (an opus-mt-sized "
+              "model is too small to keep an H200 busy: its time goes to launching kernels, and half precision "
+              "adds casts), so float32 stays the default `--dtype`; the command then lost more of `generate`'s "
+              "speed in half precision than in float32. `gpu_check.py` measures the command against `generate` in "
+              "float32, bfloat16 and float16 at beam 4 and 12, 1 against 2 tasks, and one epoch of training, "
+              "on the code that has since changed (costs copied once per batch, the batch budget from the GPU's "
+              "memory, tasks sharing a GPU run one after another).", "",
+              "| what (estimated from the measured rows above, not measured) | H200-hours |", "|---|---:|",
+              f"| ParaNMT-50M's back-translation, 51.4M sentences, beam 12, float32, 32 tokens per candidate "
+              f"(the command's {g['command_sentences_per_s']['float32, beam 12']} sentences/s) | "
+              f"{h['paranmt_backtranslation_beam12_h']:.0f} |",
+              f"| the same at 20 tokens per candidate (real sentences are shorter than 32 tokens; rate scaled by "
+              f"32/20, an assumption) | {h['paranmt_backtranslation_beam12_20_tokens_h']:.0f} |",
+              f"| PRAS: {PRAS_EPOCHS} epochs over {PRAS_PAIRS / 1e6:.2f}M pairs at `best-trigram`'s "
+              f"{g['training_pairs_per_s']['best-trigram, one epoch of Flickr (140,197 pairs)']:,} pairs/s (PRAS's "
+              f"own model differs) | {h['pras_training_h']:.0f} |", "",
+              "ACL 2018 reports \"over 10,000 GPU hours\" for the back-translation on its GPUs. No GPU was available "
+              "to this session: re-measure with `gpu_check.py` (its README section below) before planning on these.",
+              "", "## Running the GPU check", "",
+              "`gpu_check.py --help` says what it measures. Prepare the offline machine's folder with "
+              "`/work/shared/tools/gpu/prepare.sh` (the package's wheel and its pure-Python dependencies into "
+              "`.device/`), copy `benchmarks/bt_throughput/gpu_check.py` along, and run "
+              "`OUT=<folder> python benchmarks/bt_throughput/gpu_check.py`: about 5 minutes on an H200, every step "
+              "bounded, each result in `$OUT/gpu.json` as soon as it is measured.", "",
+              f"Command: `{p['command']}`."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hf-sentences", type=int, default=24, help="sentences of the transformers rows")
-    parser.add_argument("--ct2-sentences", type=int, default=96, help="sentences of the CTranslate2 rows")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per model (default 3)")
+    parser.add_argument("--sentences", type=int, default=64, help="sentences for the small Marian (default 64)")
+    parser.add_argument("--opus-sentences", type=int, default=24,
+                        help="sentences for the opus-mt-sized Marian (default 24; 0: skip it)")
+    parser.add_argument("--opus-rounds", type=int, default=2, help="rounds for the opus-mt-sized Marian (default 2)")
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--workdir", default="/tmp/paranmt-bt-throughput")
     parser.add_argument("--data-dir", default=None, help="the shared data (default: paranmt_hf's data folder)")
-    parser.add_argument("--out", default=str(HERE))
-    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: one row, JSON on stdout
+    parser.add_argument("--out", default=str(HERE), help="where throughput.json and README.md go")
     parser.add_argument("--report", action="store_true", help="only rewrite README.md from throughput.json")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: one path, JSON on stdout
     args = parser.parse_args()
     out_dir, work = Path(args.out), Path(args.workdir)
     if args.report:
-        result = json.loads((out_dir / "throughput.json").read_text(encoding="utf-8"))
-        result["estimate"] = estimate(result["rows"])
-        (out_dir / "throughput.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        write_readme(result, out_dir / "README.md")
+        write_readme(json.loads((out_dir / "throughput.json").read_text(encoding="utf-8")), out_dir / "README.md")
         return
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    work.mkdir(parents=True, exist_ok=True)
     if args.one:
-        config = json.loads(args.one)
-        source = Path(config["bitext"])
-        print(json.dumps(one(config, work / "opus-mt-size", source, work, args.max_new_tokens)))
+        job = json.loads(args.one)
+        model, source = Path(job["model"]), Path(job["source"])
+        result = run_command(model, source, Path(job["work"]), job["max_new"]) if job["kind"] == "command" else \
+            run_generate(model, source, job["max_new"], job["budget"])
+        print(json.dumps(result))
         return
     from paranmt_hf.utils.paths import data_dir
     from paranmt_hf.utils.provenance import provenance
 
+    work.mkdir(parents=True, exist_ok=True)
     data = data_dir(args.data_dir)
-    build_model(work, data)
-    record = provenance(packages=("paranmt_hf", "torch", "transformers", "ctranslate2", "datatrove", "numpy"))
-    texts = {"transformers": bitext(data, args.hf_sentences, work / "hf.en-de.tsv"),
-             "ctranslate2": bitext(data, args.ct2_sentences, work / "ct2.en-de.tsv")}
+    record = provenance(packages=("paranmt_hf", "torch", "transformers", "datatrove"))
     load_start = [round(x, 2) for x in os.getloadavg()]
-    rows = []
-    for name, engine, compute, cores, workers, threads, inter in CONFIGS:
-        config = {"engine": engine, "compute": compute, "workers": workers, "threads": threads,
-                  "inter_threads": inter, "bitext": str(texts[engine])}
-        before = [round(x, 2) for x in os.getloadavg()]
-        done = subprocess.run(["taskset", "-c", cores, sys.executable, __file__, "--one", json.dumps(config),
-                               "--workdir", str(work), "--max-new-tokens", str(args.max_new_tokens)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode:
-            raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
-        row = json.loads(done.stdout.strip().splitlines()[-1])
-        row.update(name=name, engine=engine, compute=compute, cores=cores, workers=workers, threads=threads,
-                   inter_threads=inter, load_before=before, load_after=[round(x, 2) for x in os.getloadavg()])
-        rows.append(row)
-        t = row["throughput"]
-        print(f"{name}: {t['sentences_per_second']:.2f} sentences/s, {t['target_tokens_per_second']:.0f} tokens/s "
-              f"(per task {t['per_task_target_tokens_per_second']:.0f}), load {row['load_after'][0]}", flush=True)
-    result = {"benchmark": "corpus backtranslate throughput, opus-mt-sized random Marian, CPU, 1 vs 2 cores",
-              "provenance": record, "load_start": load_start, "load_end": [round(x, 2) for x in os.getloadavg()],
-              "settings": {"beams": 4, "num_return": 1, "max_new_tokens": args.max_new_tokens,
-                           "hf_sentences": args.hf_sentences, "ct2_sentences": args.ct2_sentences},
-              "rows": rows, "estimate": estimate(rows)}
+    result: dict = {"benchmark": "corpus backtranslate (one task) against raw model.generate, CPU",
+                    "provenance": record, "load_start": load_start,
+                    "settings": {"beams": 4, "num_return": 1, "max_new_tokens": args.max_new_tokens,
+                                 "rounds": args.rounds, "raw_budgets": list(RAW_BUDGETS)},
+                    "models": {}, "rounds": {}, "gpu_measured": GPU_MEASURED, "gpu_hours": gpu_hours()}
+    plan = [(name, size, count, rounds) for (name, size), count, rounds in
+            zip(MODELS.items(), (args.sentences, args.opus_sentences), (args.rounds, args.opus_rounds), strict=True)
+            if count]
+    for index, (name, size, count, rounds) in enumerate(plan):
+        model = build_model(work / f"model-{index}", data, size)
+        source = bitext(data, count, work / f"bitext-{index}.en-de.tsv")
+        done = []
+        for r in range(rounds):
+            done.append(one_round(model, source, work, args.max_new_tokens, RAW_BUDGETS,
+                                  "command" if r % 2 == 0 else "generate"))
+            print(f"{name} round {r + 1}: " + json.dumps(done[-1]), flush=True)
+        result["rounds"][name] = done
+        result["models"][name] = summarize(done, RAW_BUDGETS)
+        print(f"{name}: " + json.dumps(result["models"][name]), flush=True)
+    result["load_end"] = [round(x, 2) for x in os.getloadavg()]
     (out_dir / "throughput.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     write_readme(result, out_dir / "README.md")
 
