@@ -129,6 +129,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
             made.append(kwargs)
 
     monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 2)
+    monkeypatch.setattr(translation_ct2, "missing_cuda_runtime", lambda: None)  # a CUDA 12 runtime, faked
     monkeypatch.setattr(ctranslate2, "Translator", FakeTranslator)
     monkeypatch.setattr(translation_ct2, "converted_model", lambda *a, **k: tmp_path)
     monkeypatch.delenv("LOCAL_RANK")
