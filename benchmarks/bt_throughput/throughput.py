@@ -55,14 +55,15 @@ GPU_MEASURED = {
     "source": "the earlier H200 measurement at f8748a4-era code; not re-measured this session (no GPU was available)",
     "device": "one NVIDIA H200, torch 2.11 + CUDA 13, transformers 5.24; opus-mt-sized Marian, 32 new tokens per "
               "candidate, German Multi30k",
-    "command_sentences_per_s": {"float32, beam 4": 376, "bfloat16, beam 4": 107, "float16, beam 4": 144,
+    "command_sentences_per_s": {"float32, beam 4 (3,000 / 5,000 sentences)": "412 / 340",
+                                "bfloat16, beam 4 (two runs)": "114 / 100", "float16, beam 4": 144,
                                 "float32, beam 12": 226, "float32, beam 4, 2 tasks on the GPU (in all)": 140},
     "generate_sentences_per_s": {"float32, beam 4, batch 128": 407, "float32, beam 4, batch 512": 724,
                                  "bfloat16, beam 4, batch 128": 238, "bfloat16, beam 4, batch 512": 457,
                                  "float16, beam 4, batch 128": 254, "float16, beam 4, batch 512": 510},
     "training_pairs_per_s": {"best-trigram, one epoch of Flickr (140,197 pairs)": 3580},
 }
-"""What an earlier session measured on an H200 (the command's figures: the mean of its 340-412 and 100-114 runs)."""
+"""What an earlier session measured on an H200 (the command: one task unless said, per-task rates)."""
 
 
 def bitext(data_dir: Path, count: int, path: Path) -> Path:
@@ -213,7 +214,11 @@ def write_readme(result: dict, path: Path) -> None:
     h = gpu_hours()
     lines += ["", "*Command* rates are per task while it decodes (what its summary line prints as \"per task\"); "
               "*whole command s* includes copying and loading the model and the datatrove run: at these few "
-              "sentences it dominates, at a corpus' size it does not.", "",
+              "sentences it dominates, at a corpus' size it does not. The wall-time rates moved with the load of "
+              "the other jobs between one process and the next (a rate ratio above 100% is that noise); the CPU "
+              "time of each path is the measure: the command spends at least 90% of its CPU time where `generate` "
+              "alone would, the rest being its cost pass (each candidate scored once more by the model, which the "
+              "translation cost needs) and the length-sorted batches it builds per chunk.", "",
               "## On a GPU", "",
               f"**Measured rows: {g['source']}.** {g['device']}. Sentences/s:", "",
               "| path | sentences/s |", "|---|---:|"]
@@ -223,13 +228,15 @@ def write_readme(result: dict, path: Path) -> None:
         lines.append(f"| raw `generate`, {name} | {value} |")
     for name, value in g["training_pairs_per_s"].items():
         lines.append(f"| training, {name} | {value:,} pairs/s |")
-    lines += ["", "Half precision generated more slowly than float32 there, in `generate` itself (an opus-mt-sized "
-              "model is too small to keep an H200 busy: its time goes to launching kernels, and half precision "
-              "adds casts), so float32 stays the default `--dtype`; the command then lost more of `generate`'s "
-              "speed in half precision than in float32. `gpu_check.py` measures the command against `generate` in "
-              "float32, bfloat16 and float16 at beam 4 and 12, 1 against 2 tasks, and one epoch of training, "
-              "on the code that has since changed (costs copied once per batch, the batch budget from the GPU's "
-              "memory, tasks sharing a GPU run one after another).", "",
+    lines += ["", "Half precision generated more slowly than float32 there, in `generate` itself, so float32 stays "
+              "the default `--dtype` (why was not measured; likely: an opus-mt-sized model is too small to keep an "
+              "H200 busy, its time goes to launching kernels, and half precision adds casts). The command lost "
+              "more of `generate`'s speed in half precision than in float32, for a reason the earlier run did not "
+              "isolate. `gpu_check.py` measures the command against `generate` in float32, bfloat16 and float16 at "
+              "beam 4 and 12, the engine's time in `generate`, in its cost pass and elsewhere, 1 against 2 tasks, "
+              "and one epoch of training, on the code that has changed since (the cost pass copies each batch's "
+              "costs to the host once instead of synchronising per candidate, the batch budget comes from the "
+              "GPU's memory, tasks that would share a GPU run one after another).", "",
               "| what (estimated from the measured rows above, not measured) | H200-hours |", "|---|---:|",
               f"| ParaNMT-50M's back-translation, 51.4M sentences, beam 12, float32, 32 tokens per candidate "
               f"(the command's {g['command_sentences_per_s']['float32, beam 12']} sentences/s) | "
@@ -245,8 +252,9 @@ def write_readme(result: dict, path: Path) -> None:
               "`gpu_check.py --help` says what it measures. Prepare the offline machine's folder with "
               "`/work/shared/tools/gpu/prepare.sh` (the package's wheel and its pure-Python dependencies into "
               "`.device/`), copy `benchmarks/bt_throughput/gpu_check.py` along, and run "
-              "`OUT=<folder> python benchmarks/bt_throughput/gpu_check.py`: about 5 minutes on an H200, every step "
-              "bounded, each result in `$OUT/gpu.json` as soon as it is measured.", "",
+              "`OUT=<folder> python benchmarks/bt_throughput/gpu_check.py`: at most 6 minutes on an H200, every step "
+              "bounded, each result in `$OUT/gpu.json` as soon as it is measured (`--device cpu --tiny` runs it "
+              "here, as a smoke test).", "",
               f"Command: `{p['command']}`."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
