@@ -53,6 +53,8 @@ def test_the_gpu_batch_budget_is_derived_from_its_memory(monkeypatch: pytest.Mon
     small, big = (device_batch_budget("cuda:0", opus, total_memory=m * GIB) for m in (16, 141))
     assert big.tokens == pytest.approx(small.tokens * 141 / 16, rel=1e-3)
     assert big.row_tokens == small.row_tokens > 0  # logits and self-attention cache of a candidate
+    # a source token: the cross-attention keys and values of 6 decoder layers and the encoder state, 512 float32 each
+    assert big.tokens == int((141 * GIB) * 0.6 / 2 // ((2 * 6 + 1) * 512 * 4))
     # the H200 holds thousands of opus-mt sentences at beam 4 in float32, a 16 GiB card a few hundred
     per_sentence = 4 * (30 + big.row_tokens)
     assert big.tokens // per_sentence > 2000 and 100 < small.tokens // per_sentence < 500

@@ -584,12 +584,19 @@ def device_batch_budget(device: str, config: Any = None, *, dtype_bytes: int = 4
 
 
 def _config_value(config: Any, names: Sequence[str], default: int) -> int:
+    """The first of ``names`` set on the config, else on its decoder's text config (a composite model's), else default.
+
+    The config first: transformers 5.24's ``MarianConfig.get_text_config(decoder=True)`` reports ``decoder_layers``
+    as encoder + decoder layers.
+    """
+    configs = [config]
     if config is not None and hasattr(config, "get_text_config"):
-        config = config.get_text_config(decoder=True)
-    for name in names:
-        value = getattr(config, name, None) if config is not None else None
-        if isinstance(value, int) and value > 0:
-            return value
+        configs.append(config.get_text_config(decoder=True))
+    for candidate in configs:
+        for name in names:
+            value = getattr(candidate, name, None) if candidate is not None else None
+            if isinstance(value, int) and value > 0:
+                return value
     return default
 
 
