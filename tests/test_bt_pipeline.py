@@ -432,23 +432,6 @@ def test_summary_gives_sentences_and_target_tokens_per_second(models: dict[str, 
     assert summary.as_dict()["throughput"] == t
 
 
-def test_batch_budget_scales_with_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
-    import torch
-    from transformers import MarianConfig, PretrainedConfig
-
-    from paranmt_hf.corpus.translation.transformers_engine import CPU_BATCH_TOKENS, device_batch_tokens
-
-    class Properties:
-        total_memory = 80 * 2**30
-
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: Properties())
-    opus = MarianConfig(d_model=512, encoder_layers=6, decoder_layers=6)
-    big = PretrainedConfig(d_model=2048, encoder_layers=24, decoder_layers=24)
-    assert device_batch_tokens("cpu", opus) == CPU_BATCH_TOKENS
-    assert device_batch_tokens("cuda:0", opus) == 80 * 1024 > CPU_BATCH_TOKENS
-    assert device_batch_tokens("cuda", big) == 80 * 1024 // 16
-
-
 def test_ctranslate2_inter_threads_decode_batches_in_parallel_with_the_same_output(models: dict[str, Path]) -> None:
     pytest.importorskip("ctranslate2")
     from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options, CTranslate2Translator

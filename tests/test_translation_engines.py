@@ -129,6 +129,7 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
             made.append(kwargs)
 
     monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 2)
+    monkeypatch.setattr(translation_ct2, "missing_cuda_runtime", lambda: None)  # a CUDA 12 runtime, faked
     monkeypatch.setattr(ctranslate2, "Translator", FakeTranslator)
     monkeypatch.setattr(translation_ct2, "converted_model", lambda *a, **k: tmp_path)
     monkeypatch.delenv("LOCAL_RANK")
@@ -139,6 +140,84 @@ def test_each_task_loads_on_its_own_gpu(models: dict[str, Path], monkeypatch: py
     monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)
     load_translator(models["marian"], None, "ctranslate2", rank=1)
     assert (made[-1]["device"], made[-1]["compute_type"]) == ("cpu", "int8")
+
+
+def test_tasks_sharing_a_gpu_run_one_after_another(models: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """More decoding tasks than GPUs (device counts faked): one task per GPU at a time, said in one line."""
+    from paranmt_hf.corpus.pipeline import executors
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.translation import placement
+    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.placement import concurrent_tasks
+
+    assert concurrent_tasks("auto", 1, 2, 2)[0] == 1 and "2 decoding tasks on 1 GPU (cuda:0)" in \
+        concurrent_tasks("auto", 1, 2, 2)[1]
+    assert concurrent_tasks("auto", 2, 4, 8) == (2, concurrent_tasks("auto", 2, 4, 8)[1]) and \
+        "cuda:0 to cuda:1" in concurrent_tasks("auto", 2, 4, 8)[1]
+    assert concurrent_tasks("cuda:1", 2, 2, 4)[0] == 1 and "(cuda:1)" in concurrent_tasks("cuda:1", 2, 2, 4)[1]
+    for device, gpus, workers, tasks in (("auto", 2, 2, 2), ("auto", 2, 2, 9), ("cpu", 4, 2, 2), ("auto", 0, 2, 2),
+                                         ("auto", 1, 1, 3), ("auto", 1, 4, 1)):
+        assert concurrent_tasks(device, gpus, workers, tasks) == (workers, None)
+    # a pool worker places its task by its slot (unique among the tasks running at once), not by its rank
+    assert task_device("auto", 2, rank=5, environ={executors.TASK_SLOT: "0"}) == "cuda:0"
+    assert task_device("auto", 2, rank=5, environ={}) == "cuda:1"
+
+    src = tmp_path / "bitext.en-de.tsv"
+    src.write_text("".join(f"english reference {i}\t{s}\n" for i, s in enumerate(model_sentences(12, seed=3))),
+                   encoding="utf-8")
+    started: list[int] = []
+    init = executors.CorpusLocalExecutor.__init__
+
+    def record(self: Any, *args: Any, **kwargs: Any) -> None:
+        started.append(kwargs["workers"])
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(executors.CorpusLocalExecutor, "__init__", record)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(placement, "task_device", lambda *args, **kwargs: "cpu")  # the model stays on this CPU
+    run = RunOptions(tasks=2, workers=2, chunk_bytes=200, progress=False)
+    with caplog.at_level("WARNING", logger="paranmt_hf.corpus"):
+        backtranslate([src], tmp_path / "gpu.tsv", models["marian"], DecodingOptions(max_new_tokens=4), run,
+                      cleaning=False)
+    assert started[0] == 1  # the decoding stage: one task at a time on the one GPU
+    assert [r.getMessage() for r in caplog.records if "decoding tasks" in r.getMessage()] == [
+        "2 decoding tasks on 1 GPU (cuda:0): 1 at a time, each alone on its GPU, the others after them (tasks "
+        "sharing a GPU decode more slowly in all than one)"]
+    started.clear()
+    backtranslate([src], tmp_path / "cpu.tsv", models["marian"], DecodingOptions(max_new_tokens=4), run,
+                  engine_kwargs={"device": "cpu"}, cleaning=False)
+    assert started[0] == 2  # on the CPU the workers are the run's
+    assert (tmp_path / "gpu.tsv").read_bytes() == (tmp_path / "cpu.tsv").read_bytes()
+
+
+def test_ctranslate2_without_a_cuda_12_runtime_says_so_before_any_work(models: dict[str, Path], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    from paranmt_hf.corpus.translation import ctranslate2_engine as translation_ct2
+
+    assert translation_ct2.missing_cuda_runtime() in (None, "libcublas.so.12")  # the real probe answers
+    converted: list[Any] = []
+    monkeypatch.setattr(translation_ct2, "converted_model", lambda *a, **k: converted.append(a) or tmp_path)
+    monkeypatch.setattr(ctranslate2, "Translator", lambda path, **kwargs: kwargs)
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 1)
+    monkeypatch.setattr(translation_ct2, "missing_cuda_runtime", lambda: "libcublas.so.12")
+    src = tmp_path / "bitext.en-de.tsv"
+    src.write_text("english\tdie Katze\n", encoding="utf-8")
+    for device in ("auto", "cuda", "cuda:0"):
+        assert main(["corpus", "backtranslate", str(src), "-o", str(tmp_path / "out.tsv"), "--model",
+                     str(models["marian"]), "--engine", "ctranslate2", "--device", device, "--quiet"]) != 0
+        err = capsys.readouterr().err.strip()
+        assert "CTranslate2 sees 1 GPU but cannot load libcublas.so.12, the CUDA 12 runtime" in err
+        assert "Traceback" not in err and len(err.splitlines()) == 1
+        with pytest.raises(InvalidOptionError, match="cannot load libcublas.so.12"):
+            load_translator(models["marian"], None, "ctranslate2", device=device)
+    assert not converted and not (tmp_path / "out.tsv").exists()  # nothing converted, nothing written
+    assert load_translator(models["marian"], None, "ctranslate2", device="cpu").translator["device"] == "cpu"
+    monkeypatch.setattr(ctranslate2, "get_cuda_device_count", lambda: 0)  # no GPU: auto is the CPU, no CUDA needed
+    assert load_translator(models["marian"], None, "ctranslate2").translator["device"] == "cpu"
 
 
 # ---- one typed options object per engine -----------------------------------------------------------------------

@@ -188,6 +188,12 @@ def processes_bound_to(run_pid: int) -> Iterator[None]:
         _local.multiprocess = original
 
 
+TASK_SLOT = "PARANMT_HF_TASK_SLOT"
+"""Set in a pool worker of :class:`CorpusLocalExecutor` to its slot (datatrove's local rank, 0 to workers - 1,
+unique among the tasks running at once): the GPU its translation model goes on
+(:mod:`paranmt_hf.corpus.translation.placement`)."""
+
+
 class CorpusLocalExecutor(_local.LocalPipelineExecutor):
     """``LocalPipelineExecutor`` whose tasks log to their log files only, with bounded threads, dying with the run.
 
@@ -215,6 +221,7 @@ class CorpusLocalExecutor(_local.LocalPipelineExecutor):
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> Any:
         if os.getpid() != self.run_pid:  # a pool worker: check again that the run is alive before the task starts
             _worker_start(self.run_pid)
+            os.environ[TASK_SLOT] = str(local_rank)  # the worker's own process: its GPU (translation.placement)
         with task_logging(), task_threads(self.threads, self.limit_torch):
             return super()._run_for_rank(rank, local_rank, node_rank)
 

@@ -477,6 +477,11 @@ def run_local(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: 
         folder = spec.stage_dir(stage.name)
         (folder / "progress").mkdir(parents=True, exist_ok=True)
         stage_workers = min(workers, tasks if local_tasks < 0 else local_tasks)
+        for step in stage.steps:  # a model on GPUs: at most one task per GPU at a time (translation.placement)
+            if hasattr(step, "concurrent_tasks"):
+                stage_workers, placed = step.concurrent_tasks(stage_workers, tasks)
+                if placed:
+                    logger.warning(placed)
         threads = run.threads or max(available_cores() // max(stage_workers, 1), 1)
         executor = executor_class(stage.steps, tasks=tasks, workers=stage_workers, logging_dir=str(folder / "logs"),
                                   local_tasks=local_tasks, local_rank_offset=offset, threads=threads,

@@ -151,6 +151,15 @@ class BacktranslateStep(CorpusStep):
         self.throughput_dir = None if throughput_dir is None else os.fspath(throughput_dir)
         self.uses_device = mode != "fill"  # cluster.stage_uses_device: the fill stage gets no GPU
 
+    def concurrent_tasks(self, workers: int, tasks: int) -> tuple[int, str | None]:
+        """How many of its stage's tasks run at once here, and the line saying so (:func:`.engines.concurrent_tasks`).
+
+        The runner asks before it starts the stage: a model on GPUs runs at most one task per GPU at a time.
+        """
+        from .engines import concurrent_tasks
+
+        return (workers, None) if self.mode == "fill" else concurrent_tasks(self.engine, workers, tasks)
+
     def use_model(self, model: str, engine: EngineOptions) -> None:
         """Load ``model`` with ``engine`` (the prepared copy, set once the run has made it)."""
         self.model, self.engine = model, engine

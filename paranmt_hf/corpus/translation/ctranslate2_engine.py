@@ -37,6 +37,27 @@ from .transformers_engine import (
     check_loading_info,
 )
 
+CUDA_RUNTIME = ("libcublas.so.12",)
+"""The CUDA libraries CTranslate2's PyPI wheels load when they decode on a GPU (their CUDA runtime is linked in;
+cuBLAS 12 is loaded by name at the first GPU translation)."""
+
+
+def missing_cuda_runtime() -> str | None:
+    """The first library of :data:`CUDA_RUNTIME` that cannot be loaded here (None: all load).
+
+    Loaded by name, as CTranslate2 loads it: found on the library path, the system's cache, or already loaded (by a
+    CUDA 12 build of torch, for one).
+    """
+    import ctypes
+
+    for name in CUDA_RUNTIME:
+        try:
+            ctypes.CDLL(name)
+        except OSError:
+            return name
+    return None
+
+
 SOURCE_RECORD = "paranmt_hf_source.json"
 """The record of a conversion: the model it was made from and that model's content hash."""
 
@@ -182,12 +203,41 @@ class CTranslate2Translator(Seq2SeqEngine):
             raise InvalidOptionError("the ctranslate2 engine samples with beam 1 only (independent samples): drop "
                                      "num_beams (--num-beams), or use the transformers engine for beam sampling")
 
+    @classmethod
+    def cuda_devices(cls) -> int:
+        """The CUDA devices CTranslate2 sees here (0 without CUDA, or without ctranslate2)."""
+        try:
+            import ctranslate2
+        except ImportError:
+            return 0
+        return int(ctranslate2.get_cuda_device_count())
+
+    @classmethod
+    def check_device(cls, settings: CTranslate2Options) -> None:
+        """Refuse, in one sentence, a GPU that CTranslate2 sees but cannot use: no CUDA 12 runtime here.
+
+        Raises:
+            InvalidOptionError: a device setting that would decode on a GPU (``auto`` with a GPU visible, ``cuda``,
+                ``cuda:N``) where :func:`missing_cuda_runtime` finds a library missing.
+        """
+        from ..errors import InvalidOptionError
+
+        gpus = cls.cuda_devices() if settings.device != "cpu" else 0
+        missing = missing_cuda_runtime() if gpus else None
+        if missing:
+            raise InvalidOptionError(
+                f"CTranslate2 sees {gpus} GPU{'s' if gpus > 1 else ''} but cannot load {missing}, the CUDA 12 "
+                "runtime its wheels are built for (not installed here, or another CUDA version): install it (pip "
+                "install nvidia-cublas-cu12, on the library path), or decode with --device cpu or --engine "
+                "transformers")
+
     def __init__(self, model: str | os.PathLike[str], options: DecodingOptions | None = None,
                  settings: CTranslate2Options | None = None, *, rank: int | None = None) -> None:
         ctranslate2 = require("ctranslate2", "translate")
         from .placement import task_device
 
         self._load_model_files(model, options, settings)
+        self.check_device(self.settings)
         trust = self.settings.trust_remote_code
         self.path = converted_model(self.name, self.settings.cache_dir, trust)
         device = task_device(self.settings.device, ctranslate2.get_cuda_device_count(), rank)

@@ -84,8 +84,10 @@ def engine_name(settings: EngineOptions) -> str:
 
 
 def check_decoding(settings: EngineOptions, options: DecodingOptions) -> None:
-    """Refuse decoding options the engine of ``settings`` cannot honour (before any work)."""
-    ENGINES[engine_name(settings)].check_decoding(options)
+    """Refuse decoding options or a device the engine of ``settings`` cannot honour (before any work)."""
+    engine = ENGINES[engine_name(settings)]
+    engine.check_decoding(options)
+    engine.check_device(settings)
 
 
 def load_translator(model: str | os.PathLike[str], options: DecodingOptions | None = None,
@@ -99,3 +101,13 @@ def load_translator(model: str | os.PathLike[str], options: DecodingOptions | No
     """
     typed = engine_options(engine, settings)
     return ENGINES[engine_name(typed)](model, options, typed, rank=rank)
+
+
+def concurrent_tasks(settings: EngineOptions, workers: int, tasks: int) -> tuple[int, str | None]:
+    """How many decoding tasks of ``settings``' engine run at once here, and the line saying so.
+
+    :func:`~paranmt_hf.corpus.translation.placement.concurrent_tasks` with the CUDA devices the engine sees.
+    """
+    from .placement import concurrent_tasks as rule
+
+    return rule(settings.device, ENGINES[engine_name(settings)].cuda_devices(), workers, tasks)

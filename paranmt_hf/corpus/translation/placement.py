@@ -14,6 +14,16 @@
      device, ``cuda:0``;
   2. otherwise (the API in one's own process): ``LOCAL_RANK`` (torchrun, accelerate), else ``SLURM_LOCALID``
      (``srun``), else 0.
+
+  A corpus task run by the local executor's pool uses its slot in the pool instead of its rank (datatrove's local
+  rank, 0 to workers - 1, unique among the tasks running at once:
+  :data:`~paranmt_hf.corpus.pipeline.executors.TASK_SLOT`).
+
+Tasks sharing a GPU decode more slowly in all than one task alone on it (an opus-mt-sized model on an H200: 140
+sentences/s for two tasks together, 319 for one): a stage that decodes on GPUs runs at most as many tasks at a time
+as there are GPUs (:func:`concurrent_tasks`), the others after them, each alone on its GPU. The stage keeps its
+tasks (their chunks, resumption and output are unchanged); only how many run at once changes, through the local
+executor's own ``workers``.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import re
 from collections.abc import Mapping
 
 from ..errors import InvalidOptionError
+from ..pipeline.executors import TASK_SLOT
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 LOCAL_INDEX_VARIABLES = ("LOCAL_RANK", "SLURM_LOCALID")
@@ -42,9 +53,10 @@ def check_device(device: str) -> str:
 
 def local_index(rank: int | None, environ: Mapping[str, str] | None = None) -> int:
     """The task's index among the tasks of its node (see the module docstring)."""
-    if rank is not None:
-        return rank
     environ = os.environ if environ is None else environ
+    if rank is not None:
+        slot = environ.get(TASK_SLOT, "").strip()
+        return int(slot) if slot.isdigit() else rank
     for name in LOCAL_INDEX_VARIABLES:
         value = environ.get(name, "").strip()
         if value.isdigit():
@@ -79,3 +91,26 @@ def task_device(device: str, cuda_devices: int, rank: int | None = None,
                                      f"device(s), cuda:0 to cuda:{cuda_devices - 1}")
         return device
     return f"cuda:{local_index(rank, environ) % cuda_devices}"
+
+
+def concurrent_tasks(device: str, cuda_devices: int, workers: int, tasks: int) -> tuple[int, str | None]:
+    """How many tasks of a decoding stage run at once on this machine, and the line saying so (None: nothing to say).
+
+    ``workers`` tasks at a time on the CPU; on GPUs at most one task per GPU the device setting uses (``cuda:N``:
+    one; ``auto`` and ``cuda``: every visible one), the others waiting their turn.
+
+    Args:
+        device: the engine's device setting (``auto``, ``cpu``, ``cuda``, ``cuda:N``).
+        cuda_devices: CUDA devices visible here.
+        workers: the tasks the run would run at once.
+        tasks: the stage's tasks.
+    """
+    check_device(device)
+    if device == "cpu" or cuda_devices < 1:
+        return workers, None
+    gpus = 1 if device.startswith("cuda:") else cuda_devices
+    if min(workers, tasks) <= gpus:
+        return workers, None
+    where = device if device.startswith("cuda:") else ("cuda:0" if gpus == 1 else f"cuda:0 to cuda:{gpus - 1}")
+    return gpus, (f"{tasks} decoding tasks on {gpus} GPU{'s' if gpus > 1 else ''} ({where}): {gpus} at a time, each "
+                  "alone on its GPU, the others after them (tasks sharing a GPU decode more slowly in all than one)")

@@ -76,7 +76,7 @@ class DecodingOptions:
         source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
             M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
         batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return) (None:
-            scaled to the device the engine runs on, :func:`device_batch_tokens`).
+            sized for the device the engine runs on, :func:`device_batch_budget`).
         batch_size: most sentences in one batch (None: the token budget alone decides).
         seed: sampling seed (the corpus runner derives one per chunk of input from it).
     """
@@ -234,7 +234,9 @@ class TransformersOptions(EngineOptions):
     """The transformers engine's options.
 
     Attributes:
-        dtype: the weights' dtype: ``float32`` (default), ``float16`` or ``bfloat16`` (on GPU).
+        dtype: the weights' dtype: ``float32`` (default), ``float16`` or ``bfloat16``. float32 by measurement: an
+            opus-mt-sized model generated faster in float32 than in half precision on an H200
+            (benchmarks/bt_throughput); half precision pays off for larger models.
     """
 
     dtype: str | None = None
@@ -435,17 +437,18 @@ def model_max_length(config: Any, tokenizer: Any) -> int:
 
 
 def length_sorted_batches(lengths: Sequence[int], budget: int, width: int,
-                          max_items: int | None = None) -> list[list[int]]:
+                          max_items: int | None = None, row_tokens: int = 0) -> list[list[int]]:
     """Indices grouped into batches, longest first.
 
-    Each batch holds at most ``budget`` = sentences x longest x ``width`` tokens (and ``max_items`` sentences).
+    Each batch holds at most ``budget`` = sentences x (longest + ``row_tokens``) x ``width`` tokens (and
+    ``max_items`` sentences; :class:`BatchBudget`).
     """
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
     for index in order:
         longest = lengths[current[0]] if current else lengths[index]
-        if current and ((len(current) + 1) * max(longest, 1) * width > budget
+        if current and ((len(current) + 1) * (max(longest, 1) + row_tokens) * width > budget
                         or (max_items is not None and len(current) >= max_items)):
             batches.append(current)
             current = []
@@ -523,33 +526,88 @@ def check_loading_info(model: str, info: dict[str, Any]) -> None:
 
 
 CPU_BATCH_TOKENS = 16384
-"""The token budget of a batch on a CPU (benchmarks/backtranslation: larger batches gain nothing on CPU cores)."""
-GPU_BATCH_TOKENS_PER_GIB = 1024
-"""On a GPU: budget tokens per GiB of its memory for an opus-mt-sized model (6 + 6 layers of 512)."""
+"""The token budget of a batch on a CPU (benchmarks/bt_throughput: larger batches gain nothing on CPU cores)."""
+GPU_MEMORY_SHARE = 0.6
+"""On a GPU: the share of its memory, less the model's weights, that one batch may fill (the rest: activations,
+the allocator's slack, the CUDA context)."""
+GPU_MEMORY_SLACK = 2.0
+"""On a GPU: bytes a batch holds at its peak per byte of the cached keys, values and logits counted by
+:func:`device_batch_budget` (temporaries of attention, of the feed-forward layers and of the beam search)."""
 
 
-def device_batch_tokens(device: str, config: Any = None) -> int:
-    """The default token budget of a batch on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
+@dataclass(frozen=True)
+class BatchBudget:
+    """How many sentences one batch holds.
 
-    CPU: :data:`CPU_BATCH_TOKENS`. CUDA: :data:`GPU_BATCH_TOKENS_PER_GIB` per GiB of the device's memory, scaled down
-    for models wider or deeper than opus-mt (``config``'s ``d_model`` x layers: the decoder's cached keys and values
-    grow with them), between 4,096 and 131,072; :data:`CPU_BATCH_TOKENS` when the memory cannot be read.
+    A batch of ``n`` sentences whose longest source has ``longest`` tokens, decoded ``width`` = max(beams,
+    candidates) wide, holds at most ``tokens`` = n x width x (longest + ``row_tokens``): ``row_tokens`` is the memory
+    of one candidate that does not grow with its source (its cached self-attention over the generated tokens, its
+    logits over the vocabulary), in units of the memory of one source token (the cross-attention keys and values of
+    every decoder layer). On a CPU and for a budget given by the user (``--batch-tokens``) ``row_tokens`` is 0.
+    """
+
+    tokens: int
+    row_tokens: int = 0
+
+
+def device_batch_budget(device: str, config: Any = None, *, dtype_bytes: int = 4, max_new_tokens: int = 32,
+                        weight_bytes: int = 0, total_memory: int | None = None) -> BatchBudget:
+    """The default :class:`BatchBudget` on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
+
+    CPU: :data:`CPU_BATCH_TOKENS` tokens. CUDA: sized from the device's memory (``total_memory``, default what torch
+    reads of the device), less the model's weights (``weight_bytes``), of which :data:`GPU_MEMORY_SHARE` holds one
+    batch: a source token costs the cross-attention keys and values of every decoder layer and the encoder state
+    (``(2 x decoder layers + 1) x d_model x dtype_bytes``), a candidate its self-attention cache over
+    ``max_new_tokens`` (twice: the beam search reorders it into a copy) and its logits over the vocabulary in the
+    model's dtype and in float32 (the beam search's log-softmax, scores and top-k), all times
+    :data:`GPU_MEMORY_SLACK`. The device's total memory, not its free memory, so that a run's batches, and so its
+    output, never depend on what else the GPU holds at the time (a GPU shared with other work: give
+    ``batch_tokens``). :data:`CPU_BATCH_TOKENS` when the memory cannot be read (no torch with CUDA).
     """
     if not str(device).startswith("cuda"):
-        return CPU_BATCH_TOKENS
-    try:
-        import torch
+        return BatchBudget(CPU_BATCH_TOKENS)
+    if total_memory is None:
+        try:
+            import torch
 
-        index = int(str(device).partition(":")[2] or 0)
-        gib = torch.cuda.get_device_properties(index).total_memory / 2**30
-    except Exception:  # noqa: BLE001 - no torch with CUDA here (CTranslate2 alone): the CPU budget
-        return CPU_BATCH_TOKENS
-    size = 1.0
-    if config is not None:
-        width = getattr(config, "d_model", None) or getattr(config, "hidden_size", None) or 512
-        layers = (getattr(config, "encoder_layers", None) or 6) + (getattr(config, "decoder_layers", None) or 6)
-        size = max(int(width) * int(layers) / (512 * 12), 1.0)
-    return int(min(max(GPU_BATCH_TOKENS_PER_GIB * gib / size, 4096), 131072))
+            index = int(str(device).partition(":")[2] or 0)
+            total_memory = int(torch.cuda.get_device_properties(index).total_memory)
+        except Exception:  # noqa: BLE001 - no torch with CUDA here (CTranslate2 alone): the CPU budget
+            return BatchBudget(CPU_BATCH_TOKENS)
+    width = int(_config_value(config, ("d_model", "hidden_size"), 512))
+    layers = int(_config_value(config, ("decoder_layers", "num_decoder_layers", "num_hidden_layers"), 6))
+    vocab = int(_config_value(config, ("vocab_size",), 32000))
+    per_token = (2 * layers + 1) * width * dtype_bytes
+    per_row = 2 * 2 * layers * width * max(max_new_tokens, 1) * dtype_bytes + vocab * (dtype_bytes + 3 * 4)
+    usable = max(total_memory - weight_bytes, 0) * GPU_MEMORY_SHARE / GPU_MEMORY_SLACK
+    return BatchBudget(max(int(usable // per_token), 1), math.ceil(per_row / per_token))
+
+
+def _config_value(config: Any, names: Sequence[str], default: int) -> int:
+    """The first of ``names`` set on the config, else on its decoder's text config (a composite model's), else default.
+
+    The config first: transformers 5.24's ``MarianConfig.get_text_config(decoder=True)`` reports ``decoder_layers``
+    as encoder + decoder layers.
+    """
+    configs = [config]
+    if config is not None and hasattr(config, "get_text_config"):
+        configs.append(config.get_text_config(decoder=True))
+    for candidate in configs:
+        for name in names:
+            value = getattr(candidate, name, None) if candidate is not None else None
+            if isinstance(value, int) and value > 0:
+                return value
+    return default
+
+
+def device_batch_tokens(device: str, config: Any = None, **kwargs: Any) -> int:
+    """The default budget on ``device`` as plain tokens (sentences x longest x width), for a 32-token source.
+
+    What CTranslate2 takes (its ``max_batch_size`` in tokens): :func:`device_batch_budget` with the memory of a
+    candidate's cache and logits spread over a source of 32 tokens.
+    """
+    budget = device_batch_budget(device, config, **kwargs)
+    return max(budget.tokens * 32 // (32 + budget.row_tokens), 1)
 
 
 class Seq2SeqEngine:
@@ -583,6 +641,19 @@ class Seq2SeqEngine:
     def check_decoding(cls, options: DecodingOptions) -> None:
         """Refuse decoding options this engine cannot honour (before any model loads)."""
 
+    @classmethod
+    def check_device(cls, settings: Any) -> None:
+        """Refuse a device this engine cannot use here, in one sentence (before any work)."""
+
+    @classmethod
+    def cuda_devices(cls) -> int:
+        """The CUDA devices this engine sees here (0 without CUDA)."""
+        try:
+            import torch
+        except ImportError:
+            return 0
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
     def _load_model_files(self, model: str | os.PathLike[str], options: DecodingOptions | None,
                           settings: EngineOptions | None) -> None:
         """Load what both engines need.
@@ -614,7 +685,8 @@ class Seq2SeqEngine:
     @property
     def batch_tokens(self) -> int:
         """The token budget of a batch: the options', else the device's (:func:`device_batch_tokens`)."""
-        return self.options.batch_tokens or device_batch_tokens(str(getattr(self, "device", "cpu")), self.config)
+        return self.options.batch_tokens or device_batch_tokens(str(getattr(self, "device", "cpu")), self.config,
+                                                                max_new_tokens=self.plan.max_new_tokens)
 
     def translate(self, sentences: Sequence[str], seed: int | None = None) -> TranslatedBatch:
         """The ``num_return`` candidates of each sentence, best first.
@@ -695,9 +767,24 @@ class TransformersTranslator(Seq2SeqEngine):
         self.pad_id = generation.pad_token_id if generation.pad_token_id is not None else self.config.pad_token_id
         self.forced_bos = self.languages.forced_bos_token_id if self.languages.needed else \
             generation.forced_bos_token_id
+        parameters = list(self.model.parameters()) if hasattr(self.model, "parameters") else []
+        self.dtype = parameters[0].dtype if parameters else None
+        self._weight_bytes = sum(p.numel() * p.element_size() for p in parameters)
         # the model generates with the plan's length cap (also when called directly); a max_length left beside it
         # would only add transformers' warning that both are set
         generation.max_new_tokens, generation.max_length = self.plan.max_new_tokens, None
+
+    @property
+    def batch_budget(self) -> BatchBudget:
+        """What one batch holds: ``batch_tokens`` when given, else the device's.
+
+        :func:`device_batch_budget`: on a GPU sized from its memory, the model's weights, its dtype and the length cap.
+        """
+        if self.options.batch_tokens:
+            return BatchBudget(self.options.batch_tokens)
+        size = self.dtype.itemsize if self.dtype is not None else 4
+        return device_batch_budget(str(self.device), self.config, dtype_bytes=size,
+                                   max_new_tokens=self.plan.max_new_tokens, weight_bytes=self._weight_bytes)
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The keyword arguments passed to ``model.generate`` (besides the inputs).
@@ -723,12 +810,13 @@ class TransformersTranslator(Seq2SeqEngine):
         """
         torch = require("torch", "translate")
         width = max(self.plan.num_beams, self.plan.num_return)
+        budget = self.batch_budget
         out: list[list[Translation]] = [[] for _ in ids]
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         with torch.inference_mode(), torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.options.seed if seed is None else seed)
-            for batch in length_sorted_batches([len(x) for x in ids], self.batch_tokens, width,
-                                               self.options.batch_size):
+            for batch in length_sorted_batches([len(x) for x in ids], budget.tokens, width, self.options.batch_size,
+                                               budget.row_tokens):
                 for index, hyps in zip(batch, self._translate_batch([ids[i] for i in batch]), strict=True):
                     out[index] = hyps
                 if progress is not None:
@@ -748,7 +836,8 @@ class TransformersTranslator(Seq2SeqEngine):
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         sequences = self.model.generate(input_ids=input_ids, attention_mask=mask, **self.generate_kwargs())
         n = self.plan.num_return
-        rows = self._candidate_rows(sequences)
+        generated = sequences.tolist()  # the one copy of the candidates to the host
+        rows = self._candidate_rows(generated)
         if self.scores:
             with one_cpu_thread(self.device.type == "cpu"):
                 costs = self._costs(input_ids, mask, sequences, rows, n)
@@ -756,16 +845,16 @@ class TransformersTranslator(Seq2SeqEngine):
             costs = [(math.nan, max(r[0] - (1 if self.forced_bos is not None else 0), 0)) for r in rows]
         skip = 1 if self.forced_bos is not None else 0
         candidates = [row[1 + skip : 1 + length - int(finished)]
-                      for row, (length, finished) in zip(sequences.tolist(), rows, strict=True)]
+                      for row, (length, finished) in zip(generated, rows, strict=True)]
         texts = self.tokenizer.batch_decode(candidates, skip_special_tokens=True)
         flat = [Translation(text, cost, count, finished, tuple(candidate))
                 for text, (cost, count), (_, finished), candidate in zip(texts, costs, rows, candidates, strict=True)]
         return [flat[i * n : (i + 1) * n] for i in range(len(ids))]
 
-    def _candidate_rows(self, sequences: Any) -> list[tuple[int, bool]]:
+    def _candidate_rows(self, sequences: list[list[int]]) -> list[tuple[int, bool]]:
         """Per generated row: its tokens after the decoder start up to its end token (included), and if it ended."""
         out = []
-        for row in sequences[:, 1:].tolist():
+        for row in (r[1:] for r in sequences):
             end = next((i for i, t in enumerate(row) if t in self.eos_ids), None)
             if end is None:
                 length = len(row)
@@ -787,8 +876,12 @@ class TransformersTranslator(Seq2SeqEngine):
         vocab = int(self.model.config.get_text_config(decoder=True).vocab_size
                     if hasattr(self.model.config, "get_text_config") else self.model.config.vocab_size)
         length = max(max(r[0] for r in rows), 1)
-        chunk = max(1, (1 << 25) // max(length * vocab, 1))
-        out: list[tuple[float, int]] = []
+        counts = torch.tensor([r[0] for r in rows], device=input_ids.device)
+        # positions skip..count-1 of a row are counted: its tokens after a forced language token, end token included
+        positions = torch.arange(length, device=input_ids.device)
+        counted = (positions >= skip) & (positions < counts[:, None])
+        chunk = self._cost_rows(length, vocab)
+        sums = []
         for start in range(0, len(rows), chunk):
             idx = torch.arange(start, min(start + chunk, len(rows)), device=input_ids.device)
             source = idx // n
@@ -799,12 +892,24 @@ class TransformersTranslator(Seq2SeqEngine):
             logits = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=encoder[source]),
                                 attention_mask=mask[source], decoder_input_ids=decoder_input).logits
             logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, target.unsqueeze(-1)).squeeze(-1)
-            for j, row in enumerate(idx.tolist()):
-                count = rows[row][0]
-                values = logp[j, skip:count]
-                counted = max(count - skip, 0)
-                out.append((float(-values.sum()) / counted if counted else math.nan, counted))
+            sums.append(torch.where(counted[idx], logp, 0.0).sum(-1))
+        totals = torch.cat(sums).tolist()  # one copy to the host per batch, no synchronisation per row
+        out: list[tuple[float, int]] = []
+        for total, (count, _) in zip(totals, rows, strict=True):
+            tokens = max(count - skip, 0)
+            out.append((-total / tokens if tokens else math.nan, tokens))
         return out
+
+    def _cost_rows(self, length: int, vocab: int) -> int:
+        """Candidates scored at once: on a CPU 32M logits; on a GPU as many as the batch budget's memory holds."""
+        if self.device.type != "cuda" or self.options.batch_tokens:
+            return max(1, (1 << 25) // max(length * vocab, 1))
+        budget = self.batch_budget
+        size = self.dtype.itemsize if self.dtype is not None else 4
+        # the budget's bytes (tokens x bytes per source token) over a candidate's logits: model dtype + 2 float32
+        per_token = (2 * _config_value(self.config, ("decoder_layers", "num_decoder_layers", "num_hidden_layers"), 6)
+                     + 1) * _config_value(self.config, ("d_model", "hidden_size"), 512) * size
+        return max(1, int(budget.tokens * per_token // (length * vocab * (size + 8))))
 
 
 @contextlib.contextmanager
