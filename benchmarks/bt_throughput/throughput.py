@@ -52,7 +52,8 @@ PARANMT_SENTENCES = 51_400_000
 PRAS_PAIRS, PRAS_EPOCHS = 25_850_000, 25
 """PRAS (ACL 2018 §4): 25 epochs over the 25.85M pairs its filter keeps."""
 GPU_MEASURED = {
-    "source": "the earlier H200 measurement at f8748a4-era code; not re-measured this session (no GPU was available)",
+    "source": "an H200 measurement of 2026-11-28 on the code before the engine changes recorded here; not "
+              "re-measured since (no GPU was lent to the session that made those changes)",
     "device": "one NVIDIA H200, torch 2.11 + CUDA 13, transformers 5.24; opus-mt-sized Marian, 32 new tokens per "
               "candidate, German Multi30k",
     "command_sentences_per_s": {"float32, beam 4 (3,000 / 5,000 sentences)": "412 / 340",
@@ -275,7 +276,8 @@ def main() -> None:
     args = parser.parse_args()
     out_dir, work = Path(args.out), Path(args.workdir)
     if args.report:
-        write_readme(json.loads((out_dir / "throughput.json").read_text(encoding="utf-8")), out_dir / "README.md")
+        recorded = json.loads((out_dir / "throughput.json").read_text(encoding="utf-8"))
+        write_readme(recorded["cpu"], out_dir / "README.md")
         return
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -313,7 +315,10 @@ def main() -> None:
         result["models"][name] = summarize(done, RAW_BUDGETS)
         print(f"{name}: " + json.dumps(result["models"][name]), flush=True)
     result["load_end"] = [round(x, 2) for x in os.getloadavg()]
-    (out_dir / "throughput.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    path = out_dir / "throughput.json"  # the folder's one JSON: this run under "cpu" (gpu_check.py writes its own)
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    recorded["cpu"] = result
+    path.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
     write_readme(result, out_dir / "README.md")
 
 
