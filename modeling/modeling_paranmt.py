@@ -218,10 +218,7 @@ def _weights_file(name_or_path: Any, subfolder: str = "") -> str:
 
 
 def check_loaded_weights(source: str, loading_info: dict[str, Any]) -> None:
-    """Raise :class:`WeightsMismatchError` naming ``source`` and the keys when a load was not exact.
-
-    (Missing tensors would be random: different numbers at every load, with no other sign.)
-    """
+    """Raise :class:`WeightsMismatchError` naming ``source`` and the keys unless a load was exact (no random rows)."""
     parts = []
     for what, field in (("missing", "missing_keys"), ("unexpected", "unexpected_keys"),
                         ("wrong shape", "mismatched_keys")):
@@ -271,9 +268,7 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
                 unk = getattr(module, "unk_token_id", None)
                 if unk is not None:
                     module.weight[unk].zero_()
-        elif isinstance(module, (nn.LSTM, PeepholeLSTM)):
-            module.reset_parameters()
-        elif isinstance(module, nn.Linear):
+        elif isinstance(module, (nn.LSTM, PeepholeLSTM, nn.Linear)):
             module.reset_parameters()
         else:
             super()._init_weights(module)
