@@ -9,14 +9,10 @@ without torch or transformers, from the files every saved directory holds (``con
     emb = enc.encode(["A man plays the guitar.", "Someone is playing a guitar."], normalize_embeddings=True)
     enc.similarity(emb, emb)                                          # cosine matrix (NumPy)
 
-It reads text with the model's own tokenizer files and the same batched, exact token ids as every other loader
-(:mod:`.token_ids`), and averages with the model's rules (unknown tokens, ``max_seq_length``,
-``concat``/``add`` combinations, empty texts) from a per-chunk cache of summed rows
-(:mod:`paranmt_hf.model.averaging`; rows summed by SciPy's compiled sparse product when SciPy is installed, the
-``fast`` extra, else in NumPy): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
-``encode`` takes sentence-transformers' keywords (``normalize_embeddings``, ``precision``, ``truncate_dim``,
-``prompt``, ``batch_size``, ``show_progress_bar``). Recurrent models (LSTM, BiLSTM, GRAN) need torch:
-``ParaNMTEncoder`` (the ``torch`` extra).
+It reads text with the model's tokenizer files and the exact batched token ids of every loader (:mod:`.token_ids`),
+and averages with the model's rules from a per-chunk cache of summed rows (:mod:`paranmt_hf.model.averaging`): the
+embeddings equal ``ParaNMTEncoder``'s up to float32 rounding. ``encode`` takes sentence-transformers' keywords.
+Recurrent models (LSTM, BiLSTM, GRAN) need torch: ``ParaNMTEncoder`` (the ``torch`` extra).
 """
 
 from __future__ import annotations
