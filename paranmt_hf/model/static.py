@@ -212,24 +212,20 @@ class StaticEncoder:
         prompt_name: str | None = None,
         prompt: str | None = None,
     ) -> np.ndarray | list[np.ndarray]:
-        """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
+        """``[len(sentences), dim]`` embeddings (``[dim]`` for one string); sentence-transformers' ``encode`` keywords.
 
         Args:
             sentences: a string or a sequence of strings (an empty string gets the unknown token's embedding).
             batch_size: sentences per step (default 8192).
             show_progress_bar: show a tqdm bar; default: when there are more than 10 batches.
             output_value: ``"sentence_embedding"`` (the only output of these encoders).
-            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (see
-                ``ParaNMTEncoder.encode``).
+            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (as ``ParaNMTEncoder``).
             convert_to_numpy: return one array (else a list of one array per sentence).
             convert_to_tensor: return a torch tensor (needs torch).
             normalize_embeddings: L2-normalise the embeddings.
             truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising).
             prompt_name: ``"query"`` or ``"document"``: both empty.
             prompt: text put before every sentence.
-
-        Returns:
-            ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string).
         """
         texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         batch_size = 8192 if batch_size is None else int(batch_size)
