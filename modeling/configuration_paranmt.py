@@ -47,7 +47,7 @@ class ParaNMTConfig(PretrainedConfig):
 
     def __init__(
         self,
-        # encoder kind (kinds_paranmt.py): word / trigram / sp / subword averaging, lstm, bilstm, gran (GRAN)
+        # encoder kind (kinds_paranmt.py): word / trigram / sp / subword averaging, lstm, bilstm or gran
         kind: str = COMPONENT_DEFAULTS["kind"],
         vocab_size: int = COMPONENT_DEFAULTS["vocab_size"],  # rows of the embedding table
         embedding_dim: int = COMPONENT_DEFAULTS["embedding_dim"],  # token embedding size (300; PRAS: 1024)
