@@ -23,72 +23,21 @@ COMBINATIONS = ("concat", "add")
 BILSTM_MERGES = ("mean", "concat", "sum", "max")
 
 COMBINATION_SUMMARY_FIELDS = ("kind", "vocab_size", "embedding_dim")
-"""Top-level fields that a combination's config does not save: every component holds its own (filled in from the
-top-level values given when the config is made)."""
+"""Top-level fields a combination's config does not save: its components hold their own."""
 
 
 class ParaNMTConfig(PretrainedConfig):
-    r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined.
+    r"""Configuration of a [`ParaNMTModel`]: one paraphrastic encoder, or several combined (*components*).
 
-    A model has one or more *components* (an encoder of some kind each), each with an embedding table over its own
-    vocabulary. The tokenizer of a multi-component model shifts the ids of component ``k`` by the vocabulary sizes of
-    the components before it, so one ``input_ids`` row carries every component and the model routes ids by range.
-
-    Args:
-        kind (`str`, *optional*, defaults to `"sp"`):
-            Encoder kind (`kinds_paranmt.py`): `"word"`, `"trigram"` (character trigrams), `"sp"` (sentencepiece) or
-            `"subword"` (pieces of any `tokenizers` tokenizer) averaging; `"lstm"`, `"bilstm"`, `"gran"` (gated
-            recurrent averaging network). With `components`: the default kind of a component, and the config's
-            `kind` is the components' kinds joined by `+` (not saved).
-        vocab_size (`int`, *optional*, defaults to 50002):
-            Rows of the embedding table (with `components`: a component's default; the config's own is then the
-            number of ids of all components, not saved).
-        embedding_dim (`int`, *optional*, defaults to 300):
-            Size of the token embeddings (300 in the papers, 1024 in "Paraphrastic Representations at Scale"; with
-            `components`: a component's default).
-        rnn_hidden_size (`int`, *optional*):
-            Hidden size of the LSTM of recurrent encoders. `None` means `embedding_dim`.
-        bilstm_merge (`str`, *optional*, defaults to `"mean"`):
-            How a BiLSTM merges its pooled forward and backward states: `"mean"` (the papers' BiLSTM-Avg), `"concat"`
-            (the 4096-d ParaNMT BiLSTM: 2 x 2048), `"sum"` or `"max"` (ParaNMT-50M's `-axis 1` BiLSTM-Avg / -Max).
-        lstm_peepholes (`bool`, *optional*, defaults to `False`):
-            Recurrent encoders use Lasagne's peephole LSTM (`peephole_lstm.py`: ParaNMT-50M's LSTM models).
-        components (`list[dict]`, *optional*):
-            Several encoders trained jointly, each a dict with `kind` and any of `vocab_size`, `embedding_dim`,
-            `rnn_hidden_size`, `bilstm_merge`, `lstm_peepholes`, `unk_token_id`, `unknown_token_ids`,
-            `drop_unknown_tokens`. `None`: one component of the top-level fields.
-        combination (`str`, *optional*, defaults to `"concat"`):
-            How component embeddings combine: `"concat"` or `"add"` (components of equal output size).
-        pooling (`str`, *optional*, defaults to `"mean"`):
-            Pooling over tokens (averaging) or hidden states (recurrent): `"mean"` or `"max"`.
-        scramble_rate (`float`, *optional*, defaults to 0.0):
-            Training only: probability that a recurrent encoder reads a sentence's tokens shuffled (ParaNMT-50M: 0.3).
-        embedding_dropout (`float`, *optional*, defaults to 0.0):
-            Training only: dropout applied to token embeddings.
-        drop_unknown_tokens (`bool`, *optional*, defaults to `False`):
-            Leave unknown tokens out of the average (PRAS's "zero_unk"; a sentence left with none is embedded as the
-            unknown token). `False`: embed them with the unknown token's row, as ParaNMT-50M; new models start with
-            that row at zero (the same cosines as dropping them, and exportable as a `StaticEmbedding`).
-        unknown_token_ids (`list[int]`, *optional*):
-            Extra ids treated as unknown: pieces the tokenizer emits that a converted checkpoint had no row for.
-        pad_token_id (`int`, *optional*, defaults to 0):
-            Id of the padding token (of every component's local vocabulary).
-        unk_token_id (`int`, *optional*, defaults to 1):
-            Id of the unknown token (of every component's local vocabulary).
-        sparse_embeddings (`bool`, *optional*, defaults to `False`):
-            Training only: sparse embedding gradients, so that `torch.optim.SparseAdam` (or paranmt_hf's `LazyAdam`)
-            updates only the rows a batch used (large vocabularies train fast on CPU).
-        max_seq_length (`int`, *optional*):
-            Read at most this many tokens of each sentence and component. `None` (the papers): every token. Applied
-            by the model, so every loader honours it.
-        initializer_range (`float`, *optional*, defaults to 1.0):
-            Standard deviation of the embeddings' normal initialisation (1.0: `nn.Embedding`'s default).
-        hidden_size (`int`):
-            Read-only: the size of the sentence embedding (transformers and sentence-transformers read it).
+    Each component is an encoder with an embedding table over its own vocabulary; the tokenizer shifts component
+    ``k``'s ids by the vocabulary sizes before it, so one ``input_ids`` row carries every component. Top-level
+    component fields (``COMPONENT_DEFAULTS``) are every component's defaults; with ``components``, the top-level
+    ``kind``, ``vocab_size``, ``embedding_dim`` describe the whole (``"sp+word"``, the summed vocabulary, ``None``)
+    and are not saved. Fields are described on :meth:`__init__`'s parameters; ``hidden_size`` (derived): output size.
 
     Example:
     ```python
-    >>> from paranmt_hf import ParaNMTConfig, ParaNMTModel
+    >>> from paranmt_hf import ParaNMTConfig
     >>> ParaNMTConfig(kind="sp", vocab_size=1000, embedding_dim=64).hidden_size
     64
     ```
@@ -98,24 +47,30 @@ class ParaNMTConfig(PretrainedConfig):
 
     def __init__(
         self,
+        # encoder kind (kinds_paranmt.py): word / trigram / sp / subword averaging, lstm, bilstm or gran
         kind: str = COMPONENT_DEFAULTS["kind"],
-        vocab_size: int = COMPONENT_DEFAULTS["vocab_size"],
-        embedding_dim: int = COMPONENT_DEFAULTS["embedding_dim"],
-        rnn_hidden_size: int | None = None,
+        vocab_size: int = COMPONENT_DEFAULTS["vocab_size"],  # rows of the embedding table
+        embedding_dim: int = COMPONENT_DEFAULTS["embedding_dim"],  # token embedding size (300; PRAS: 1024)
+        rnn_hidden_size: int | None = None,  # LSTM size of recurrent kinds (None: embedding_dim)
+        # BiLSTM: "mean" (the papers' BiLSTM-Avg), "concat", or "sum" / "max" (ParaNMT-50M's -axis 1 Avg / Max)
         bilstm_merge: str = COMPONENT_DEFAULTS["bilstm_merge"],
-        lstm_peepholes: bool = COMPONENT_DEFAULTS["lstm_peepholes"],
+        lstm_peepholes: bool = COMPONENT_DEFAULTS["lstm_peepholes"],  # Lasagne's LSTM (peephole_lstm.py)
+        # several encoders trained jointly: dicts of `kind` and any other COMPONENT_DEFAULTS field
         components: list[dict[str, Any]] | None = None,
-        combination: str = "concat",
-        pooling: str = "mean",
-        scramble_rate: float = 0.0,
-        embedding_dropout: float = 0.0,
+        combination: str = "concat",  # how component embeddings combine: "concat" or "add" (equal sizes)
+        pooling: str = "mean",  # over tokens (averaging) or hidden states (recurrent): "mean" or "max"
+        scramble_rate: float = 0.0,  # training: chance a recurrent encoder reads a sentence shuffled (ParaNMT-50M)
+        embedding_dropout: float = 0.0,  # training: dropout on token embeddings
+        # leave unknown tokens out of the average (PRAS's "zero_unk"; an emptied sentence is the unknown token).
+        # False: use the unknown row, as ParaNMT-50M; new models start it at zero (same cosines, StaticEmbedding)
         drop_unknown_tokens: bool = COMPONENT_DEFAULTS["drop_unknown_tokens"],
-        unknown_token_ids: list[int] | None = None,
-        pad_token_id: int = 0,
-        unk_token_id: int = COMPONENT_DEFAULTS["unk_token_id"],
+        unknown_token_ids: list[int] | None = None,  # more unknown ids: pieces a converted model had no row for
+        pad_token_id: int = 0,  # of every component's local vocabulary
+        unk_token_id: int = COMPONENT_DEFAULTS["unk_token_id"],  # of every component's local vocabulary
+        # training: sparse gradients, for torch.optim.SparseAdam / paranmt_hf's LazyAdam (rows a batch used)
         sparse_embeddings: bool = False,
-        max_seq_length: int | None = None,
-        initializer_range: float = 1.0,
+        max_seq_length: int | None = None,  # tokens read per sentence and component (None, the papers: all)
+        initializer_range: float = 1.0,  # std of the embeddings' normal init (nn.Embedding's default)
         **kwargs: Any,
     ) -> None:
         kwargs.pop("hidden_size", None)  # derived, never taken from the caller
@@ -129,8 +84,6 @@ class ParaNMTConfig(PretrainedConfig):
         self.lstm_peepholes = lstm_peepholes
         self.components = None
         if components is not None:
-            # A combination is its components: the top-level kind / vocab_size / embedding_dim fill in what a
-            # component leaves out, then describe the whole and are not saved (``to_dict``).
             given = {"kind": kind, "vocab_size": vocab_size, "embedding_dim": embedding_dim}
             self.components = [given | dict(c) for c in components]
             kind = "+".join(str(c["kind"]) for c in self.components)

@@ -1,11 +1,9 @@
 """Texts to model inputs: the one featuriser every loader uses (``ParaNMTEncoder``, the sentence-transformers module).
 
-Flat ``input_ids`` + ``offsets`` (averaging encoders and their combinations: ``StaticEmbedding``'s layout) or padded
-``input_ids`` + ``attention_mask`` (recurrent encoders), with the tokenizer's ids (no special tokens): from its batch
-call, or, where paranmt_hf is installed, from ``paranmt_hf.model.token_ids.fast_token_ids`` (the same ids, batched
-and cached per chunk).
-
-This file is Hub remote code: it imports numpy, torch and its siblings, and paranmt_hf only inside a guard.
+Flat ``input_ids`` + ``offsets`` (averaging encoders: ``StaticEmbedding``'s layout) or padded ``input_ids`` +
+``attention_mask`` (recurrent), with the tokenizer's ids (no special tokens): from its batch call, or where paranmt_hf
+is installed from ``paranmt_hf.model.token_ids.fast_token_ids`` (the same ids, batched and cached per chunk).
+Hub remote code: imports numpy, torch and its siblings, and paranmt_hf only inside a guard.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The sentence-transformers input module of ParaNMT models, shipped inside every model directory.
 
-``modules.json`` of a saved model names ``input_module_paranmt.ParaNMTInputModule``, so
-``SentenceTransformer(dir, trust_remote_code=True)`` (and mteb, LangChain, ... through it) imports this file from the
-directory and embeds with the same featuriser and forward as ``ParaNMTEncoder``, in the shape of sentence-transformers'
-``StaticEmbedding``: ``preprocess`` gives flat ids + offsets (averaging encoders and their combinations; padded ids +
-mask for recurrent ones), ``forward`` runs the model.
-
-This file is Hub remote code: it imports only torch, transformers and its siblings, and derives from
-sentence-transformers' ``InputModule`` where that is installed (a guarded import).
+``modules.json`` names ``input_module_paranmt.ParaNMTInputModule``, so ``SentenceTransformer(dir,
+trust_remote_code=True)`` (and mteb, LangChain, ... through it) embeds with ``ParaNMTEncoder``'s featuriser and
+forward, in the shape of ``StaticEmbedding``. Hub remote code: imports torch, transformers and its siblings, and
+derives from sentence-transformers' ``InputModule`` where that is installed.
 """
 
 from __future__ import annotations
@@ -59,7 +55,6 @@ class ParaNMTInputModule(_ModuleBase):
         self.tokenizer = tokenizer
         self.featurizer = ParaNMTFeaturizer.for_model(model, tokenizer)
 
-    # ---- loading ----------------------------------------------------------------------------------------------
     @classmethod
     def load(cls, model_name_or_path: str, subfolder: str = "", token: bool | str | None = None,
              cache_folder: str | None = None, revision: str | None = None, local_files_only: bool = False,
@@ -87,7 +82,6 @@ class ParaNMTInputModule(_ModuleBase):
         """Wrap a ``paranmt_hf.ParaNMTEncoder`` (shares its model and tokenizer)."""
         return cls(encoder.model, encoder.tokenizer)
 
-    # ---- saving -----------------------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         """Write the model (config.json, weights, remote code), the tokenizer and this module's files.
 
@@ -111,7 +105,6 @@ class ParaNMTInputModule(_ModuleBase):
         with open(os.path.join(directory, "modules.json"), "w", encoding="utf-8") as f:
             json.dump([{"idx": 0, "name": "0", "path": "", "type": CLASS_REF}], f, indent=2)
 
-    # ---- sentence-transformers protocol -----------------------------------------------------------------------
     @property
     def modalities(self) -> list[str]:
         """Text only."""

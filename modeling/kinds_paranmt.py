@@ -52,7 +52,6 @@ ENCODER_KIND_SPECS: dict[str, EncoderKind] = {spec.name: spec for spec in (  # t
 
 ENCODER_KINDS = tuple(ENCODER_KIND_SPECS)
 AVERAGING_KINDS = tuple(name for name, spec in ENCODER_KIND_SPECS.items() if spec.averaging)
-RECURRENT_KINDS = tuple(name for name, spec in ENCODER_KIND_SPECS.items() if not spec.averaging)
 RECURRENT_TOKENS = ("word", "sp")
 """Tokens a recurrent encoder can read (``token_type``)."""
 
@@ -60,8 +59,7 @@ COMPONENT_DEFAULTS: dict[str, Any] = {
     "kind": "sp", "vocab_size": 50002, "embedding_dim": 300, "rnn_hidden_size": None, "bilstm_merge": "mean",
     "lstm_peepholes": False, "unk_token_id": 1, "unknown_token_ids": None, "drop_unknown_tokens": False,
 }
-"""The fields a component of a model may set, with the config's top-level defaults (``ParaNMTConfig``'s signature).
-A component that does not set a field takes the top-level value of the config."""
+"""The fields a component may set, with their defaults; a field a component leaves out takes the config's value."""
 COMPONENT_FIELDS = tuple(COMPONENT_DEFAULTS)
 
 
@@ -110,6 +108,5 @@ def parse_kinds(kind: str | list[str] | tuple[str, ...]) -> list[str]:
     return kinds
 
 
-__all__ = ["EncoderKind", "ENCODER_KIND_SPECS", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_KINDS",
-           "RECURRENT_TOKENS", "COMPONENT_DEFAULTS", "COMPONENT_FIELDS", "parse_kinds", "renamed_fields",
-           "resolve_components"]
+__all__ = ["EncoderKind", "ENCODER_KIND_SPECS", "ENCODER_KINDS", "AVERAGING_KINDS", "RECURRENT_TOKENS",
+           "COMPONENT_DEFAULTS", "COMPONENT_FIELDS", "parse_kinds", "renamed_fields", "resolve_components"]

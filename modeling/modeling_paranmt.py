@@ -218,10 +218,7 @@ def _weights_file(name_or_path: Any, subfolder: str = "") -> str:
 
 
 def check_loaded_weights(source: str, loading_info: dict[str, Any]) -> None:
-    """Raise :class:`WeightsMismatchError` naming ``source`` and the keys when a load was not exact.
-
-    (Missing tensors would be random: different numbers at every load, with no other sign.)
-    """
+    """Raise :class:`WeightsMismatchError` naming ``source`` and the keys unless a load was exact (no random rows)."""
     parts = []
     for what, field in (("missing", "missing_keys"), ("unexpected", "unexpected_keys"),
                         ("wrong shape", "mismatched_keys")):
@@ -271,9 +268,7 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
                 unk = getattr(module, "unk_token_id", None)
                 if unk is not None:
                     module.weight[unk].zero_()
-        elif isinstance(module, (nn.LSTM, PeepholeLSTM)):
-            module.reset_parameters()
-        elif isinstance(module, nn.Linear):
+        elif isinstance(module, (nn.LSTM, PeepholeLSTM, nn.Linear)):
             module.reset_parameters()
         else:
             super()._init_weights(module)
@@ -282,12 +277,9 @@ class ParaNMTPreTrainedModel(PreTrainedModel):
 class ParaNMTModel(ParaNMTPreTrainedModel):
     """Paraphrastic sentence encoder (word / trigram / sp averaging, LSTM, BiLSTM, GRAN, or a combination).
 
-    ``pooler_output`` is the sentence embedding. Inputs: padded ``input_ids`` [B, L] with an ``attention_mask``, or,
-    for averaging models, flat ``input_ids`` [N] with bag start ``offsets`` [B] (``StaticEmbedding``'s layout).
-    Averaging never builds a ``[B, L, D]`` tensor (padded input is read as one embedding bag per row).
-    ``last_hidden_state`` holds the token states of a single recurrent encoder (:attr:`has_token_states`); otherwise
-    every position holds the sentence embedding (an expanded view), so the usual AutoModel habits (masked mean,
-    ``.mean(1)``, ``[:, 0]``, ``pipeline("feature-extraction")``) give it too.
+    ``pooler_output`` is the sentence embedding of padded ``input_ids`` [B, L] + ``attention_mask``, or of flat
+    ``input_ids`` [N] + bag ``offsets`` [B] (averaging; ``StaticEmbedding``'s layout). ``last_hidden_state`` holds a
+    single recurrent encoder's token states (:attr:`has_token_states`), else the sentence embedding at every position.
 
     Example:
     ```python

@@ -1,8 +1,8 @@
 """The peephole LSTM of Lasagne's ``LSTMLayer(peepholes=True)`` (ParaNMT-50M's LSTM models), batched over sentences.
 
-ParaNMT-50M (jwieting/para-nmt-50m, Theano/Lasagne) builds its ``lstmavg``/``lstmmax``/``bilstmavg``/``bilstmmax``
-models from ``lasagne.layers.LSTMLayer(..., peepholes=True, learn_init=False, mask_input=...)`` with the default
-gates. One step, for input ``x_t`` and previous states ``h``, ``c`` (``*`` elementwise)::
+ParaNMT-50M (jwieting/para-nmt-50m) builds its ``lstmavg``/``lstmmax``/``bilstmavg``/``bilstmmax`` models from
+``lasagne.layers.LSTMLayer(..., peepholes=True, learn_init=False, mask_input=...)``. One step, for input ``x_t`` and
+previous states ``h``, ``c`` (``*`` elementwise), from ``cell_init`` and ``hid_init`` (zeros unless learned)::
 
     i   = sigmoid(x_t W_xi + h W_hi + b_i + c   * w_ci)     # peephole from the previous cell
     f   = sigmoid(x_t W_xf + h W_hf + b_f + c   * w_cf)     # peephole from the previous cell
@@ -10,13 +10,8 @@ gates. One step, for input ``x_t`` and previous states ``h``, ``c`` (``*`` eleme
     o   = sigmoid(x_t W_xo + h W_ho + b_o + c'  * w_co)     # peephole from the new cell
     h'  = o * tanh(c')
 
-starting from ``cell_init`` and ``hid_init`` (zeros unless learned). A masked step keeps the previous states, so
-each sentence is read from its first token (forward) or its last (``backwards=True``, outputs in input order).
-
-:class:`PeepholeLSTM` computes exactly this on ``[B, L, D]`` inputs whose valid tokens are at the front of each row,
-sentences sorted by length (those still running at step ``t`` are a prefix): one batched product per step.
-
-This file is Hub remote code: it imports only torch.
+A masked step keeps the previous states, so each sentence is read from its first token (forward) or its last
+(``backwards=True``, outputs in input order). Hub remote code: imports only torch.
 """
 
 from __future__ import annotations

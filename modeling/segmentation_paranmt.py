@@ -45,19 +45,14 @@ def strip_punctuation(text: str) -> str:
     return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
 
 
-def paranmt50m_phrase(text: str) -> str:
-    """``example.py``'s ``phrase``: the text stripped and lower-cased (Python 2 semantics)."""
-    return py2_lower(text.strip())
-
-
 def paranmt50m_words(text: str) -> list[str]:
-    """The words ``example.populate_embeddings`` looks up: ``phrase.split()``."""
-    return paranmt50m_phrase(text).split()
+    """The words ``example.populate_embeddings`` looks up: ``phrase.split()`` (``phrase``: stripped, lower-cased)."""
+    return py2_lower(text.strip()).split()
 
 
 def paranmt50m_trigrams(text: str) -> list[str]:
     """The character trigrams ``example.populate_embeddings_ngrams`` looks up: windows of ``" " + phrase + " "``."""
-    padded = " " + paranmt50m_phrase(text) + " "
+    padded = " " + py2_lower(text.strip()) + " "
     return [padded[i : i + 3] for i in range(len(padded) - 2)]
 
 
@@ -81,64 +76,61 @@ def char_trigrams(words: list[str]) -> list[str]:
     return [text[i : i + 3] for i in range(len(text) - 2)]
 
 
-def _lookup_rules(spec: dict[str, Any]) -> str:
-    rules = spec.get("lookup", "split")
-    if rules not in LOOKUP_RULES:
-        raise ValueError(f"lookup={rules!r} is not one of {LOOKUP_RULES}")
-    return rules
+class _VocabSegmenter:
+    """Tokens of a vocabulary list, read with the ``lookup`` rules (:data:`LOOKUP_RULES`)."""
 
+    kind = ""
 
-class _TrigramSegmenter:
-    """Character trigrams looked up in a vocabulary (``lookup`` rules: see :data:`LOOKUP_RULES`)."""
-
-    def __init__(self, vocab: list[str], lookup: str = "split") -> None:
-        self.vocab = vocab
+    def __init__(self, vocab: list[str], lookup: str) -> None:
+        if lookup not in LOOKUP_RULES:
+            raise ValueError(f"lookup={lookup!r} is not one of {LOOKUP_RULES}")
+        self.vocab, self.lookup = vocab, lookup
         self.index = {token: i for i, token in enumerate(vocab)}
         self.unk_id = self.index[UNK_TOKEN]
-        self.lookup = _lookup_rules({"lookup": lookup})
+
+    def tokens(self, text: str) -> list[str]:
+        return [self.vocab[i] for i in self.ids(text)]
+
+    def to_json(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"kind": self.kind, "vocab": self.vocab}
+        return spec if self.lookup == "split" else spec | {"lookup": self.lookup}
+
+
+class _TrigramSegmenter(_VocabSegmenter):
+    """Character trigrams looked up in a vocabulary."""
+
+    kind = "trigram"
+
+    def __init__(self, vocab: list[str], lookup: str = "split") -> None:
+        super().__init__(vocab, lookup)
         self._lower = normalizers.Lowercase()
         self._split = word_pre_tokenizer()
 
     def tokens(self, text: str) -> list[str]:
         if self.lookup == "paranmt50m":
-            return [self.vocab[i] for i in self.ids(text)]
-        words = [w for w, _ in self._split.pre_tokenize_str(self._lower.normalize_str(text))]
-        return char_trigrams(words)
+            return super().tokens(text)
+        return char_trigrams([w for w, _ in self._split.pre_tokenize_str(self._lower.normalize_str(text))])
 
     def ids(self, text: str) -> list[int]:
-        get, unk = self.index.get, self.unk_id
+        index, unk = self.index, self.unk_id
         if self.lookup == "paranmt50m":
-            index = self.index
             return [paranmt50m_lookup(index, t, unk) for t in paranmt50m_trigrams(text)] or [unk]
-        return [get(t, unk) for t in self.tokens(text)]
-
-    def to_json(self) -> dict[str, Any]:
-        spec: dict[str, Any] = {"kind": "trigram", "vocab": self.vocab}
-        if self.lookup != "split":
-            spec["lookup"] = self.lookup
-        return spec
+        return [index.get(t, unk) for t in self.tokens(text)]
 
 
-class _WordSegmenter:
+class _WordSegmenter(_VocabSegmenter):
     """Words looked up with the ``"paranmt50m"`` rules (``"split"`` word components are ``tokenizers`` WordLevel)."""
 
-    def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
-        if _lookup_rules({"lookup": lookup}) != "paranmt50m":
-            raise ValueError("a 'word' component reads text with lookup='paranmt50m' (else use a tokenizer.json)")
-        self.vocab = vocab
-        self.index = {token: i for i, token in enumerate(vocab)}
-        self.unk_id = self.index[UNK_TOKEN]
-        self.lookup = lookup
+    kind = "word"
 
-    def tokens(self, text: str) -> list[str]:
-        return [self.vocab[i] for i in self.ids(text)]
+    def __init__(self, vocab: list[str], lookup: str = "paranmt50m") -> None:
+        if lookup == "split":
+            raise ValueError("a 'word' component reads text with lookup='paranmt50m' (else use a tokenizer.json)")
+        super().__init__(vocab, lookup)
 
     def ids(self, text: str) -> list[int]:
         index, unk = self.index, self.unk_id
         return [paranmt50m_lookup(index, w, unk) for w in paranmt50m_words(text)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": "word", "vocab": self.vocab, "lookup": self.lookup}
 
 
 class _TokenizersSegmenter:
@@ -165,7 +157,7 @@ class _TokenizersSegmenter:
 
 def _segmenter(spec: dict[str, Any]) -> _TrigramSegmenter | _WordSegmenter | _TokenizersSegmenter:
     if spec.get("kind") == "trigram":
-        return _TrigramSegmenter(list(spec["vocab"]), _lookup_rules(spec))
+        return _TrigramSegmenter(list(spec["vocab"]), spec.get("lookup", "split"))
     if spec.get("kind") == "word":
         return _WordSegmenter(list(spec["vocab"]), spec.get("lookup", "paranmt50m"))
     if spec.get("kind") == "tokenizers":

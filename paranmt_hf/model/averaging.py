@@ -1,25 +1,16 @@
 """Averaging models in NumPy, with a per-chunk cache of summed rows: the inference fast path of every loader.
 
-An averaging model embeds a sentence, per component, as the mean of the embedding rows of its token ids (an
-``EmbeddingBag``). The token ids of a sentence are those of its whitespace chunks, one chunk after the other
-(:mod:`.token_ids`), plus, for character trigrams, one trigram across each space between two chunks. So the
-sum of a sentence's rows is a sum over its chunks of per-chunk sums: :class:`ChunkAverager` caches, next to the token
-ids of each distinct chunk, the sum of their rows and their count, and embeds a sentence with one cached vector per
-chunk (and one trigram row between chunks) instead of one row per token: a trigram+subword sentence of 12 words reads
-about 23 vectors instead of 90 rows. The result equals ``ParaNMTModel``'s forward up to float32 rounding (the order of
-the additions): the unknown-token rules, ``max_seq_length``, ``concat``/``add`` combinations and empty texts follow the
-model (sentences it cannot reproduce from chunks take :func:`embed_token_ids`).
+An averaging model embeds a sentence, per component, as the mean of the embedding rows of its token ids. A
+sentence's ids are those of its whitespace chunks, one after the other (:mod:`.token_ids`), plus, for character
+trigrams, one trigram across each space between two chunks. So :class:`ChunkAverager` caches each distinct chunk's
+row sum and count next to its ids, and embeds a sentence from one cached vector per chunk instead of one row per
+token. The result equals ``ParaNMTModel``'s forward up to float32 rounding (the order of the additions): unknown
+tokens, ``max_seq_length``, ``concat``/``add`` and empty texts follow the model (sentences it cannot build from
+chunks take :func:`embed_token_ids`). The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it.
 
-The torch-free :class:`paranmt_hf.model.static.StaticEncoder` embeds with it. Rows are summed per segment by
-:func:`segment_sum_lengths`: with SciPy installed (the ``fast`` extra; sentence-transformers installs it too), by
-SciPy's compiled CSR × dense kernel (``csr_matvecs``: each row read once and added straight into the output, no copy:
-2.5-3× NumPy's best on a 1024-d table); without it, in NumPy: segments of equal length together, gathered a
-cache-sized block at a time into a reused buffer and reduced over the length axis (``np.add.at`` and
-``np.add.reduceat`` along rows, or one gather-and-add per token position, are several times slower). Both give the
-same sums up to float32 rounding; sums go straight into the caller's output, which holds the means after an in-place
-division. (With torch's ``embedding_bag``, reading the rows of a cold batch's tokens measured as fast as filling and
-reading the chunk vectors, so the torch loaders read token rows.) NumPy (SciPy when installed), and
-the chunk caches of :mod:`.token_ids`.
+:func:`segment_sum_lengths` sums rows with SciPy's compiled CSR × dense kernel where SciPy is installed (the ``fast``
+extra), else in NumPy (segments of equal length together, a cache-sized block at a time); both write straight into
+the caller's output. Speeds: ``benchmarks/speed``.
 """
 
 from __future__ import annotations
@@ -52,7 +43,7 @@ USE_SCIPY: bool | None = None
 or never (False: NumPy only, e.g. to compare the two)."""
 
 SPARSE_MIN_ROWS = 4096
-"""Rows a sum reads before SciPy is imported for it (~0.1-0.3 s once); after that, every sum uses it."""
+"""Rows a sum reads before SciPy is imported for it (an import paid once); after that, every sum uses it."""
 
 _kernel: Any = None  # SciPy's csr_matvecs once looked up; False: SciPy is not installed
 
@@ -125,9 +116,8 @@ def segment_sum_lengths(
     small reused buffer (``np.take``, no allocation; :data:`SCRATCH_BYTES`, so they are still in cache when read) and
     summed over the length axis of its ``[segments, length, dim]`` view, one NumPy call each; the sums of a length's
     segments are collected side by side (:data:`GROUP_BYTES`) and written to the output with one indexed assignment,
-    not one per block. Every row is read from the table once and no ``[rows, dim]`` array is built (``np.add.at``
-    and ``np.add.reduceat`` along rows are an order of magnitude slower); a segment longer than a block (a long
-    document) is summed a block at a time, so memory stays bounded. Sums are in the table's dtype.
+    not one per block. Every row is read from the table once and no ``[rows, dim]`` array is built; a segment longer
+    than a block (a long document) is summed a block at a time, so memory stays bounded. Sums are in the table's dtype.
 
     ``out``: where to write the sums (a ``[len(lengths), dim]`` array or view of the table's dtype; every row is
     written), or, with ``add``, to which to add them (rows of empty segments unchanged).
@@ -185,7 +175,7 @@ def _numpy_sums(
                     n = min(step, len(group) - c)
                     block = take(table, rows[c * size : (c + n) * size], axis=0, out=scratch[: n * size])
                     total(block.reshape(n, size, dim), axis=1, out=chunk[c : c + n])
-            if add:  # one scattered write per chunk (per block, the indexing overhead was 15% of a StaticEncoder call)
+            if add:  # one scattered write per chunk, not per block
                 out[group] += chunk
             else:
                 out[group] = chunk

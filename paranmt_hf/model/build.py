@@ -54,29 +54,18 @@ def build_encoder(
     """Build tokenizer(s) from ``corpus`` and a freshly initialised model.
 
     Args:
-        kind: an encoder kind (``word``, ``trigram``, ``sp``, ``subword``, ``lstm``, ``bilstm``, ``gran``) or
-            several joined by ``+`` / given as a list, trained jointly and combined by ``combination``.
+        kind: an encoder kind (``kinds_paranmt``), or several (``"trigram+word"`` or a list) trained jointly.
         corpus: sentences to build vocabularies from (materialised once).
-        vocab_size: vocabulary size per component, including ``[PAD]``/``[UNK]`` (``None``: every corpus token for
-            word/trigram, 50K pieces for sp, 30K for a WordPiece vocabulary trained for subword; a
-            ``subword_tokenizer`` keeps its own size).
-        embedding_dim: token embedding size (taken from ``word_vectors`` when given), or one size per kind.
+        vocab_size: per component, with ``[PAD]``/``[UNK]`` (``None``: all words/trigrams, 50K sp, 30K WordPiece).
+        embedding_dim: token embedding size (``word_vectors``' when given), or one size per kind.
         token_type: tokens read by recurrent encoders: ``word`` (ParaNMT-50M) or ``sp`` (PRAS's LSTM).
         min_count: drop word/trigram tokens rarer than this.
-        word_vectors: initialise WORD embeddings (word kind and word-token recurrent kinds) from vectors: a name such
-            as ``"glove-6b-50d"``, a GloVe text file, or ``(words, matrix)``. The vocabulary becomes the corpus words
-            that have a vector; ``embedding_dim`` is the vectors' size.
-        vector_vocab_size: with ``word_vectors``, also add this many of the vectors' own (most frequent) words
-            that the corpus lacks, so that words unseen in training keep their pre-trained vectors.
+        word_vectors: word rows from ``"glove-6b-50d"``, a GloVe file or ``(words, matrix)`` (corpus words with one).
+        vector_vocab_size: with ``word_vectors``, also add this many of their most frequent words the corpus lacks.
         combination: ``concat`` or ``add`` for several kinds.
         seed: seed of the random initialisation.
-        lookup: how word and trigram tokens are read from raw text: ``"split"`` (``WORD_SPLIT_PATTERN`` words) or
-            ``"paranmt50m"`` (the original ParaNMT-50M lookup: whitespace split, punctuation fallback; see
-            ``LOOKUP_RULES``). Sentencepiece components ignore it.
-        subword_tokenizer: the tokenizer of ``subword`` components (a ``tokenizers.Tokenizer``, a fast tokenizer, a
-            tokenizer.json path, a model directory or Hub id), brought to the ParaNMT conventions by
-            :func:`paranmt_hf.model.tokenization.subword.adapt_tokenizer`; ``None``: a WordPiece tokenizer trained on
-            ``corpus``.
+        lookup: how word / trigram tokens read raw text: ``"split"`` or ``"paranmt50m"`` (``LOOKUP_RULES``).
+        subword_tokenizer: ``subword`` components' tokenizer (object, path or Hub id; ``None``: WordPiece on corpus).
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
     """
     kinds = parse_kinds(kind)

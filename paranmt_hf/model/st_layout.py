@@ -1,26 +1,18 @@
 """The sentence-transformers files of a saved ParaNMT model directory ("save once, load everywhere").
 
-``ParaNMTEncoder.save_pretrained(dir)`` writes the Hugging Face files (config.json with ``auto_map``,
-model.safetensors, the remote-code files, the tokenizer) and then calls :func:`write_sentence_transformers_files`,
-which adds:
+``ParaNMTEncoder.save_pretrained(dir)`` writes the Hugging Face files (config.json with ``auto_map``, the weights,
+the remote-code files, the tokenizer), then :func:`write_sentence_transformers_files` adds:
 
-- at the root, a one-module ``modules.json`` naming ``input_module_paranmt.ParaNMTInputModule``, the fast input
-  module shipped in the directory (``modeling/input_module_paranmt.py`` and its siblings).
-  ``SentenceTransformer(dir, trust_remote_code=True)`` then embeds exactly as ``ParaNMTEncoder`` does (at its speed
-  where paranmt_hf is installed: the shipped featuriser takes its batched ids). No sentence-transformers
-  installation is needed to write these files.
-- on request (``save_pretrained(dir, static=True)``), a complete second model in ``static/``: the stock
-  ``StaticEmbedding`` (``static/model.safetensors`` + ``static/tokenizer.json`` + its own ``modules.json``), which
-  ``SentenceTransformer(f"{dir}/static")`` and model2vec load with no custom code at all. It is a second copy of the
-  table, so it is not written by default (``paranmt-hf export --format static`` writes the same model into a folder
-  of its own). It is written only where it is exact: a single averaging encoder with mean pooling that keeps unknown
-  tokens and whose unknown-token rows are zero, because ``StaticEmbedding`` embeds a text with no token (empty or
-  whitespace only) as the zero vector where ``ParaNMTModel`` uses the unknown token's row; with that row zero, every
-  text gets the same embedding. (model2vec also leaves unknown pieces out of the mean: the same direction, so the
-  same cosines, with a larger norm for texts holding unknown pieces.)
+- a one-module ``modules.json`` naming ``input_module_paranmt.ParaNMTInputModule``, shipped in the directory, so
+  ``SentenceTransformer(dir, trust_remote_code=True)`` embeds exactly as ``ParaNMTEncoder`` (writing it needs no
+  sentence-transformers);
+- with ``static=True``, a stock ``StaticEmbedding`` in ``static/`` that ``SentenceTransformer(f"{dir}/static")`` and
+  model2vec load with no custom code. A second copy of the table, so not by default; written only where it is exact:
+  one averaging encoder, mean pooling, unknown tokens kept with zero rows (``StaticEmbedding`` embeds a text with no
+  token as zeros, where ``ParaNMTModel`` uses the unknown row).
 
-Directories written by earlier releases name sentence-transformers' ``Transformer`` module in ``modules.json``; they
-keep loading (through the padded path); saving them again with paranmt_hf writes the fast layout.
+Directories of earlier releases name sentence-transformers' ``Transformer`` module in ``modules.json``; they keep
+loading (the padded path), and saving them again writes this layout.
 """
 
 from __future__ import annotations

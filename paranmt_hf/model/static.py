@@ -9,14 +9,10 @@ without torch or transformers, from the files every saved directory holds (``con
     emb = enc.encode(["A man plays the guitar.", "Someone is playing a guitar."], normalize_embeddings=True)
     enc.similarity(emb, emb)                                          # cosine matrix (NumPy)
 
-It reads text with the model's own tokenizer files and the same batched, exact token ids as every other loader
-(:mod:`.token_ids`), and averages with the model's rules (unknown tokens, ``max_seq_length``,
-``concat``/``add`` combinations, empty texts) from a per-chunk cache of summed rows
-(:mod:`paranmt_hf.model.averaging`; rows summed by SciPy's compiled sparse product when SciPy is installed, the
-``fast`` extra, else in NumPy): the embeddings equal ``ParaNMTEncoder``'s up to float32 rounding (≤ 1e-6).
-``encode`` takes sentence-transformers' keywords (``normalize_embeddings``, ``precision``, ``truncate_dim``,
-``prompt``, ``batch_size``, ``show_progress_bar``). Recurrent models (LSTM, BiLSTM, GRAN) need torch:
-``ParaNMTEncoder`` (the ``torch`` extra).
+It reads text with the model's tokenizer files and the exact batched token ids of every loader (:mod:`.token_ids`),
+and averages with the model's rules from a per-chunk cache of summed rows (:mod:`paranmt_hf.model.averaging`): the
+embeddings equal ``ParaNMTEncoder``'s up to float32 rounding. ``encode`` takes sentence-transformers' keywords.
+Recurrent models (LSTM, BiLSTM, GRAN) need torch: ``ParaNMTEncoder`` (the ``torch`` extra).
 """
 
 from __future__ import annotations
@@ -216,24 +212,20 @@ class StaticEncoder:
         prompt_name: str | None = None,
         prompt: str | None = None,
     ) -> np.ndarray | list[np.ndarray]:
-        """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
+        """``[len(sentences), dim]`` embeddings (``[dim]`` for one string); sentence-transformers' ``encode`` keywords.
 
         Args:
             sentences: a string or a sequence of strings (an empty string gets the unknown token's embedding).
             batch_size: sentences per step (default 8192).
             show_progress_bar: show a tqdm bar; default: when there are more than 10 batches.
             output_value: ``"sentence_embedding"`` (the only output of these encoders).
-            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (see
-                ``ParaNMTEncoder.encode``).
+            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (as ``ParaNMTEncoder``).
             convert_to_numpy: return one array (else a list of one array per sentence).
             convert_to_tensor: return a torch tensor (needs torch).
             normalize_embeddings: L2-normalise the embeddings.
             truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising).
             prompt_name: ``"query"`` or ``"document"``: both empty.
             prompt: text put before every sentence.
-
-        Returns:
-            ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string).
         """
         texts, single = prepare_texts(sentences, output_value, precision, truncate_dim, prompt, prompt_name)
         batch_size = 8192 if batch_size is None else int(batch_size)

@@ -1,35 +1,18 @@
 r"""Exact token ids of a whole batch at once, cached per chunk: the single-core fast path of every loader.
 
-``tokenizers`` spends most of its time per sentence (normalising, splitting, building ``Encoding`` objects), yet for
-the tokenizers paranmt_hf builds or loads every token comes from one whitespace-separated chunk of the normalised
-text, independently of the rest of the sentence:
+For the tokenizers paranmt_hf builds or loads, every token comes from one whitespace-separated chunk of the
+normalised text, independently of the rest of the sentence (word: ``Split(WORD_SPLIT_PATTERN)`` never crosses
+whitespace; sp: ``Metaspace`` makes each chunk ``"▁" + c``; subword: ``BertPreTokenizer`` + ``WordPiece`` per word;
+trigram: each chunk's window ``" " + words + " "`` plus one trigram across each space; combinations: each
+component's ids, shifted). So a batch is normalised at once, split into chunks by Python, each distinct chunk is
+tokenised once by the tokenizer's own pre-tokenizer and model and cached, and the ids are gathered with NumPy
+(trigrams looked up in NumPy; a unigram model's new chunks segmented by :mod:`.unigram_search`).
 
-- word: lower-case, then ``Split(WORD_SPLIT_PATTERN)``; no match crosses whitespace, no pattern looks behind;
-- sp: NFKC + lower-case + whitespace runs -> ``" "`` + strip, then ``Metaspace(prepend_scheme="always")``: every
-  space-separated chunk ``c`` becomes the pre-token ``"▁" + c``;
-- subword (WordPiece teachers such as BERT): ``BertNormalizer`` then ``BertPreTokenizer`` (whitespace, then
-  punctuation) and ``WordPiece`` per word;
-- trigram: the trigram text ``" " + " ".join(words) + " "`` is the space-join of the chunks' word strings, so its
-  trigrams are each chunk's window ``" " + words + " "`` plus one trigram across each space between chunks;
-- combinations: each component's ids, shifted, one component after the other (components that normalise alike
-  share one chunking of the batch).
-
-So a batch is normalised at once (``str.lower`` for the ASCII text on which the tokenizer's normalizer is exactly
-that, the tokenizer's own normalizer otherwise), joined with a marker chunk between sentences and split into chunks
-by Python; each distinct chunk is tokenised once by the tokenizer's own pre-tokenizer and model and cached; the ids
-of a batch are then gathered with NumPy. Trigrams are looked up with NumPy too (a direct table for ASCII trigrams,
-a sorted-key search for the rest), and a unigram model's new chunks are segmented together by the model's own
-best-path search written in NumPy (:mod:`.unigram_search`; words it does not cover go to the model).
-Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, the characters Python splits on but
-``tokenizers`` does not, added-token strings) take the reference path, so the ids always equal the tokenizer's
-(``tests/test_featurization.py``); other tokenizer configurations, and components with the original ParaNMT-50M
-lookup rules, use the reference path for everything.
-
-This is paranmt_hf's side of the model's featuriser (``modeling/featurization_paranmt.py``), which imports
-:func:`fast_token_ids` where paranmt_hf is installed and otherwise calls the tokenizer's own batch method: the ids
-are the same, this is faster (``benchmarks/speed``). It reads a tokenizer by what it saves
-(``paranmt_tokenizer.json``'s components, ``tokenizer.json``), so the tokenizer may come from any copy of the remote
-code.
+Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, characters Python splits on but
+``tokenizers`` does not, added-token strings), other tokenizer configurations and the ParaNMT-50M lookup rules take
+the tokenizer itself, so the ids always equal the tokenizer's (``tests/test_featurization.py``). The model's
+featuriser (``modeling/featurization_paranmt.py``) imports :func:`fast_token_ids` where paranmt_hf is installed; it
+reads a tokenizer by what it saves, so any copy of the remote code gets it. Speeds: ``benchmarks/speed``.
 """
 
 from __future__ import annotations
@@ -336,9 +319,8 @@ class _ChunkIds(ChunkStore):
     def _model_ids(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``backend.model.tokenize`` of each word (none holds whitespace): (ids back to back, counts).
 
-        The model alone, word after word: what the tokenizer runs on each pre-token. (One ``encode`` of the words
-        joined by spaces behind a ``WhitespaceSplit`` measured 20-30% slower: it builds split strings, alignments
-        and an ``Encoding`` around the same model calls.)
+        The model alone, word after word: what the tokenizer runs on each pre-token, without the split strings,
+        alignments and ``Encoding`` that one ``encode`` of the words joined by spaces would build around it.
         """
         if not words:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)

@@ -1,25 +1,16 @@
 r"""Exact unigram segmentation of many words at once, in NumPy: what ``tokenizers``' ``Unigram`` model returns.
 
-``tokenizers`` segments one pre-token at a time (about 10 µs a word on this project's 2-core machine: a trie walk from
-every position, then strings and ``Token`` objects), so the first encode of a text with many distinct words spends
-most of its time there. :class:`UnigramSegmenter` runs the same best-path search (``Unigram::encode_optimized``, the
-one ``Unigram.tokenize`` uses) for a whole list of words together:
+``tokenizers`` segments one pre-token at a time, so the first encode of a text with many distinct words spends most
+of its time there. :class:`UnigramSegmenter` runs the same best-path search (``Unigram::encode_optimized``) for a
+whole list of words together: a trie of the vocabulary by code point is walked from every start position of every
+word at once (a direct table for the first steps, an open-addressing hash table of edges after), which yields every
+piece starting anywhere; the best path is found in ``encode_optimized``'s visiting order (positions ascending, pieces
+from one position by increasing length; a candidate wins only when the node is unreached or its float64 score is
+strictly higher, so ties resolve alike), then read back from each word's end.
 
-- a trie of the vocabulary by code point is walked from every start position of every word at once (the first step
-  from the one-character pieces, the second from a direct table, the others from an open-addressing hash table of
-  the trie's edges), which yields every piece starting anywhere;
-- the best path is found start position by start position, in the order ``encode_optimized`` visits them: positions
-  ascending, the pieces from one position by increasing length (they end at different positions, so they never
-  compete with each other); a candidate replaces a node only when no path reached the node yet or its score is
-  strictly higher, in float64 as there, so ties resolve alike;
-- the path is read back from each word's end.
-
-Only words where the model never inserts its unknown token are done here: every character is itself a piece (the
-model adds an unknown node exactly where no one-character piece starts, then fuses runs of them), and at most
-:data:`MAX_CHARS` characters. Any other word goes to the ``fallback`` (the model itself), so the ids are always the
-model's (``tests/test_unigram_segmentation.py`` checks them against ``tokenizers``).
-
-It pays on a cold cache: faster than the model from a few hundred new words a batch (``benchmarks/unigram_search``).
+Only words where the model never inserts its unknown token (every character is itself a piece) of at most
+:data:`MAX_CHARS` characters are done here; any other word goes to the ``fallback`` (the model), so the ids are
+always the model's (``tests/test_unigram_segmentation.py``). When it pays: ``benchmarks/unigram_search``.
 """
 
 from __future__ import annotations

@@ -62,11 +62,10 @@ def build_word_tokenizer(
     lowercase: bool = True,
     lookup: str = "split",
 ) -> PreTrainedTokenizerFast | ParaNMTTokenizer:
-    """Build a word-level tokenizer from a vocabulary or from a corpus.
+    """A word-level tokenizer from a vocabulary or a corpus: ``[PAD]`` id 0, ``[UNK]`` id 1 for unknown words.
 
-    Text is lower-cased (unless ``lowercase=False``) and split Moses-style (``WORD_SPLIT_PATTERN``); words outside
-    the vocabulary become ``[UNK]`` (id 1); ``[PAD]`` is id 0. With ``lookup="paranmt50m"``, text is read as the
-    original ParaNMT-50M code does instead (``LOOKUP_RULES``: whitespace split, punctuation fallback).
+    Returns a fast tokenizer (``tokenizer.json``) that lower-cases and splits Moses-style (``WORD_SPLIT_PATTERN``),
+    or, with ``lookup="paranmt50m"``, a ``ParaNMTTokenizer`` reading text as ParaNMT-50M did (``LOOKUP_RULES``).
 
     Args:
         vocab: the words, most useful first; ``[PAD]``/``[UNK]`` are put in front when missing.
@@ -74,11 +73,7 @@ def build_word_tokenizer(
         max_size: keep at most this many corpus words (most frequent first).
         min_count: keep corpus words seen at least this often.
         lowercase: lower-case text before splitting (``lookup="paranmt50m"`` always lower-cases).
-        lookup: ``"split"`` or ``"paranmt50m"`` (see ``LOOKUP_RULES``).
-
-    Returns:
-        A ``transformers`` fast tokenizer (``TokenizersBackend``), saved as ``tokenizer.json``; with
-        ``lookup="paranmt50m"`` a ``ParaNMTTokenizer`` (``paranmt_tokenizer.json`` + remote code).
+        lookup: ``"split"`` or ``"paranmt50m"``.
     """
     if lookup not in LOOKUP_RULES:
         raise ValueError(f"lookup must be one of {LOOKUP_RULES}, got {lookup!r}")
