@@ -140,3 +140,26 @@ def test_gradient_norm_is_computed_for_logged_steps_only(tmp_path, monkeypatch):
     assert len(calls) == 3  # steps 2, 4 and the last (5)
     assert [entry["step"] for entry in logged] == [2, 4]
     assert all(entry["grad_norm"] > 0 for entry in logged)
+
+
+def test_dense_tables_train_with_fused_adamw_as_the_per_tensor_one(tmp_path):
+    from paranmt_hf.training.hf_trainer import ParaNMTTrainer, training_arguments
+    from paranmt_hf.training.recipes import Schedule
+
+    model = model_of("trigram")
+    args = training_arguments(Schedule(4, 0.01, 1.0, "constant", 0.0), tmp_path, show_progress=False)
+    trainer = ParaNMTTrainer(model=model, args=args, train_dataset=Dataset.from_dict({"anchor": ANCHORS,
+                             "positive": POSITIVES}), loss=MegaBatchMarginLoss(model))
+    fused = trainer.create_optimizer()
+    assert fused.defaults["fused"] is True
+    table = model[0].model.components[0].embedding.weight
+    start = table.detach().clone()
+    reference = torch.nn.Parameter(start.clone())
+    per_tensor = torch.optim.AdamW([reference], lr=0.01, weight_decay=0.0, foreach=False)
+    for step in range(3):
+        grad = torch.randn(table.shape, generator=torch.Generator().manual_seed(step))
+        table.grad, reference.grad = grad.clone(), grad.clone()
+        fused.step()
+        per_tensor.step()
+    assert not torch.equal(table.detach(), start)
+    torch.testing.assert_close(table.detach(), reference.detach(), atol=1e-6, rtol=1e-5)
