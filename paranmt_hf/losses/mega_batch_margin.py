@@ -10,9 +10,21 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import Tensor, nn
 
-from .features import Rows, features_from_rows
+from .features import Rows, features_from_rows, is_flat, rows_from_features
 from .mining import CANDIDATES, SAMPLING, allowed_candidates, other_language, select_negatives
 from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry
+
+
+def stochastic_forward(model: nn.Module) -> bool:
+    """Whether ``model``'s forward draws random numbers now: an active dropout, or word scrambling (ParaNMT's)."""
+    for module in model.modules():
+        if not module.training:
+            continue
+        if isinstance(module, nn.modules.dropout._DropoutNd) and module.p > 0:
+            return True
+        if float(getattr(module, "scramble_rate", 0.0) or 0.0) > 0:
+            return True
+    return False
 
 
 class MegaBatchMarginLoss(nn.Module):
@@ -196,7 +208,15 @@ class MegaBatchMarginLoss(nn.Module):
             self.pool.append(PoolEntry(rows, embeddings, hashes))
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Tensor | None = None) -> Tensor:
-        """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss."""
+        """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss.
+
+        When the model's training forward is deterministic (no active dropout or word scrambling) and the features
+        are flat, every sentence of the step goes through one forward pass with gradient, so the step has one
+        backward pass and one embedding gradient (not three to add up): with M = 1 the pairs' own embeddings are
+        the negatives; with a pool the pairs are first embedded without gradient to mine, then the pairs and their
+        negatives from earlier mini-batches are embedded together. The embeddings, negatives and loss are those of
+        three separate passes (a sentence's embedding does not depend on the others of its pass).
+        """
         features = list(sentence_features)
         if len(features) != 2:
             raise ValueError(
@@ -204,19 +224,35 @@ class MegaBatchMarginLoss(nn.Module):
                 "Negatives are mined from the mega-batch; drop extra columns."
             )
         inputs = [{k: v for k, v in f.items() if k in INPUT_KEYS or not isinstance(v, Tensor)} for f in features]
-        anchors = self.model(features[0])["sentence_embedding"]
-        positives = self.model(features[1])["sentence_embedding"]
         training = bool(getattr(self.model, "training", True)) and torch.is_grad_enabled()
-        local = make_entry(inputs, anchors, positives, self._pair_kinds(labels, len(anchors), anchors.device))
-        entry, offset = gather_entry(local) if training and self.gather_across_devices else (local, 0)
         keep = self.current_megabatch_size - 1 if training else 0
+        gathered = training and self.gather_across_devices
+        one_pass = (training and not self.refresh_pool and all(is_flat(f) for f in inputs)
+                    and not stochastic_forward(self.model))
+        pair_rows = [rows_from_features(f) for f in inputs] if one_pass else None
+        if one_pass and keep == 0 and not gathered:  # every negative is a sentence of this mini-batch
+            anchors, positives = self._embed_rows(pair_rows, inputs[0]).split(len(pair_rows[0]))
+        elif one_pass:
+            with torch.no_grad():  # to mine with; the pass with gradient comes once the negatives are known
+                anchors, positives = self._embed_rows(pair_rows, inputs[0]).split(len(pair_rows[0]))
+        else:
+            anchors = self.model(features[0])["sentence_embedding"]
+            positives = self.model(features[1])["sentence_embedding"]
+        local = make_entry(inputs, anchors, positives, self._pair_kinds(labels, len(anchors), anchors.device),
+                           rows=pair_rows)
+        entry, offset = gather_entry(local) if gathered else (local, 0)
         previous = list(self.pool)[-keep:] if keep else []
         pool = [*previous, entry]
         if training and self.refresh_pool:
             pool = self._refreshed(pool, inputs[0])
-        own = torch.arange(len(local), device=anchors.device) + sum(len(e) for e in pool[:-1]) + offset
+        start = sum(len(e) for e in pool[:-1]) + offset
+        own = torch.arange(len(local), device=anchors.device) + start
         index, has_negative, candidate_rows, candidate_embeddings = self._mine(pool, own)
-        if training:
+        if one_pass:
+            anchors, positives, negatives = self._one_pass_negatives(
+                anchors, positives, pair_rows, index, start, candidate_rows, inputs[0], grad_done=keep == 0
+                and not gathered)
+        elif training:
             negative_features = features_from_rows(candidate_rows.select(index), inputs[0])
             negatives = self.model(negative_features)["sentence_embedding"]
         else:  # evaluation: the pool is the mini-batch itself, already embedded
@@ -229,6 +265,33 @@ class MegaBatchMarginLoss(nn.Module):
             self.pool.append(entry)
             self.steps += 1
         return loss
+
+    def _embed_rows(self, parts: list[Rows], template: dict[str, Any]) -> Tensor:
+        """The embeddings of the sentences of ``parts``, back to back, from one forward pass."""
+        return self.model(features_from_rows(Rows.cat(parts), template))["sentence_embedding"]
+
+    def _one_pass_negatives(
+        self, anchors: Tensor, positives: Tensor, pair_rows: list[Rows], index: Tensor, start: int,
+        candidate_rows: Rows, template: dict[str, Any], grad_done: bool,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Anchors, positives and negatives with gradient, from one forward pass (see :meth:`forward`).
+
+        ``index`` points into the candidate rows (the pool's anchors, then its positives); candidates of this
+        process's mini-batch (pool positions ``start ...``) are taken from the pairs' own embeddings. With
+        ``grad_done`` the pairs were embedded with gradient already and every candidate is one of them.
+        """
+        pairs = len(pair_rows[0])
+        pool_pairs = len(candidate_rows) // 2
+        side, pair = index // pool_pairs, index % pool_pairs
+        local = (pair >= start) & (pair < start + pairs)
+        own_index = side * pairs + (pair - start)
+        if grad_done:
+            return anchors, positives, torch.cat([anchors, positives])[own_index]
+        remote = torch.nonzero(~local).flatten()
+        embedded = self._embed_rows([*pair_rows, candidate_rows.select(index[remote])], template)
+        order = torch.cumsum((~local).long(), 0) - 1 + 2 * pairs
+        negatives = embedded[torch.where(local, own_index, order)]
+        return embedded[:pairs], embedded[pairs : 2 * pairs], negatives
 
     @staticmethod
     def _pair_kinds(labels: Tensor | None, pairs: int, device: torch.device) -> Tensor | None:

@@ -31,10 +31,15 @@ class PoolEntry:
 
 
 def make_entry(
-    inputs: list[dict[str, Any]], anchors: Tensor, positives: Tensor, translation: Tensor | None = None
+    inputs: list[dict[str, Any]], anchors: Tensor, positives: Tensor, translation: Tensor | None = None,
+    rows: list[Rows] | None = None,
 ) -> PoolEntry:
-    """The pool entry of a mini-batch from its two feature dicts, embeddings and (optional) pair kinds."""
-    rows = tuple(rows_from_features(f).to(anchors.device) for f in inputs)
+    """The pool entry of a mini-batch: its two feature dicts, embeddings and (optional) pair kinds.
+
+    ``rows``: the feature dicts' sentences as :class:`Rows`, when the caller has them already.
+    """
+    rows = tuple((rows_from_features(f) if rows is None else r).to(anchors.device)
+                 for f, r in zip(inputs, rows or [None, None], strict=True))
     kinds = None if translation is None else translation.to(anchors.device).bool()
     return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows), kinds)
 

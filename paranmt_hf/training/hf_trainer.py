@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import torch
 from sentence_transformers import SentenceTransformerTrainer
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
@@ -43,8 +44,9 @@ def training_arguments(
 ) -> Any:
     """The ``SentenceTransformerTrainingArguments`` of a run: ``schedule`` on CPU, checkpoints in ``checkpoints``.
 
-    No warmup or weight decay (the papers' Adam), the data order seeded by ``seed``, the two newest checkpoints
-    kept, evaluation every ``eval_steps`` (default ``save_steps``) when ``evaluate``, gloo under ``torchrun``.
+    No warmup or weight decay (the papers' Adam; torch's fused AdamW kernel where the run has no optimizer of its
+    own), the data order seeded by ``seed``, the two newest checkpoints kept, evaluation every ``eval_steps``
+    (default ``save_steps``) when ``evaluate``, gloo under ``torchrun``.
     """
     from sentence_transformers import SentenceTransformerTrainingArguments
 
@@ -57,7 +59,7 @@ def training_arguments(
         lr_scheduler_type=schedule.lr_scheduler,
         warmup_steps=0,
         weight_decay=0.0,
-        optim="adamw_torch",
+        optim="adamw_torch_fused",  # one pass over each dense table per step (the per-tensor AdamW takes ~8)
         max_grad_norm=schedule.max_grad_norm,
         seed=seed,
         data_seed=seed,
@@ -89,7 +91,79 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
     def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
         if grad_norm is not None:
             return grad_norm
+        if not self._logs_next_step():
+            return None  # the loop logs only the norm of a logging step: a pass over every gradient spared
         return gradient_norm(model.parameters())
+
+    def _logs_next_step(self) -> bool:
+        """Whether the optimizer step about to be taken is one whose log the loop writes (``grad_norm`` included).
+
+        transformers' ``DefaultFlowCallback`` logs after step 1 with ``logging_first_step``, every
+        ``logging_steps`` steps with the ``steps`` strategy, and, whatever the strategy, the loop's last log uses
+        the last step's norm; other strategies: every step.
+        """
+        step, state = self.state.global_step + 1, self.state
+        if str(getattr(self.args.logging_strategy, "value", self.args.logging_strategy)) != "steps":
+            return True
+        return (step % max(1, int(state.logging_steps)) == 0 or (step == 1 and self.args.logging_first_step)
+                or step >= state.max_steps)
+
+    def get_train_dataloader(self) -> Any:
+        """The trainer's loader, its batches assembled from token ids computed once per distinct text.
+
+        With a ParaNMT input module, the stock collator and a plain ``datasets.Dataset``, batches come from
+        :class:`~paranmt_hf.training.batches.PairBatches` (the same features as the stock collator's, without
+        tokenising every text of every batch) in the order of the trainer's own batch sampler (same seed, same
+        batches); anything else takes sentence-transformers' loader.
+        """
+        batches = self._pair_batches()
+        if batches is None:
+            return super().get_train_dataloader()
+        from torch.utils.data import DataLoader
+
+        from .batches import collated
+
+        self.accelerator.even_batches = False  # as sentence-transformers' get_train_dataloader
+        generator = torch.Generator()
+        if self.args.seed is not None:
+            generator.manual_seed(self.args.seed)
+        sampler = self.get_batch_sampler(
+            self.train_dataset, batch_size=self.args.train_batch_size, drop_last=self.args.dataloader_drop_last,
+            valid_label_columns=self.data_collator.valid_label_columns, generator=generator, seed=self.args.seed,
+        )
+        loader = DataLoader(batches, batch_sampler=sampler, collate_fn=collated,
+                            num_workers=self.args.dataloader_num_workers, pin_memory=self.args.dataloader_pin_memory)
+        self._train_dataloader = self.accelerator.prepare(loader)
+        return self._train_dataloader
+
+    def _pair_batches(self) -> Any:
+        """The :class:`~paranmt_hf.training.batches.PairBatches` of the training set, or None where it does not apply.
+
+        Built once per trainer (the token ids of every distinct text).
+        """
+        cached = getattr(self, "_pair_batches_cache", None)
+        if cached is not None:
+            return cached
+        from datasets import Dataset
+        from sentence_transformers.base.data_collator import BaseDataCollator
+
+        from ..modeling.input_module_paranmt import ParaNMTInputModule
+        from .batches import PairBatches
+
+        collator = self.data_collator
+        modules = list(self.model.children()) if hasattr(self.model, "children") else []
+        plain = (
+            isinstance(self.train_dataset, Dataset)
+            and "dataset_name" not in self.train_dataset.column_names
+            and len(modules) == 1 and isinstance(modules[0], ParaNMTInputModule)
+            and type(collator).__call__ is BaseDataCollator.__call__
+            and not collator.prompts and not collator.router_mapping and collator.max_length is None
+        )
+        if not plain:
+            return None
+        label_columns = list(collator.valid_label_columns or ())
+        self._pair_batches_cache = PairBatches.from_dataset(self.train_dataset, modules[0].featurizer, label_columns)
+        return self._pair_batches_cache
 
     def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
         """Write the checkpoint's model files from the process that saves (rank 0 under ``torchrun``) only.

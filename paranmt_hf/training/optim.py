@@ -20,6 +20,8 @@ class LazyAdam(torch.optim.Optimizer):
     and weights of the rows present in the gradient only ("lazy" Adam, as ``torch.optim.SparseAdam``): rows a step
     did not use keep their values and moments. With sparse gradients a step costs O(rows used), not O(vocabulary), so
     a 50K x 1024 table trains as fast as a small one. Bias correction uses the parameter's step count.
+    As fast as ``torch.optim.SparseAdam`` on sparse tables (benchmarks/training_speed/README.md); kept because one
+    optimizer also takes the dense gradients a run mixes in (the teacher's per-table rates).
 
     Args:
         params: parameters or parameter groups.
