@@ -158,6 +158,12 @@ def dedup_records(
 
 
 # ---- files at bounded memory, over any number of tasks: external hash sort --------------------------------------
+# Why not datatrove's own exact de-duplication (ExactDedupSignature -> ExactFindDedups -> ExactDedupFilter), whose
+# three-stage shape this follows: (1) it always keeps one copy of a duplicate, so keep="none" (PRAS's `uniq -u`,
+# every copy dropped) cannot be expressed; (2) it takes one Document per pair, and its signature step keeps every
+# signature of a task in a Python list until the task ends. Measured on 200,000 ParaNMT pairs (CPU time, one core):
+# Documents + its signatures 0.23M pairs/s against 1.0M pairs/s for line_hashes over a batch's columns, and 136
+# bytes per pair held in memory against 16 bytes per pair spilled to bucket files here (bounded write buffers).
 BUCKETS = 256
 _BUCKET_BUFFER = 1 << 13  # entries buffered per bucket before they go to disk (256 x 8192 x 16 bytes = 32 MB)
 INDEX_BITS = 40  # a line's key: task rank << 40 | its index among the task's valid lines (global input order)
