@@ -289,7 +289,10 @@ def main() -> None:
     record["data_path"] = {r: run_child(["--child", "data", "--recipe", r, *n]) for r in RECIPES}
     record["profile"] = {r: run_child(["--child", "profile", "--recipe", r, *n]) for r in RECIPES}
     record["provenance_end"] = {"load_average": os.getloadavg()}
-    atomic_write_json(Path(args.json), record, indent=2)
+    path = Path(args.json)  # the folder's one JSON: each run under its own key
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    recorded["one_epoch"] = record
+    atomic_write_json(path, recorded, indent=2)
     print(tables(record))
 
 

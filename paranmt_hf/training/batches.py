@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..modeling.unigram_paranmt import run_places
+from ..model.unigram_search import run_places
 
 TOKENIZE_CHUNK = 8192
 """Distinct texts handed to the featuriser at once when building :class:`TextIds`."""
