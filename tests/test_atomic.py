@@ -132,7 +132,7 @@ def test_save_pretrained_over_a_model_is_all_or_nothing(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["model"]
 
 
-# ---- permissions (issue 24 item 17 / issue 25 item 8) --------------------------------------------------------------
+# ---- permissions --------------------------------------------------------------
 def _mode(path) -> int:
     return os.stat(path).st_mode & 0o7777
 
@@ -171,7 +171,7 @@ def test_a_replaced_output_keeps_its_permissions(tmp_path, umask_022):
     assert _mode(private) == 0o600
 
 
-# ---- one writer at a time (issue 25 item 4) ------------------------------------------------------------------------
+# ---- one writer at a time ------------------------------------------------------------------------
 def test_a_second_writer_of_the_same_output_is_refused(tmp_path, hold_lock):
     from paranmt_hf.utils.atomic import OutputBusyError
 
@@ -214,7 +214,7 @@ def test_nested_writes_of_one_process_share_the_lock(tmp_path):
     assert (tmp_path / "run" / "x").is_file()
 
 
-# ---- temporary files of killed writers (issue 25 item 10) ----------------------------------------------------------
+# ---- temporary files of killed writers ----------------------------------------------------------
 def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_one(tmp_path):
     out = tmp_path / "out.tsv.gz"
     (tmp_path / ".paranmt-tmp-0123456789ab-out.tsv.gz").write_text("partial")
@@ -388,7 +388,7 @@ def test_a_reader_leaves_a_set_aside_folder_to_the_writer_that_holds_the_lock(tm
 
 def test_a_folder_input_protects_every_file_a_loader_reads(tmp_path):
     """A model folder a command loads is an input: no output may be one of its files, the folder, or hold it; a new
-    file inside it, or a result written next to the model earlier, is fine (issue 34 item 3)."""
+    file inside it, or a result written next to the model earlier, is fine."""
     model = tmp_path / "model"
     (model / "static").mkdir(parents=True)
     (model / "export").mkdir()

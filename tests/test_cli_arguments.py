@@ -1,4 +1,4 @@
-"""Numbers out of range are refused when the command line is parsed, before any data is read (issue 25 item 10)."""
+"""Numbers out of range are refused when the command line is parsed, before any data is read."""
 
 from __future__ import annotations
 

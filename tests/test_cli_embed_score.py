@@ -143,7 +143,7 @@ def test_score_keeps_a_row_for_whitespace_pairs(tiny, tmp_path, capsys):
     assert "3 line(s)" in err and "line(s) 2, 3, 4" in err
 
 
-# ---- issue 25 items 7 and 10 ----------------------------------------------------------------------------------------
+# ---- outputs never replace a model file; damaged inputs are named ---------------------------------------------
 def test_a_file_of_the_model_folder_is_never_an_output(tiny, tmp_path):
     import shutil
 

@@ -69,7 +69,7 @@ def test_a_failed_check_exits_non_zero_and_writes_nothing(model_dir, tmp_path, m
     assert ParaNMTEncoder.from_pretrained(model_dir).embedding_dim == 8
 
 
-# ---- the check sees every row and non-finite values (issue 25 item 6) ---------------------------------------------
+# ---- the check sees every row and non-finite values ---------------------------------------------
 RARE = ["the violin player tunes her instrument .", "a zebra grazes near the waterhole ."]
 
 

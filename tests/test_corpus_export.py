@@ -132,7 +132,7 @@ def test_export_refuses_to_replace_an_existing_folder(tmp_path: Path, paranmt_zi
 
 
 def test_export_of_your_own_pairs_describes_them_not_paranmt(tmp_path: Path) -> None:
-    # issue 24 item 15: the card of your own pairs is not ParaNMT-50M's (licence, origin, column meanings, upload)
+    # the card of your own pairs is not ParaNMT-50M's (licence, origin, column meanings, upload)
     src = tmp_path / "my-pairs.tsv"
     src.write_text("a man plays a guitar .\ta guy is playing guitar .\t0.8\nhello there\thi there\t0.6\n")
     out = tmp_path / "hub"

@@ -182,7 +182,7 @@ def test_existing_output_needs_overwrite(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_a_second_filter_into_the_same_output_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                          hold_lock) -> None:
-    """Two runs into one output must not both report success (issue 25 item 4): the second is refused while the
+    """Two runs into one output must not both report success: the second is refused while the
     first writes (it holds the output's lock)."""
     src, out = tmp_path / "x.tsv", tmp_path / "out.tsv"
     src.write_text("a b c d e f\tg h i j k l\t0.9\n")

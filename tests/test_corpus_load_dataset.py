@@ -1,4 +1,4 @@
-"""docs/corpus.md's ways to reach the corpus with stock `datasets` (issue 24 item 1) work as written: the exported
+"""docs/corpus.md's ways to reach the corpus with stock `datasets` work as written: the exported
 Hub-style folder through `datasets.load_dataset(folder, config, streaming=True)`, and the raw para-nmt-50m.txt
 through the builder class, `ParaNMT(config_name=..., paths=...).as_streaming_dataset(split="train")`."""
 

@@ -1,4 +1,4 @@
-"""A corpus run is never corrupted by another process (issue 34 item 1, issue 32 items 3 and 5).
+"""A corpus run is never corrupted by another process.
 
 - killing only the main process of a multi-worker run (as the OOM killer does) leaves no worker alive, and the rerun
   writes the output of an uninterrupted run, byte for byte;
@@ -250,7 +250,7 @@ def test_ctrl_c_stops_a_multi_worker_run_with_one_line_and_leaves_no_process(mar
 def test_a_corpus_command_never_replaces_a_file_of_the_model_it_loads(marian: Path, tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture) -> None:
     """``-o MODEL/model.safetensors --overwrite`` (backtranslate, annotate) and a work folder that is the model are
-    refused in one line, the model untouched (issue 34 item 3)."""
+    refused in one line, the model untouched."""
     from paranmt_hf import build_encoder
 
     embedder = tmp_path / "emb"
@@ -276,7 +276,7 @@ def test_a_corpus_command_never_replaces_a_file_of_the_model_it_loads(marian: Pa
 
 
 def test_a_work_folder_that_is_a_link_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """A work folder that exists as a symbolic link would be written through (and removed): refused (item 6)."""
+    """A work folder that exists as a symbolic link would be written through (and removed): refused."""
     pairs = _pairs(tmp_path / "pairs.txt", 20)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -295,7 +295,7 @@ def test_a_work_folder_that_is_a_link_is_refused(tmp_path: Path, capsys: pytest.
 def test_the_config_name_of_corpus_make_stays_inside_the_output(marian: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture, name: str) -> None:
     """``corpus make --config NAME`` names ``data/NAME/`` inside the output: a name that leads out of it is refused
-    in one line before any work (issue 34 item 6)."""
+    in one line before any work."""
     src = _bitext(tmp_path / "bitext.en-de.tsv", 5)
     out = tmp_path / "deep" / "er" / "made"
     before = sorted(tmp_path.rglob("*"))
@@ -310,7 +310,7 @@ def test_the_config_name_of_corpus_make_stays_inside_the_output(marian: Path, tm
 def test_disk_full_at_the_merge_is_one_sentence_and_keeps_the_work(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """ENOSPC while the parts are joined: one line (no traceback), no output, the work folder kept to resume once
-    space is freed (issue 34 item 9)."""
+    space is freed."""
     import errno
 
     import paranmt_hf.corpus.pipeline.parts as parts

@@ -126,7 +126,7 @@ def test_annotate_without_model_keeps_scores_and_adds_overlap(tmp_path: Path, ca
     assert _read_tsv(out) == [["a b c d", "a b c e", "0.5", "0.5"]]
     unscored = tmp_path / "unscored.tsv"
     unscored.write_text("a b c d\ta b c e\n")
-    # a user mistake is one line naming the file and line, not a traceback (issue 24 item 6)
+    # a user mistake is one line naming the file and line, not a traceback
     capsys.readouterr()
     assert main(["corpus", "annotate", str(unscored), "-o", str(out), "--overwrite", "--quiet"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -247,7 +247,7 @@ def test_format_numbers_equals_format_number_per_value() -> None:
 
 def test_histogram_counts_float32_cosines_of_one_and_prints_table3(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture) -> None:
-    # issue 24 item 19: the cosine of a sentence with itself comes out as 1.0000002 in float32 (a rounding error)
+    # the cosine of a sentence with itself comes out as 1.0000002 in float32 (a rounding error)
     one = float(np.float32(1.0000002))
     assert one > 1.0
     hist = score_histogram([{"text_a": "a b c", "text_b": "a b c", "score": one},
@@ -298,7 +298,7 @@ def test_histogram_of_several_tasks_equals_one_task_and_numpy(tmp_path: Path) ->
 
 
 def test_corpus_help_describes_every_option_with_the_papers_settings() -> None:
-    # issue 24 item 11: every option has help, the papers' settings are the examples, no reST markup in --help
+    # every option has help, the papers' settings are the examples, no reST markup in --help
     import argparse
 
     from paranmt_hf.cli.main import build_parser

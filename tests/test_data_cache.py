@@ -51,7 +51,7 @@ def test_unchanged_file_reuses_the_cache(tmp_path: Path) -> None:
 
 
 def test_a_copy_that_keeps_size_and_mtime_is_read_again(tmp_path: Path) -> None:
-    """``cp -p`` / ``rsync -a`` of another corpus over the file keep its size and modification time (issue 25)."""
+    """``cp -p`` / ``rsync -a`` of another corpus over the file keep its size and modification time."""
     import shutil
 
     cache = tmp_path / "cache"

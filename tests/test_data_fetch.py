@@ -149,7 +149,7 @@ def test_verify_command_detects_a_changed_file(fetched, tmp_path, capsys):
 
 @pytest.mark.data
 def test_a_fetch_repairs_a_tampered_folder_instead_of_recording_it(fetched, tmp_path, capsys):
-    """Issue 25 item 2: CHECKSUMS.sha256 records what was built; a fetch re-installs what fails verification."""
+    """CHECKSUMS.sha256 records what was built; a fetch re-installs what fails verification."""
     import shutil
 
     dest, _, srv = fetched

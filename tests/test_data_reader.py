@@ -128,7 +128,7 @@ def _parsed(path: Path, **kwargs: object) -> tuple[list[tuple[int, str]], dict[s
 
 def test_a_line_without_end_is_read_at_constant_memory_and_counted(tmp_path: Path) -> None:
     """A decompression bomb (4 MB of gzip expanding to 40 MiB with no newline) is never held in memory: the line is
-    skipped and counted as ``line too long`` and the lines after it keep their numbers (issue 34 item 7)."""
+    skipped and counted as ``line too long`` and the lines after it keep their numbers."""
     import tracemalloc
 
     bomb = tmp_path / "bomb.tsv.gz"

@@ -1,5 +1,5 @@
-"""``ParaNMTEncoder.encode`` / ``similarity`` take sentence-transformers' keywords and give its results (issue 24,
-item 13): the same call on ``SentenceTransformer(dir)`` returns the same thing."""
+"""``ParaNMTEncoder.encode`` / ``similarity`` take sentence-transformers' keywords and give its results:
+the same call on ``SentenceTransformer(dir)`` returns the same thing."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_eval_cli_clear_errors(tiny_model_dir, tmp_path):
         main(["eval", str(tmp_path / "no-model"), "--tasks", "STS12"])
 
 
-# ---- results are protected, whole and traceable to their model (issue 25 item 3) ----------------------------------
+# ---- results are protected, whole and traceable to their model ----------------------------------
 def _eval(model_dir, data_dir, out, *tasks, extra=()):
     return main(["eval", str(model_dir), "--tasks", *tasks, "--data-dir", str(data_dir), "--output", str(out),
                  "--name", "me/tiny", "--revision", "r1", "--max-pairs", "50", *extra])

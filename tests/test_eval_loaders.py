@@ -128,8 +128,8 @@ def test_task_names_groups_and_missing_data(tmp_path):
 
 
 def test_unicode_line_ends_inside_a_sentence_are_not_line_ends(tmp_path):
-    """U+2028, U+0085 or a form feed inside a sentence keep the files line-aligned: only "\\n" ends a line (issue 34
-    item 9); a Windows "\\r\\n" is still one line end."""
+    """U+2028, U+0085 or a form feed inside a sentence keep the files line-aligned: only "\\n" ends a line;
+    a Windows "\\r\\n" is still one line end."""
     from paranmt_hf.data.tatoeba import load_tatoeba
 
     inp, gold = tmp_path / "STS.input.x.txt", tmp_path / "STS.gs.x.txt"

@@ -56,7 +56,7 @@ def test_a_nan_gold_score_is_skipped_and_counted_not_averaged(tmp_path, caplog):
 
 
 def test_all_identical_gold_scores_are_an_error_not_a_zero(tmp_path):
-    """A gold file of equal scores (a broken file) gives no correlation: an error naming it (issue 25 item 10)."""
+    """A gold file of equal scores (a broken file) gives no correlation: an error naming it."""
     from paranmt_hf import build_encoder
 
     folder = _sts_folder(tmp_path, ["3", "3", "3", "3", "3"])
@@ -115,7 +115,7 @@ def test_two_concurrent_writers_never_tear_the_results(tmp_path):
                                     ["--revision", "v1/../../x"]])
 def test_names_that_become_folders_stay_inside_the_output(tmp_path, capsys, option):
     """``--revision`` / ``--name`` name folders below ``--output``: one that leads out of it is refused in one line
-    before the model loads, and nothing is written outside (issue 34 item 6)."""
+    before the model loads, and nothing is written outside."""
     from paranmt_hf import build_encoder
 
     model = tmp_path / "m"

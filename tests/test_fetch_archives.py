@@ -1,4 +1,4 @@
-"""Archive members are streamed with a size limit: a zip bomb costs neither memory nor disk (issue 25 item 9)."""
+"""Archive members are streamed with a size limit: a zip bomb costs neither memory nor disk."""
 
 from __future__ import annotations
 

@@ -273,7 +273,7 @@ def test_cli(model_dir, eval_dir, tmp_path, monkeypatch, capsys):
 
 
 def test_the_folders_are_readable_by_others(model_dir, tmp_path):
-    """Issue 24 item 17: publish / export / save_pretrained folders were created 0700 whatever the umask."""
+    """publish / export / save_pretrained folders were created 0700 whatever the umask."""
     from paranmt_hf.model.export import export_model
 
     old = os.umask(0o022)
@@ -318,7 +318,7 @@ def test_the_card_names_the_weights_licence_and_the_training_data_terms(model_di
 
 def test_links_out_of_the_results_folder_are_never_followed(model_dir, eval_dir, tmp_path, caplog):
     """A ``*.json`` link in ``--eval-dir`` to a file outside it (``/etc/passwd``, another model's results) is skipped
-    and named in a warning: it is neither read for the card nor copied into the Hub folder (issue 34 item 4)."""
+    and named in a warning: it is neither read for the card nor copied into the Hub folder."""
     evals = tmp_path / "evals"
     shutil.copytree(eval_dir, evals)
     results = next(p.parent for p in evals.rglob("STS12.json"))

@@ -1,5 +1,5 @@
 """A model folder whose weights do not match, or whose files are damaged, is refused with the file named: never a
-model that silently runs on freshly initialised weights (issue 25 items 1 and 10)."""
+model that silently runs on freshly initialised weights."""
 
 from __future__ import annotations
 

@@ -164,7 +164,7 @@ def test_train_never_writes_over_its_training_file(tmp_path):
 
 
 def test_the_resume_check_sees_a_change_in_the_middle_of_a_large_file(tmp_path):
-    """The fingerprint covers the whole file, not only its first and last MiB (issue 25 item 10)."""
+    """The fingerprint covers the whole file, not only its first and last MiB."""
     from paranmt_hf.training.checkpoints import file_fingerprint, record_differences
 
     path = tmp_path / "big.tsv"
