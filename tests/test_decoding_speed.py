@@ -127,12 +127,12 @@ def test_a_half_precision_model_runs_and_is_scored_in_its_dtype(model: Path, dty
     assert all(c.cost == c.cost and c.cost > 0 for h in hypotheses for c in h)  # finite, from float32 log-softmax
 
 
-@pytest.mark.parametrize("script", ["throughput.py", "gpu_check.py"])
+@pytest.mark.parametrize("script", ["speed.py", "gpu_check.py"])
 def test_the_throughput_benchmark_scripts_explain_themselves(script: str) -> None:
     import subprocess
     import sys
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bt_throughput" / script
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "backtranslation" / script
     done = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, check=False,
                           timeout=120)
     assert done.returncode == 0 and "usage:" in done.stdout and "generate" in done.stdout

@@ -478,7 +478,7 @@ def _translation_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dtype", default=None,
                        help="transformers: weight dtype: float32 (default), bfloat16 or float16. float32 by "
                             "measurement: an opus-mt-sized model generated faster in float32 than in half precision "
-                            "on an H200 (benchmarks/bt_throughput); half precision pays off for larger models")
+                            "on an H200 (benchmarks/backtranslation); half precision pays off for larger models")
     group.add_argument("--trust-remote-code", action="store_true", help="run code from the model folder")
     group.add_argument("--with-source", action="store_true", help="add the source sentence as a fourth column")
     group.add_argument("--model-revision", default=None,

@@ -236,7 +236,7 @@ class TransformersOptions(EngineOptions):
     Attributes:
         dtype: the weights' dtype: ``float32`` (default), ``float16`` or ``bfloat16``. float32 by measurement: an
             opus-mt-sized model generated faster in float32 than in half precision on an H200
-            (benchmarks/bt_throughput); half precision pays off for larger models.
+            (benchmarks/backtranslation); half precision pays off for larger models.
     """
 
     dtype: str | None = None
@@ -526,7 +526,7 @@ def check_loading_info(model: str, info: dict[str, Any]) -> None:
 
 
 CPU_BATCH_TOKENS = 16384
-"""The token budget of a batch on a CPU (benchmarks/bt_throughput: larger batches gain nothing on CPU cores)."""
+"""The token budget of a batch on a CPU (benchmarks/backtranslation: larger batches gain nothing on CPU cores)."""
 GPU_MEMORY_SHARE = 0.6
 """On a GPU: the share of its memory, less the model's weights, that one batch may fill (the rest: activations,
 the allocator's slack, the CUDA context)."""

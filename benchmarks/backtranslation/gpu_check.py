@@ -2,7 +2,7 @@
 
 Usage (from the checkout's root on a GPU machine, after ``/work/shared/tools/gpu/prepare.sh`` and its install line):
 
-    OUT=/tmp/out python benchmarks/bt_throughput/gpu_check.py [--sentences 2000] [--budget-s 330]
+    OUT=/tmp/out python benchmarks/backtranslation/gpu_check.py [--sentences 2000] [--budget-s 330]
 
 Measures, each step bounded and its result written to ``$OUT/gpu.json`` at once (a timeout keeps what came before):
 
@@ -26,7 +26,6 @@ that would start after ``--budget-s`` are skipped (and listed), each command has
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import os
@@ -36,7 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from marian import BITEXT, bitext_lines, build_model, generate, german
+
 RES: dict = {}
 START = time.perf_counter()
 DEVICE = "cuda"
@@ -90,17 +90,12 @@ def raw_generate(model_dir: Path, sentences: list[str], dtype: str, beams: int, 
     model = model.to(DEVICE).eval()
     order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
     batches = [[sentences[i] for i in order[s : s + batch]] for s in range(0, len(order), batch)]
-    kwargs = {"num_beams": beams, "max_new_tokens": 32, "forced_eos_token_id": None}
-    with torch.inference_mode():
-        warm = tokenizer(batches[-1][:8], return_tensors="pt", padding=True).to(DEVICE)
-        model.generate(**warm, **kwargs)
-        sync()
-        start, tokens = time.perf_counter(), 0
-        for texts in batches:
-            inputs = tokenizer(texts, return_tensors="pt", padding=True).to(DEVICE)
-            tokens += int((model.generate(**inputs, **kwargs)[:, 1:] != model.config.pad_token_id).sum())
-        sync()
-        seconds = time.perf_counter() - start
+    generate(model, tokenizer, [batches[-1][:8]], beams, 32, DEVICE)  # warm-up
+    sync()
+    start = time.perf_counter()
+    tokens = generate(model, tokenizer, batches, beams, 32, DEVICE)
+    sync()
+    seconds = time.perf_counter() - start
     del model
     if DEVICE == "cuda":
         torch.cuda.empty_cache()
@@ -226,10 +221,10 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
     data = Path(args.data)
-    bitext, flickr = data / "multi30k-en-de.tsv.gz", data / "flickr30k-caption-pairs.tsv.gz"
+    bitext, flickr = data / BITEXT.name, data / "flickr30k-caption-pairs.tsv.gz"
     if not bitext.is_file() and os.environ.get("PARANMT_HF_DATA"):
-        shared = Path(os.environ["PARANMT_HF_DATA"]) / "train"
-        bitext, flickr = shared / "bitext" / "multi30k-en-de.tsv.gz", shared / "flickr30k-caption-pairs.tsv.gz"
+        shared = Path(os.environ["PARANMT_HF_DATA"])
+        bitext, flickr = shared / BITEXT, shared / "train" / flickr.name
     import torch
 
     log(out, "device", {"torch": torch.__version__, "cuda": torch.cuda.is_available(),
@@ -238,20 +233,12 @@ def main() -> None:
                         if torch.cuda.is_available() else None})
     if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("no CUDA device here: this check runs on a GPU machine")
-    sys.path.insert(0, str(ROOT / "tests"))
     sys.path.insert(0, ".device")
-    from _synthetic_translation import OPUS_MT_SIZE, build_translation_model
-
-    with gzip.open(bitext, "rt", encoding="utf-8") as f:
-        lines = [line for _, line in zip(range(20000), f, strict=False)]
-    texts = [line.rstrip("\n").split("\t")[1] for line in lines]
+    lines = bitext_lines(bitext, 20000)
+    texts = german(lines)
     model = work / "opus-mt-size"
     start = time.perf_counter()
-    size = {k: OPUS_MT_SIZE[k] for k in ("d_model", "layers", "heads", "ffn", "vocab_size")}
-    if args.tiny:
-        size = {"d_model": 32, "layers": 1, "heads": 2, "ffn": 64, "vocab_size": 2000}
-    build_translation_model(model, texts, kind="marian", spm_pieces=1000 if args.tiny else 8000, max_length=512,
-                            seed=0, init_std=0.02, eos_scale=1.0, **size)
+    build_model(model, texts, tiny=args.tiny)
     log(out, "model_built_s", round(time.perf_counter() - start, 1))
     sentences = texts[: args.sentences]
     src = work / "multi30k-en-de.tsv"
