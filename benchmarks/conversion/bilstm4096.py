@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -33,6 +32,9 @@ from paranmt_hf import ParaNMTEncoder
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the released-format pickle writer (paranmt50m_original.save_params)
+sys.path.insert(0, str(HERE.parent / "speed"))
+
+from models import sts_sentences  # noqa: E402 - the speed benchmark's inputs (unique STS12-16 sentences)
 
 
 def released_format_pickle(path: Path, vocab_size: int, dim: int, units: int, seed: int = 0) -> None:
@@ -42,10 +44,7 @@ def released_format_pickle(path: Path, vocab_size: int, dim: int, units: int, se
     from paranmt_hf.utils.paths import data_dir
 
     rng = np.random.default_rng(seed)
-    words = []
-    for f in sorted((data_dir() / "eval" / "sts").glob("STS1[2-6]-en-test/STS.input.*.txt")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            words.extend(orig.py2_lower(w) for w in " ".join(line.split("\t")[:2]).split())
+    words = (orig.py2_lower(w) for s in sts_sentences(data_dir()) for w in s.split())
     vocab = list(dict.fromkeys(words))[: vocab_size - 1]
     vocab += [f"w{i}" for i in range(vocab_size - 1 - len(vocab))]
     we = rng.normal(size=(vocab_size, dim)).astype(np.float32)
@@ -54,17 +53,6 @@ def released_format_pickle(path: Path, vocab_size: int, dim: int, units: int, se
         layer[-2][:] = 0.0  # cell_init, hid_init: zeros as in the released model (learn_init=False)
         layer[-1][:] = 0.0
     orig.save_params(path, [we, *layers[0], *layers[1]], orig.make_vocab(vocab))
-
-
-def sts_sentences(n: int) -> list[str]:
-    from paranmt_hf.utils.paths import data_dir
-
-    out = []
-    for f in sorted((data_dir() / "eval" / "sts").glob("STS1[2-6]-en-test/STS.input.*.txt")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            out.extend(line.split("\t")[:2])
-    rng = np.random.default_rng(1)
-    return [out[i] for i in rng.permutation(len(out))[:n]]
 
 
 def time_encode(encoder: ParaNMTEncoder, sentences: list[str], batch_size: int) -> tuple[float, float]:
@@ -112,7 +100,10 @@ def main() -> None:
         convert_seconds = time.perf_counter() - started
     assert encoder.embedding_dim == 4096, encoder.embedding_dim
     baseline = None if args.no_baseline else torch_lstm_baseline(encoder)
-    sentences = sts_sentences(args.sentences)
+    from paranmt_hf.utils.paths import data_dir
+
+    every = sts_sentences(data_dir())
+    sentences = [every[i] for i in np.random.default_rng(1).permutation(len(every))[: args.sentences]]
     tokens = [len(ids) for ids in encoder.token_ids(sentences)]
     runs = []
     for batch_size in (int(b) for b in args.batch_sizes.split(",")):
@@ -134,20 +125,12 @@ def main() -> None:
         "raw STS sentences on one CPU core (torch.set_num_threads(1)); baseline: same model with torch.nn.LSTM. "
         "sentences_per_second counts wall-clock time, sentences_per_cpu_second the process's CPU time (closer to "
         "an idle core's throughput when the machine is busy)",
-        "command": record_start["command"],
-        "git_commit": (record_start["git_commit"] or "unknown") + ("-dirty" if record_start["git_dirty"] else ""),
         "provenance": record_start,
         "pickle": args.pickle or f"synthetic, released format ({args.vocab_size} words x 300, float32)",
         "convert_seconds": round(convert_seconds, 1),
         "mean_tokens_per_sentence": round(float(np.mean(tokens)), 2),
         "runs": runs,
-        "torch_threads": torch.get_num_threads(),
-        "cpus": os.cpu_count(),
-        "cpu": platform.processor() or platform.machine(),
         "load_average_before": [round(x, 2) for x in load_before],
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     recorded = json.loads(Path(args.json).read_text(encoding="utf-8")) if Path(args.json).is_file() else {}
     atomic_write_json(args.json, {**recorded, "bilstm4096": record}, indent=1)

@@ -17,8 +17,6 @@ median over rounds. Every round checks that both give the same ids.
 from __future__ import annotations
 
 import argparse
-import glob
-import gzip
 import json
 import sys
 import time
@@ -28,31 +26,12 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "speed"))
+
+from models import english_corpus, sts_sentences  # noqa: E402 - the speed benchmark's inputs
+
 SIZES = (64, 256, 1024, 4096, 16384, 0)
 """Numbers of new words timed (0: every distinct word)."""
-
-
-def sts_sentences(data: Path) -> list[str]:
-    """Unique sentences of every STS12-16 ``STS.input`` file (first-seen order)."""
-    seen: dict[str, None] = {}
-    for path in sorted(glob.glob(str(data / "eval" / "sts" / "STS1[2-6]-en-test" / "STS.input.*.txt"))):
-        with open(path, encoding="utf-8", newline="") as f:
-            for line in f:
-                seen.update(dict.fromkeys(line.rstrip("\n").rstrip("\r").split("\t")[:2]))
-    return list(seen)
-
-
-def english_corpus(data: Path) -> list[str]:
-    """English side of the shared training corpora (the SP tokenizer of the speed benchmark is trained on it)."""
-    seen: dict[str, None] = {}
-    train = data / "train"
-    sources = [(train / "paranmt5m-sample-10k.tsv.gz", 2), (train / "flickr30k-caption-pairs.tsv.gz", 1)]
-    sources += [(Path(p), 1) for p in sorted(glob.glob(str(train / "bitext" / "*.tsv.gz")))]
-    for path, columns in sources:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                seen.update(dict.fromkeys(s for s in line.rstrip("\n").split("\t")[:columns] if s.strip()))
-    return list(seen)
 
 
 def load_backend(tokenizer: str | None, data: Path) -> Any:
