@@ -166,36 +166,28 @@ def ctranslate2_rows(out: Path, work: Path, common: list[str], timeout: float) -
 def plan(out: Path, work: Path, model: Path, sentences: list[str], common: list[str], flickr: Path,
          timeout: float) -> list[tuple[str, object]]:
     """The steps, most telling first (the time budget skips the last ones)."""
-    steps: list[tuple[str, object]] = []
-    for dtype in ("float32", "bfloat16", "float16"):
-        for batch in (512, 2048):
-            steps.append((f"generate_b4_{dtype}_batch{batch}",
-                          lambda d=dtype, b=batch: raw_generate(model, sentences, d, 4, b)))
-    for dtype in ("float32", "bfloat16", "float16"):
-        steps.append((f"bt_b4_{dtype}", lambda d=dtype: command(
-            out, f"bt_b4_{d}", ["corpus", "backtranslate", *common, "-o", str(work / f"b4_{d}.tsv"), "--num-beams",
-                                "4", "--dtype", d, "--tasks", "1", "--workers", "1"], timeout)))
-    for dtype in ("float32", "bfloat16", "float16"):
-        steps.append((f"engine_b4_{dtype}", lambda d=dtype: engine_breakdown(model, sentences, d, 470)))
-    steps.append(("bt_b4_float32_t2w2", lambda: command(
-        out, "bt_b4_float32_t2w2", ["corpus", "backtranslate", *common, "-o", str(work / "b4_t2.tsv"), "--num-beams",
-                                    "4", "--tasks", "2", "--workers", "2"], timeout)))
-    steps.append(("same_bytes_t1_t2", lambda: {"t1": digest(work / "b4_float32.tsv"),
-                                               "t2": digest(work / "b4_t2.tsv"),
-                                               "equal": digest(work / "b4_float32.tsv") == digest(work / "b4_t2.tsv")
-                                               is not None}))
+    def bt(name: str, *flags: str) -> tuple[str, object]:
+        return name, lambda: command(out, name, ["corpus", "backtranslate", *common, "-o", str(work / f"{name}.tsv"),
+                                                 *flags], timeout)
+
+    one_task, dtypes = ("--tasks", "1", "--workers", "1"), ("float32", "bfloat16", "float16")
+    steps: list[tuple[str, object]] = [
+        (f"generate_b4_{d}_batch{b}", lambda d=d, b=b: raw_generate(model, sentences, d, 4, b))
+        for d in dtypes for b in (512, 2048)]
+    steps += [bt(f"bt_b4_{d}", "--num-beams", "4", "--dtype", d, *one_task) for d in dtypes]
+    steps += [(f"engine_b4_{d}", lambda d=d: engine_breakdown(model, sentences, d, 470)) for d in dtypes]
+    steps.append(bt("bt_b4_float32_t2w2", "--num-beams", "4", "--tasks", "2", "--workers", "2"))
+    one, two = work / "bt_b4_float32.tsv", work / "bt_b4_float32_t2w2.tsv"
+    steps.append(("same_bytes_t1_t2", lambda: {"t1": digest(one), "t2": digest(two),
+                                               "equal": digest(one) == digest(two) is not None}))
     if flickr.is_file():
         steps.append(("train_best_trigram_epoch", lambda: command(
             out, "train_best_trigram_epoch", ["train", "--recipe", "best-trigram", "--train", str(flickr),
                                               "--epochs", "1", "--dev", "none", "--output", str(work / "enc")], 120)))
-    for dtype in ("float32", "bfloat16"):
-        steps.append((f"generate_b12_{dtype}_batch512", lambda d=dtype: raw_generate(model, sentences, d, 12, 512)))
-        steps.append((f"bt_b12_{dtype}", lambda d=dtype: command(
-            out, f"bt_b12_{d}", ["corpus", "backtranslate", *common, "-o", str(work / f"b12_{d}.tsv"),
-                                 "--num-beams", "12", "--dtype", d, "--tasks", "1", "--workers", "1"], timeout)))
-    steps.append(("bt_b4_float32_chunk1mib", lambda: command(
-        out, "bt_b4_float32_chunk1mib", ["corpus", "backtranslate", *common, "-o", str(work / "b4_big.tsv"),
-                                         "--num-beams", "4", "--chunk-bytes", str(1 << 20)], timeout)))
+    for d in ("float32", "bfloat16"):
+        steps.append((f"generate_b12_{d}_batch512", lambda d=d: raw_generate(model, sentences, d, 12, 512)))
+        steps.append(bt(f"bt_b12_{d}", "--num-beams", "12", "--dtype", d, *one_task))
+    steps.append(bt("bt_b4_float32_chunk1mib", "--num-beams", "4", "--chunk-bytes", str(1 << 20)))
     steps.append(("ctranslate2", lambda: ctranslate2_rows(out, work, common, timeout)))
     return steps
 

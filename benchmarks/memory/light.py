@@ -31,18 +31,12 @@ ONE_CORE = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAYON_NUM_THREADS":
             "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
 NOT_THE_PACKAGE = ("pip", "setuptools", "_distutils_hack", "pkg_resources", "distutils-precedence.pth", "wheel")
 
-FIRST_VECTOR = {
-    "paranmt_hf.StaticEncoder": (
-        "import time, sys; t = time.perf_counter(); from paranmt_hf import StaticEncoder; "
-        "v = StaticEncoder.from_pretrained(sys.argv[1]).encode(['A man is playing a guitar.']); "
-        "print(json.dumps({'seconds': time.perf_counter() - t, 'torch': 'torch' in sys.modules, "
-        "'transformers': 'transformers' in sys.modules}))"),
-    "model2vec.StaticModel": (
-        "import time, sys; t = time.perf_counter(); from model2vec import StaticModel; "
-        "v = StaticModel.from_pretrained(sys.argv[1]).encode(['A man is playing a guitar.']); "
-        "print(json.dumps({'seconds': time.perf_counter() - t, 'torch': 'torch' in sys.modules, "
-        "'transformers': 'transformers' in sys.modules}))"),
-}
+FIRST_VECTOR = (
+    "import json, time, sys; t = time.perf_counter(); from {module} import {cls}; "
+    "v = {cls}.from_pretrained(sys.argv[1]).encode(['A man is playing a guitar.']); "
+    "print(json.dumps({{'seconds': time.perf_counter() - t, 'torch': 'torch' in sys.modules, "
+    "'transformers': 'transformers' in sys.modules}}))")
+"""Import + load + first encode of ``module.cls``, timed in the process (its interpreter start not counted)."""
 
 
 def venv(root: Path, name: str, spec: str, refresh: bool = False) -> Path:
@@ -83,7 +77,8 @@ def install_size(python: Path) -> dict[str, Any]:
 
 def first_vector(python: Path, name: str, model: str, runs: int) -> dict[str, Any]:
     """Import + load + first encode, in fresh pinned processes (interpreter start excluded)."""
-    code = "import json; " + FIRST_VECTOR[name]
+    module, cls = name.split(".")
+    code = FIRST_VECTOR.format(module=module, cls=cls)
     times, flags = [], set()
     for _ in range(runs):
         out = subprocess.run(["taskset", "-c", "0", str(python), "-c", code, model], capture_output=True, text=True,
