@@ -24,7 +24,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import subprocess
 import sys
 import threading
@@ -98,77 +97,6 @@ def run(args: list[str], lines: int) -> dict:
             "lines": lines, "lines_per_s": round(speed), "lines_per_cpu_s": round(lines / cpu) if cpu else None,
             "peak_rss_mb": round(peak / 2**20), "extrapolated_51_4M_min": round(PARANMT_LINES / speed / 60, 1),
             "load_before": load_before, "load_after": load(), "summary": summary}
-
-
-def python_speed() -> float:
-    """ns per iteration of a fixed pure-Python loop: how fast (or how shared) this machine is right now."""
-    start = time.process_time()
-    x = 0
-    for i in range(3_000_000):
-        x += i
-    return round((time.process_time() - start) / 3_000_000 * 1e9, 1)
-
-
-def profile_filter(corpus: Path) -> dict:
-    """CPU µs per input line of each stage of `corpus filter` (one process, in this process): what bounds it."""
-    from paranmt_hf.corpus.pipeline.executors import task_threads
-
-    with task_threads(1, True):  # as the command line runs a task: one BLAS thread, one torch thread
-        return _profile_filter(corpus)
-
-
-def _profile_filter(corpus: Path) -> dict:
-    import numpy as np
-
-    from paranmt_hf.corpus.measures.overlap import trigram_overlaps
-    from paranmt_hf.corpus.selection.filtering import filter_from_options
-    from paranmt_hf.corpus.text.tokens import shared_tokenizer
-    from paranmt_hf.data.configs import ConfigOptions
-    from paranmt_hf.data.reader import iter_blocks
-    from paranmt_hf.data.records import parse_block
-
-    row_filter = filter_from_options(ConfigOptions())
-    tokenizer = shared_tokenizer()
-    row_filter.langid.is_english_many(["warm up"])
-    clock, spent, lines = time.process_time, dict.fromkeys(
-        ["parse", "score and length", "overlap: Punkt + chunk keys", "overlap: token ids (NLTK for new chunks)",
-         "overlap: trigrams", "language id", "output"], 0.0), 0
-    for block in iter_blocks([corpus]):
-        t = clock()
-        parsed = parse_block(block, "paranmt")
-        spent["parse"] += clock() - t
-        t = clock()
-        words_a, words_b = [x.split() for x in parsed.text_a], [x.split() for x in parsed.text_b]
-        score = np.asarray(parsed.score)
-        mean = (np.fromiter(map(len, words_a), int, len(words_a)) + np.fromiter(map(len, words_b), int,
-                                                                                 len(words_b))) / 2
-        rows = np.flatnonzero((score >= 0.4) & (score <= 1.0) & (mean >= 5) & (mean <= 40))
-        texts = [parsed.text_a[i].strip().lower() for i in rows] + [parsed.text_b[i].strip().lower() for i in rows]
-        spent["score and length"] += clock() - t
-        t = clock()
-        tokenizer.keys_many(texts)
-        keys = clock() - t
-        spent["overlap: Punkt + chunk keys"] += keys
-        t = clock()
-        flat, lengths = tokenizer.token_ids_many(texts)  # (computes the keys again: subtracted below)
-        spent["overlap: token ids (NLTK for new chunks)"] += clock() - t - keys
-        t = clock()
-        overlap = trigram_overlaps(flat, lengths)
-        spent["overlap: trigrams"] += clock() - t
-        t = clock()
-        rows = rows[overlap <= 0.7]
-        english = row_filter.langid.is_english_many(
-            [parsed.text_a[i] for i in rows] + [parsed.text_b[i] for i in rows])
-        spent["language id"] += clock() - t
-        t = clock()
-        keep = rows[english[: len(rows)] & english[len(rows) :]]
-        ("\n".join(parsed.lines[i] for i in keep) + "\n").encode()
-        spent["output"] += clock() - t
-        lines += block.lines
-    total = sum(spent.values())
-    return {"lines": lines, "cpu_us_per_line": {k: round(v / lines * 1e6, 2) for k, v in spent.items()},
-            "total_cpu_us_per_line": round(total / lines * 1e6, 2), "lines_per_cpu_s": round(lines / total),
-            "python_loop_ns": python_speed()}
 
 
 def _tsv_pairs(path: Path, limit: int) -> list[tuple[str, str]]:
@@ -299,7 +227,6 @@ def main() -> None:
     if args.quick:
         jobs = jobs[:4]
     rows = []
-    speed_before = python_speed()
     for name, mode, command, compared in jobs:
         outputs = []
         for workers in (1, 2):
@@ -312,7 +239,7 @@ def main() -> None:
                 outputs.append((work / compared).read_bytes())
         if compared:
             rows[-1]["identical_to_1_worker"] = outputs[0] == outputs[1]
-    checks = {"agreement_with_exact": agreement(data, work), "filter_profile": profile_filter(corpus)}
+    checks = {"agreement_with_exact": agreement(data, work)}
     fast_rows = (work / "filter-fast.tsv", work / "filter.tsv")
     if all(p.exists() for p in fast_rows):
         kept_fast, kept_exact = (set(p.read_bytes().splitlines()) for p in fast_rows)
@@ -334,18 +261,12 @@ def main() -> None:
     record["load_average_at_start"] = load_at_start
     result = {
         "benchmark": "paranmt-hf corpus throughput on a synthetic para-nmt-50m.txt (real ParaNMT text)",
-        "command": record["command"], "git_commit": record["git_commit"], "provenance": record,
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "environment": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                        "python": platform.python_version(),
-                        "niceness": os.nice(0),
-                        "python_loop_ns_before_after": [speed_before, python_speed()],
-                        "note": "python_loop_ns: ns per iteration of a fixed pure-Python loop (lower = faster or "
-                                "less shared machine); compare rows only within one run"},
-        "corpus": {"path": str(corpus), "lines": args.lines, "bytes": corpus.stat().st_size},
+        "provenance": record, "corpus": {"path": str(corpus), "lines": args.lines, "bytes": corpus.stat().st_size},
         "rows": rows, "checks": checks,
     }
-    atomic_write_json(args.json, result, indent=1)
+    path = Path(args.json)  # the folder's one JSON: this run under "corpus_scale", older records beside it
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    atomic_write_json(path, {**recorded, "corpus_scale": result}, indent=1)
     print(table(result))
     print(json.dumps(checks, indent=2))
 
