@@ -104,38 +104,24 @@ def agreement(data: Path, work: Path) -> dict[str, Any]:
 
 def markdown(report: dict[str, Any]) -> str:
     """README tables."""
-    lines = [
-        f"`{report['provenance']['command']}` · {report['date']} · {report['provenance']['cpu']}",
-        "",
-        f"## STS12-16 (papers' protocol, mean Pearson × 100) — {report['sts']['model']}",
-        "",
-        "| form | STS12-16 | change | STS12 | STS13 | STS14 | STS15 | STS16 | weight file |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, r in report["sts"]["forms"].items():
-        years = " | ".join(f"{v:.2f}" for v in r["per_year"].values())
-        lines.append(
-            f"| {name} | {r['sts12_16_paper_avg']:.2f} | {r['change_vs_float32']:+.2f} | {years} | "
-            f"{r['bytes'] / 1e6:.1f} MB |"
-        )
-    lines += [
-        "",
-        "## Agreement with PyTorch on all 38,393 STS12-16 sentences (benchmark-size, untrained weights)",
-        "",
-        "| kind | dim | form | max abs diff | min cosine | file | sent/s (1 thread) |",
-        "|---|---:|---|---:|---:|---:|---:|",
-    ]
-    for kind, row in report["agreement"].items():
-        for form in ("onnx_fp32", "onnx_int8", "storage_float16", "storage_int8"):
-            r = row[form]
-            speed = f"{r['sent_per_s_1_thread']:,.0f}" if "sent_per_s_1_thread" in r else ""
-            lines.append(
-                f"| {kind} | {row['dim']} | {form} | {r['max_abs_diff']:.2e} | {r['min_cosine']:.6f} | "
-                f"{r['bytes'] / 1e6:.1f} MB | {speed} |"
-            )
+    lines = [f"`{report['provenance']['command']}` · {report['provenance']['date']} · {report['provenance']['cpu']}",
+             "", f"## STS12-16 (papers' protocol, mean Pearson × 100) — {report['sts']['model']}", "",
+             "| form | STS12-16 | change | STS12 | STS13 | STS14 | STS15 | STS16 | weight file |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {name} | {r['sts12_16_paper_avg']:.2f} | {r['change_vs_float32']:+.2f} | "
+              + " | ".join(f"{v:.2f}" for v in r["per_year"].values()) + f" | {r['bytes'] / 1e6:.1f} MB |"
+              for name, r in report["sts"]["forms"].items()]
+    lines += ["", "## Agreement with PyTorch on all 38,393 STS12-16 sentences (benchmark-size, untrained weights)", "",
+              "| kind | dim | form | max abs diff | min cosine | file | sent/s (1 thread) |",
+              "|---|---:|---|---:|---:|---:|---:|"]
+    rate = lambda r: f"{r['sent_per_s_1_thread']:,.0f}" if "sent_per_s_1_thread" in r else ""  # noqa: E731
+    lines += [f"| {kind} | {row['dim']} | {form} | {r['max_abs_diff']:.2e} | {r['min_cosine']:.6f} | "
+              f"{r['bytes'] / 1e6:.1f} MB | {rate(r)} |"
+              for kind, row in report["agreement"].items()
+              for form, r in ((f, row[f]) for f in ("onnx_fp32", "onnx_int8", "storage_float16", "storage_int8"))]
     lines += ["", "Targets: ONNX fp32 max abs diff ≤ 1e-5; ONNX int8 cosine ≥ 0.999 per sentence; storage change "
-              "≤ 0.5 STS point. The sent/s column was taken under the load average above, on shared cores: it is "
-              "not a speed benchmark (`benchmarks/speed` is).", ""]
+              "≤ 0.5 STS point. The sent/s column was taken under the load average above, on shared "
+              "cores: it is not a speed benchmark (`benchmarks/speed` is).", ""]
     return "\n".join(lines)
 
 
@@ -151,7 +137,6 @@ def main() -> None:
         report = {
             "provenance": provenance(packages=["paranmt_hf", "torch", "transformers", "onnx", "onnxruntime", "numpy"]),
             "models_cache": os.environ.get("SPEED_CACHE", "/tmp/paranmt_speed_models"),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "sts": sts_table(data, Path(tmp) / "sts"),
             "agreement": agreement(data, Path(tmp) / "agree"),
         }
