@@ -4,13 +4,11 @@ Usage:
 
     python benchmarks/backtranslation/speed.py [--sentences 256] [--hf-sentences 48] [--rounds 2] [--beams 4]
 
-The model is opus-mt-sized (``MarianMTModel``, 6+6 layers, 512 dimensions, 58,101 tokens) with seeded random weights
-and a SentencePiece vocabulary trained on the German side of the shared Multi30k bitext: only the speed means
-anything (random weights rarely stop, so every candidate runs to --max-new-tokens). The sentences are real German
-sentences of that bitext (--hf-sentences of them for the slow transformers rows, --sentences for the others).
-Every measurement runs in its own process pinned with ``taskset`` (core 1 for one thread, cores 0-1 for two), the
-configurations interleaved round after round; the table reports the best round and the median CPU-time rate (the
-machine is shared: the load average before and after each run is recorded).
+The model is opus-mt-sized (``marian.py``: seeded random weights, so every candidate runs to --max-new-tokens and
+only the speed means anything); the sentences are real German ones of the shared Multi30k bitext (--hf-sentences of
+them for the slow transformers rows). Every measurement runs in its own process pinned with ``taskset`` (core 1 for
+one thread, cores 0-1 for two), the configurations interleaved round after round; the table reports the best round
+and the median CPU-time rate, with the load average before and after each run in the JSON.
 
 Rows (same sentences, beam and length; rates exclude loading the model, "end to end" includes it):
 
@@ -19,14 +17,12 @@ Rows (same sentences, beam and length; rates exclude loading the model, "end to 
 - ``ctranslate2 direct``: the tokenizer, ``Translator.translate_batch`` (token-budget batches) and decoding, as a
   user would call CTranslate2 (no cost); ``+ scores``: plus ``Translator.score_batch`` (what the cost needs);
 - ``paranmt_hf ctranslate2``: ``CTranslate2Translator``;
-- ``paranmt_hf backtranslate (engine)``: the whole command (``backtranslate``: datatrove run, one task in this
-  process, bitext read, TSV written); its rates are those of its engine's ``translate`` calls (what its summary
-  prints "per task"), its end to end the whole command.
+- ``paranmt_hf backtranslate (engine)``: the whole command (datatrove run, one task in this process, bitext read,
+  TSV written); its rates are those of its engine's ``translate`` calls (its summary's "per task").
 
 Records the run under ``speed`` in ``backtranslation.json`` here (with its provenance) and prints its table and
-ratios (each from wall time and from the processes' CPU seconds, which the other jobs disturb least).
+ratios (from wall time, from the processes' CPU seconds, which other jobs disturb least, and end to end).
 """
-
 from __future__ import annotations
 
 import argparse
