@@ -176,15 +176,16 @@ def _ct2_direct(model_dir: Path, texts: list[str], options: object, compute: str
 
 def _command(model_dir: Path, texts: list[str], options: object, compute: str, threads: int, work: Path) -> int:
     from paranmt_hf.corpus.pipeline.runner import RunOptions
-    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions, backtranslate
+    from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options
 
     bitext = work / "speed-en-de.tsv"
     bitext.write_text("".join(f"reference {i}\t{t}\n" for i, t in enumerate(texts)), encoding="utf-8")
     out = work / "speed-out.tsv"
-    backtranslate([bitext], out, str(model_dir), options,
+    backtranslate([bitext], out, str(model_dir), TranslationOptions(options, CTranslate2Options(compute_type=compute)),
                   RunOptions(tasks=1, workers=1, threads=threads, progress=False, chunk_bytes=1 << 30,
                              work_dir=str(work / "speed-work"), restart=True),
-                  engine="ctranslate2", engine_kwargs={"compute_type": compute}, overwrite=True)
+                  overwrite=True)
     return sum(1 for _ in open(out, encoding="utf-8")) - 1  # (sentences; the tokens are the same as direct)
 
 

@@ -91,7 +91,7 @@ def build_model(folder: Path, data_dir: Path, size: dict) -> Path:
 def run_command(model: Path, source: Path, work: Path, max_new: int) -> dict:
     """The command in this process (one task, in this process): its summary and the CPU time of its engine."""
     from paranmt_hf.corpus.pipeline.runner import RunOptions
-    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions, backtranslate
     from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions, Seq2SeqEngine
 
     engine_cpu = [0.0]
@@ -107,9 +107,11 @@ def run_command(model: Path, source: Path, work: Path, max_new: int) -> dict:
     Seq2SeqEngine.translate = timed
     out = work / f"out-{os.getpid()}.tsv"
     start = time.perf_counter()
-    summary = backtranslate([source], out, model, DecodingOptions(num_beams=4, max_new_tokens=max_new),
+    summary = backtranslate([source], out, model,
+                            TranslationOptions(DecodingOptions(num_beams=4, max_new_tokens=max_new), cleaning=False,
+                                               model_cache=work / "models"),
                             RunOptions(workers=1, tasks=1, progress=False, work_dir=str(work / f"w-{os.getpid()}")),
-                            model_cache=work / "models", cleaning=False, overwrite=True)
+                            overwrite=True)
     command_s = time.perf_counter() - start
     out.unlink()
     t = summary.throughput
