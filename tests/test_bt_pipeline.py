@@ -413,12 +413,12 @@ def test_sources_in_another_language_are_not_decoded(models: dict[str, Path], tm
 def test_summary_gives_sentences_and_target_tokens_per_second(models: dict[str, Path], tmp_path: Path,
                                                                capsys: pytest.CaptureFixture) -> None:
     from paranmt_hf.corpus.pipeline.runner import RunOptions
-    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions, backtranslate
     from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions, TransformersTranslator
 
     src = _plain_bitext(tmp_path / "bitext.en-de.tsv", 16)
     options = DecodingOptions(num_beams=2, num_return=2)
-    summary = backtranslate([src], tmp_path / "out.tsv", models["a"], options,
+    summary = backtranslate([src], tmp_path / "out.tsv", models["a"], TranslationOptions(options),
                             RunOptions(workers=1, tasks=2, chunk_bytes=300, progress=False))
     expected = TransformersTranslator(models["a"], options).translate(model_sentences(16, seed=3))
     t = summary.throughput

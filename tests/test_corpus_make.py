@@ -35,7 +35,16 @@ def _bitext(path: Path) -> Path:
 
 def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(marian: Path, tmp_path: Path,
                                                                                capsys: pytest.CaptureFixture) -> None:
+    """One task from the command line, three from Python with one options object per part: the same Parquet bytes
+    (the command builds the objects the API takes)."""
     from datasets import load_dataset
+
+    from paranmt_hf.corpus.make import DatasetOptions, make_paranmt
+    from paranmt_hf.corpus.measures.registry import MeasureContext
+    from paranmt_hf.corpus.pipeline.runner import RunOptions
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions
+    from paranmt_hf.corpus.translation.transformers_engine import DecodingOptions
+    from paranmt_hf.data.configs import ConfigOptions
 
     src = _bitext(tmp_path / "bitext.en-de.tsv")
     base = ["corpus", "make", str(src), "--model", str(marian), "--num-beams", "2", "--num-return", "2",
@@ -43,7 +52,13 @@ def test_make_writes_a_loadable_folder_and_any_task_count_gives_the_same_rows(ma
             "translation_cost=:1.9", "--chunk-bytes", "300", "--quiet", "--repo-id", "me/my-paranmt"]
     assert main([*base, "-o", str(tmp_path / "one"), "--tasks", "1", "--workers", "1"]) == 0
     one_err = capsys.readouterr().err
-    assert main([*base, "-o", str(tmp_path / "three"), "--tasks", "3", "--workers", "2"]) == 0
+    make_paranmt([src], tmp_path / "three", marian,
+                 translation=TranslationOptions(DecodingOptions(num_beams=2, num_return=2)),
+                 measures=["bleu"], measure_context=MeasureContext(tokenizer="whitespace"),
+                 filter_options=ConfigOptions(filter="thresholds", tokenizer="whitespace", require_english=True,
+                                              bounds=(("translation_cost", None, 1.9),)),
+                 dataset=DatasetOptions(card={"repo_id": "me/my-paranmt"}),
+                 run=RunOptions(tasks=3, workers=2, chunk_bytes=300, progress=False))
     rows = {}
     for name in ("one", "three"):
         ds = load_dataset(str(tmp_path / name), "pairs", split="train", cache_dir=str(tmp_path / f"c-{name}"))
@@ -97,3 +112,30 @@ def test_make_that_keeps_no_pair_says_so_and_writes_only_with_allow_empty(marian
     assert "wrote" in capsys.readouterr().out
     tables = [pq.read_table(p) for p in (out / "data" / "pairs").glob("*.parquet")]
     assert sum(t.num_rows for t in tables) == 0
+
+
+def test_make_dataset_options_are_checked_when_built() -> None:
+    """A bad de-duplication, key, config name or shard size is one sentence before any work, not a failed task."""
+    from paranmt_hf.corpus.errors import InvalidOptionError
+    from paranmt_hf.corpus.make import DatasetOptions
+    from paranmt_hf.utils.atomic import UnsafeNameError
+
+    assert DatasetOptions(dedup=None).dedup is None and DatasetOptions().dedup == "first"
+    for kwargs, error, message in (({"dedup": "last"}, InvalidOptionError, "unknown dedup 'last'"),
+                                   ({"dedup_key": "text"}, InvalidOptionError, "unknown dedup_key 'text'"),
+                                   ({"shard_rows": 0}, InvalidOptionError, "shard_rows must be >= 1"),
+                                   ({"config": "../pairs"}, UnsafeNameError, "the config name '../pairs'")):
+        with pytest.raises(error, match=re.escape(message)):
+            DatasetOptions(**kwargs)
+
+
+def test_make_takes_its_scorer_by_name_because_the_run_records_it(tmp_path: Path) -> None:
+    """A loaded encoder has no stable name for the run's identity (a resume compares it): refused in one sentence."""
+    from paranmt_hf.corpus.errors import InvalidOptionError
+    from paranmt_hf.corpus.make import make_paranmt
+    from paranmt_hf.corpus.measures.registry import MeasureContext
+
+    src = _bitext(tmp_path / "bitext.en-de.tsv")
+    with pytest.raises(InvalidOptionError, match="scorer .* as a folder or Hub id, not a loaded object"):
+        make_paranmt([src], tmp_path / "made", "no-model", measure_context=MeasureContext(encoder=object()))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bitext.en-de.tsv"]

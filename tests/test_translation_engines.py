@@ -148,7 +148,7 @@ def test_tasks_sharing_a_gpu_run_one_after_another(models: dict[str, Path], monk
     from paranmt_hf.corpus.pipeline import executors
     from paranmt_hf.corpus.pipeline.runner import RunOptions
     from paranmt_hf.corpus.translation import placement
-    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions, backtranslate
     from paranmt_hf.corpus.translation.placement import concurrent_tasks
 
     assert concurrent_tasks("auto", 1, 2, 2)[0] == 1 and "2 decoding tasks on 1 GPU (cuda:0)" in \
@@ -179,15 +179,16 @@ def test_tasks_sharing_a_gpu_run_one_after_another(models: dict[str, Path], monk
     monkeypatch.setattr(placement, "task_device", lambda *args, **kwargs: "cpu")  # the model stays on this CPU
     run = RunOptions(tasks=2, workers=2, chunk_bytes=200, progress=False)
     with caplog.at_level("WARNING", logger="paranmt_hf.corpus"):
-        backtranslate([src], tmp_path / "gpu.tsv", models["marian"], DecodingOptions(max_new_tokens=4), run,
-                      cleaning=False)
+        backtranslate([src], tmp_path / "gpu.tsv", models["marian"],
+                      TranslationOptions(DecodingOptions(max_new_tokens=4), cleaning=False), run)
     assert started[0] == 1  # the decoding stage: one task at a time on the one GPU
     assert [r.getMessage() for r in caplog.records if "decoding tasks" in r.getMessage()] == [
         "2 decoding tasks on 1 GPU (cuda:0): 1 at a time, each alone on its GPU, the others after them (tasks "
         "sharing a GPU decode more slowly in all than one)"]
     started.clear()
-    backtranslate([src], tmp_path / "cpu.tsv", models["marian"], DecodingOptions(max_new_tokens=4), run,
-                  engine_kwargs={"device": "cpu"}, cleaning=False)
+    backtranslate([src], tmp_path / "cpu.tsv", models["marian"],
+                  TranslationOptions(DecodingOptions(max_new_tokens=4), TransformersOptions(device="cpu"),
+                                     cleaning=False), run)
     assert started[0] == 2  # on the CPU the workers are the run's
     assert (tmp_path / "gpu.tsv").read_bytes() == (tmp_path / "cpu.tsv").read_bytes()
 
@@ -223,8 +224,8 @@ def test_ctranslate2_without_a_cuda_12_runtime_says_so_before_any_work(models: d
 # ---- one typed options object per engine -----------------------------------------------------------------------
 
 
-def test_engine_options_are_typed_and_checked_before_any_work(models: dict[str, Path], tmp_path: Path) -> None:
-    from paranmt_hf.corpus.make import make_paranmt
+def test_engine_options_are_typed_and_checked_before_any_work(models: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     from paranmt_hf.corpus.translation.ctranslate2_engine import CTranslate2Options
 
     assert engine_options("ctranslate2", {"compute_type": "int8", "device": None}) == \
@@ -241,8 +242,11 @@ def test_engine_options_are_typed_and_checked_before_any_work(models: dict[str, 
             engine_options(engine, settings)
     bitext = tmp_path / "bitext.en-de.tsv"
     bitext.write_text("a reference\tein satz\n", encoding="utf-8")
-    with pytest.raises(InvalidOptionError, match="compute_type is a CTranslate2 setting.*--engine ctranslate2"):
-        make_paranmt([bitext], tmp_path / "made", models["marian"], engine_kwargs={"compute_type": "int8"})
+    assert main(["corpus", "make", str(bitext), "-o", str(tmp_path / "made"), "--model", str(models["marian"]),
+                 "--compute-type", "int8", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "compute_type is a CTranslate2 setting" in err and "--engine ctranslate2" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bitext.en-de.tsv"]  # nothing started
 
 

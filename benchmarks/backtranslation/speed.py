@@ -115,7 +115,8 @@ def _command(engine: str, model: Path, texts: list[str], options: object, comput
              work: Path) -> dict:
     """The whole command, one task in this process; the wall and CPU seconds of its engine's ``translate`` calls."""
     from paranmt_hf.corpus.pipeline.runner import RunOptions
-    from paranmt_hf.corpus.translation.backtranslate import backtranslate
+    from paranmt_hf.corpus.translation.backtranslate import TranslationOptions, backtranslate
+    from paranmt_hf.corpus.translation.engines import engine_options
     from paranmt_hf.corpus.translation.transformers_engine import Seq2SeqEngine
 
     spent = {"wall_s": 0.0, "cpu_s": 0.0}
@@ -132,11 +133,12 @@ def _command(engine: str, model: Path, texts: list[str], options: object, comput
     Seq2SeqEngine.translate = timed  # this measuring process only
     bitext, out = work / f"speed-{os.getpid()}.en-de.tsv", work / f"speed-{os.getpid()}-out.tsv"
     bitext.write_text("".join(f"reference {i}\t{t}\n" for i, t in enumerate(texts)), encoding="utf-8")
-    kwargs = {"compute_type": compute} if engine == "ctranslate2" else {}
-    summary = backtranslate([bitext], out, str(model), options,
+    settings = {"compute_type": compute} if engine == "ctranslate2" else {}
+    translation = TranslationOptions(decoding=options, engine=engine_options(engine, settings), cleaning=False,
+                                     model_cache=work / "models")
+    summary = backtranslate([bitext], out, str(model), translation,
                             RunOptions(tasks=1, workers=1, threads=threads, progress=False, chunk_bytes=1 << 30,
                                        work_dir=str(work / f"speed-work-{os.getpid()}"), restart=True),
-                            engine=engine, engine_kwargs=kwargs, model_cache=work / "models", cleaning=False,
                             overwrite=True)
     out.unlink()
     return spent | {"sentences": summary.throughput["sentences"],

@@ -271,10 +271,13 @@ def _filter_options(args: argparse.Namespace) -> Any:
 # ---- the commands -----------------------------------------------------------------------------------------------
 
 
-def _engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine flags as given (the API builds and checks the engine's options from them)."""
-    return {"device": args.device, "dtype": args.dtype, "compute_type": args.compute_type,
-            "inter_threads": args.inter_threads, "trust_remote_code": args.trust_remote_code or None}
+def _engine(args: argparse.Namespace) -> Any:
+    """The engine's options from its flags (a flag of another engine is refused, naming the engine that has it)."""
+    from ..corpus.translation.engines import engine_options
+
+    return engine_options(args.engine, {"device": args.device, "dtype": args.dtype, "compute_type": args.compute_type,
+                                        "inter_threads": args.inter_threads,
+                                        "trust_remote_code": args.trust_remote_code or None})
 
 
 def _cleaning(args: argparse.Namespace) -> Any:
@@ -289,35 +292,40 @@ def _cleaning(args: argparse.Namespace) -> Any:
             "dedup": False if args.no_source_dedup else None}
 
 
+def _translation(args: argparse.Namespace) -> Any:
+    """The back-translation's options (``backtranslate``, ``make``)."""
+    from ..corpus.translation.backtranslate import TranslationOptions
+
+    return TranslationOptions(decoding=decoding_options(args), engine=_engine(args), cleaning=_cleaning(args),
+                              source_column=args.source_column, with_source=args.with_source,
+                              model_revision=args.model_revision, model_cache=args.model_cache)
+
+
 @_user_errors
 def _backtranslate(args: argparse.Namespace) -> int:
     from ..corpus.translation.backtranslate import backtranslate
 
-    summary = backtranslate(args.inputs, args.output, args.model, decoding_options(args), _run(args),
-                            engine=args.engine, engine_kwargs=_engine_kwargs(args), source_column=args.source_column,
-                            with_source=args.with_source, model_revision=args.model_revision,
-                            model_cache=args.model_cache, cleaning=_cleaning(args), member_pattern=args.member,
-                            strict=args.strict, overwrite=args.overwrite)
+    summary = backtranslate(args.inputs, args.output, args.model, _translation(args), _run(args),
+                            member_pattern=args.member, strict=args.strict, overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
     return 0
 
 
 @_user_errors
 def _make(args: argparse.Namespace) -> int:
-    from ..corpus.make import make_paranmt
+    from ..corpus.make import DatasetOptions, make_paranmt
+    from ..corpus.measures.registry import MeasureContext
 
     card = {k: v for k, v in {"repo_id": args.repo_id, "pretty_name": args.pretty_name,
                               "license_name": args.license}.items() if v is not None}
-    filter_options = _filter_options(args) if args.filter_name else None
-    summary = make_paranmt(args.inputs, args.output, args.model, filter_options=filter_options, scorer=args.scorer,
-                           measures=args.measure or (), tokenizer=args.tokenizer, language_model=args.language_model,
-                           classifier=args.classifier, dedup=None if args.dedup == "off" else args.dedup,
-                           config=args.config_name, shard_rows=args.shard_rows, card=card,
-                           options=decoding_options(args), engine=args.engine, engine_kwargs=_engine_kwargs(args),
-                           source_column=args.source_column, with_source=args.with_source,
-                           model_revision=args.model_revision, model_cache=args.model_cache,
-                           cleaning=_cleaning(args), run=_run(args), member_pattern=args.member, strict=args.strict,
-                           overwrite=args.overwrite, allow_empty=args.allow_empty)
+    context = MeasureContext(tokenizer=args.tokenizer, encoder=args.scorer, language_model=args.language_model,
+                             classifier=args.classifier, langid_model=args.langid_model)
+    dataset = DatasetOptions(dedup=None if args.dedup == "off" else args.dedup, config=args.config_name,
+                             shard_rows=args.shard_rows, card=card, allow_empty=args.allow_empty)
+    summary = make_paranmt(args.inputs, args.output, args.model, translation=_translation(args),
+                           measures=args.measure or (), measure_context=context,
+                           filter_options=_filter_options(args) if args.filter_name else None, dataset=dataset,
+                           run=_run(args), member_pattern=args.member, strict=args.strict, overwrite=args.overwrite)
     _print_summary(summary, args.output, "lines")
     if summary.complete:
         print(f"card: {Path(args.output) / 'README.md'}")

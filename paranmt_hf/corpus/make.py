@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ from ..data.records import ParsedBlock
 from ..utils.atomic import atomic_output, path_name
 from ..utils.imports import require
 from .annotate import AnnotateStep
-from .errors import EmptyResultError, option
+from .errors import EmptyResultError, InvalidOptionError, option
 from .measures.columns import header_of
+from .measures.registry import MeasureContext
 from .output.export import (
     ParquetShards,
     collect_task_files,
@@ -47,11 +49,10 @@ from .output.export import (
 from .pipeline.batches import PairBatch
 from .pipeline.runner import JobOptions, JobSpec, RunOptions, Stage, execute, make_spec, merge_stage
 from .pipeline.steps import CorpusStep
-from .selection.dedup import KEEP, DedupWriteStep, FindStep, HashStep
+from .selection.dedup import KEEP, KEYS, DedupWriteStep, FindStep, HashStep
 from .selection.filtering import FilterStep, bounds_stages
-from .translation.backtranslate import TranslationPlan, TranslationSummary
-from .translation.source_cleaning import SourceCleaning, resolve_cleaning
-from .translation.transformers_engine import DecodingOptions, EngineOptions
+from .translation.backtranslate import TranslationOptions, TranslationPlan, TranslationSummary
+from .translation.source_cleaning import SourceCleaning
 
 TEXT_TYPES = ("reference", "paraphrase", "source")
 
@@ -138,12 +139,44 @@ def merge_made(spec: JobSpec) -> None:
             why = ", ".join(f"{n:,} {k}" for k, n in counts.most_common() if n and not k.startswith("throughput"))
             raise EmptyResultError(
                 f"no pair was kept{f' ({why})' if why else ''}, so {spec.output} was not written: check the "
-                f"translations and the filter, or add {option('--allow-empty', 'allow_empty=True')} to write an "
-                "empty dataset (the work folder is kept: the same command with it finishes without redoing the "
-                "work)")
+                f"translations and the filter, or add "
+                f"{option('--allow-empty', 'DatasetOptions(allow_empty=True)')} to write an empty dataset (the work "
+                "folder is kept: the same command with it finishes without redoing the work)")
         card = spec.options.card
         write_export_record(tmp, [done], card)
         write_card(tmp, [done], **card)
+
+
+@dataclass(frozen=True)
+class DatasetOptions:
+    """What :func:`make_paranmt` writes besides the columns: de-duplication, config, shards, card (all optional).
+
+    Attributes:
+        dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
+        dedup_key: ``"pair"`` (both texts) or ``"line"`` (texts and every column).
+        config: the exported config's name.
+        shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
+        card: :func:`~paranmt_hf.corpus.output.export.write_card` options (``repo_id``, ``pretty_name``,
+            ``license_name``).
+        allow_empty: write the folder when no pair is kept (else :class:`~paranmt_hf.corpus.errors.EmptyResultError`,
+            the work folder kept, so that the same call with ``allow_empty`` finishes at once).
+    """
+
+    dedup: str | None = "first"
+    dedup_key: str = "pair"
+    config: str = "pairs"
+    shard_rows: int = 1_000_000
+    card: Mapping[str, Any] = field(default_factory=dict)
+    allow_empty: bool = False
+
+    def __post_init__(self) -> None:
+        path_name(self.config, "the config name")  # it names data/<config>/ inside the output
+        if self.dedup is not None and self.dedup not in KEEP:
+            raise InvalidOptionError(f"unknown dedup {self.dedup!r}; choose one of {KEEP} or None")
+        if self.dedup_key not in KEYS:
+            raise InvalidOptionError(f"unknown dedup_key {self.dedup_key!r}; choose one of {KEYS}")
+        if self.shard_rows < 1:
+            raise InvalidOptionError(f"shard_rows must be >= 1, got {self.shard_rows}")
 
 
 def make_paranmt(
@@ -151,115 +184,84 @@ def make_paranmt(
     output: str | os.PathLike[str],
     model: str | os.PathLike[str],
     *,
-    filter_options: ConfigOptions | None = None,
-    scorer: str | os.PathLike[str] | None = None,
+    translation: TranslationOptions | None = None,
     measures: Sequence[str] = (),
-    tokenizer: str = "nltk",
-    language_model: str | None = None,
-    classifier: str | None = None,
-    dedup: str | None = "first",
-    dedup_key: str = "pair",
-    config: str = "pairs",
-    shard_rows: int = 1_000_000,
-    card: Mapping[str, Any] | None = None,
-    engine: str | EngineOptions = "transformers",
-    engine_kwargs: Mapping[str, Any] | None = None,
-    options: DecodingOptions | None = None,
-    cleaning: SourceCleaning | Mapping[str, Any] | bool | None = None,
-    source_column: int | None = None,
-    with_source: bool = False,
-    model_revision: str | None = None,
-    model_cache: str | os.PathLike[str] | None = None,
+    measure_context: MeasureContext | None = None,
+    filter_options: ConfigOptions | None = None,
+    dataset: DatasetOptions | None = None,
     run: RunOptions | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
-    allow_empty: bool = False,
 ) -> TranslationSummary:
     """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
 
-    The keywords follow the pipeline: what is kept (filter, columns), how it is exported, how it is translated
-    (as :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`), how it runs.
+    The keywords follow the pipeline, one options object per part: how it is translated (as
+    :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`), the columns added, what is kept, what is
+    written, how it runs.
 
     Args:
         inputs: bitext files (two tab-separated columns).
         output: the folder to write (atomically; never holding an input; an existing one only with ``overwrite``).
         model: the translation model into English (Hub id or folder).
-        filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
-            keep every pair). Its columns must be among the ones made.
-        scorer: the paranmt_hf model whose cosine is ``paraphrase_score`` (None: no score column).
+        translation: decoding, engine, cleaning, source column, model revision and cache
+            (:class:`~paranmt_hf.corpus.translation.backtranslate.TranslationOptions`). Its ``cleaning`` defaults to
+            what ``filter_options`` would drop whatever the translation
+            (:meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; each distinct source
+            of the run decoded once); ``with_source`` keeps the source sentence as a column.
         measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``,
             ``unigram_overlap``.
-        tokenizer: overlap tokenizer.
-        language_model: the KenLM model ``lm_perplexity`` needs.
-        classifier: the reference classifier ``reference_probability`` needs.
-        dedup: ``"first"``, ``"none"`` (drop every copy) or None (no de-duplication).
-        dedup_key: ``"pair"`` (both texts) or ``"line"`` (texts and every column).
-        config: the exported config's name.
-        shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
-        card: :func:`~paranmt_hf.corpus.output.export.write_card` options (``repo_id``, ``pretty_name``,
-            ``license_name``).
-        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` or its options object.
-        engine_kwargs: with an engine name, its settings (as
-            :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`); a setting of another engine is
-            refused before any work (``inter_threads`` for CTranslate2 too).
-        options: decoding options (beam, n-best, sampling, language codes...).
-        cleaning: what is removed before decoding (default: what ``filter_options`` would drop whatever the
-            translation, :meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; each
-            distinct source of the run decoded once); a mapping of
-            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning` fields changes that default,
-            False removes nothing (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
-        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
-        with_source: keep the source sentence as a column.
-        model_revision: the Hub revision of a Hub id ``model`` (default: its main branch).
-        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder).
+        measure_context: what the columns need
+            (:class:`~paranmt_hf.corpus.measures.registry.MeasureContext`): ``encoder``, the paranmt_hf model (folder
+            or Hub id) whose cosine is ``paraphrase_score`` (None: no score column); ``tokenizer``, the overlap
+            tokenizer; ``language_model`` for ``lm_perplexity``; ``classifier`` for ``reference_probability``.
+        filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
+            keep every pair). Its columns must be among the ones made.
+        dataset: de-duplication, config name, shards, card, ``allow_empty`` (:class:`DatasetOptions`).
         run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; 64 KiB chunks unless
             set).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.
-        allow_empty: write the folder when no pair is kept (else :class:`~paranmt_hf.corpus.errors.EmptyResultError`,
-            the work folder kept, so that the same call with ``allow_empty`` finishes at once).
 
     Raises:
-        EmptyResultError: no pair was kept and not ``allow_empty``.
+        EmptyResultError: no pair was kept and not ``dataset.allow_empty``.
     """
-    from .measures.registry import MeasureContext, get_measure
+    from .measures.registry import get_measure
 
-    path_name(config, "the config name")  # it names data/<config>/ inside the output
-    if dedup is not None and dedup not in KEEP:
-        raise ValueError(f"unknown dedup {dedup!r}; choose one of {KEEP} or None")
+    out = dataset or DatasetOptions()
+    context = measure_context or MeasureContext()
+    if context.encoder is not None:
+        if not isinstance(context.encoder, (str, os.PathLike)):  # it is part of the run's identity
+            raise InvalidOptionError("make_paranmt takes the scorer (measure_context.encoder) as a folder or Hub "
+                                     f"id, not a loaded {type(context.encoder).__name__}")
+        context = replace(context, encoder=os.fspath(context.encoder))
     for name in measures:
         if get_measure(name).compute is None:
             raise ValueError(f"{name} cannot be computed from the texts")
-    plan, run = TranslationPlan.check(
-        inputs, model, options, run, engine, engine_kwargs,
-        resolve_cleaning(cleaning, SourceCleaning.for_filter(filter_options)), source_column=source_column,
-        with_source=with_source, model_revision=model_revision, model_cache=model_cache,
-        member_pattern=member_pattern, strict=strict)
+    plan, run = TranslationPlan.check(inputs, model, translation, run, SourceCleaning.for_filter(filter_options),
+                                      member_pattern=member_pattern, strict=strict)
     recorded = plan.settings()
     name = recorded["model"]
-    bt_columns = ["translation_cost", *(["source"] if with_source else [])]
-    compute = [*(["paraphrase_score"] if scorer is not None else []), "trigram_overlap", *measures]
+    bt_columns = ["translation_cost", *(["source"] if plan.with_source else [])]
+    compute = [*(["paraphrase_score"] if context.encoder is not None else []), "trigram_overlap", *measures]
     columns = list(dict.fromkeys([*bt_columns, *compute]))
     header = header_of(columns)
-    context = MeasureContext(tokenizer=tokenizer, encoder=None if scorer is None else os.fspath(scorer),
-                             language_model=language_model, classifier=classifier)
     card = {"kind": "own", "built_with": "paranmt-hf corpus make", "sources": [os.fspath(p) for p in inputs],
             "summary": f"English paraphrase pairs made by back-translating the non-English side of the sources below "
                        f"with `{public_source(name)}` ({recorded['engine']}) and pairing each translation with its "
                        "English reference (the method of Wieting et al. 2017 and Wieting & Gimpel 2018).",
-            **(card or {})}
+            **out.card}
     if filter_options is not None:
         card.setdefault("filter_description", filter_description(filter_options))
     settings = {**recorded, "scorer": context.encoder, "measures": list(measures),
-                "filter": None if filter_options is None else vars(filter_options), "dedup": dedup,
-                "dedup_key": dedup_key, "tokenizer": tokenizer}
+                "filter": None if filter_options is None else vars(filter_options), "dedup": out.dedup,
+                "dedup_key": out.dedup_key, "tokenizer": context.tokenizer}
     spec, workers = make_spec("make", inputs, output, run, overwrite,
-                              JobOptions(settings, header=header.line, config=config,
+                              JobOptions(settings, header=header.line, config=out.config,
                                          columns=["reference", "paraphrase", *columns], card=card,
-                                         shard_rows=shard_rows, allow_empty=allow_empty),
-                              protected=[model, scorer, language_model, classifier])
+                                         shard_rows=out.shard_rows, allow_empty=out.allow_empty),
+                              protected=[model, *context.model_paths()])
     bounds = None
     if filter_options is not None:
         before, bounds = bounds_stages(spec, filter_options, "bitext", member_pattern)
@@ -271,16 +273,16 @@ def make_paranmt(
                         AnnotateStep(context, True, columns, compute)]
     if filter_options is not None:
         steps.append(FilterStep(filter_options, bounds_file=bounds))
-    parquet = NamedParquetWriter(spec.parts_dir("parquet"), ["reference", "paraphrase", *columns], shard_rows)
-    if dedup is None:
+    parquet = NamedParquetWriter(spec.parts_dir("parquet"), ["reference", "paraphrase", *columns], out.shard_rows)
+    if out.dedup is None:
         stages = [*before, Stage("main", [*steps, parquet], unit="sentences")]
     else:
         hashes, drops = spec.parts_dir("hashes"), spec.parts_dir("drops")
         kept = NamedParquetWriter(spec.parts_dir("kept"), ["reference", "paraphrase", *columns], 1 << 40)
-        stages = [*before, Stage("main", [*steps, HashStep(hashes, dedup_key, passthrough=True), kept],
+        stages = [*before, Stage("main", [*steps, HashStep(hashes, out.dedup_key, passthrough=True), kept],
                                  unit="sentences"),
-                  Stage("find", [FindStep(str(hashes), str(drops), dedup)], tasks=min(256, spec.tasks), counts=False,
-                        reads_input=False),
+                  Stage("find", [FindStep(str(hashes), str(drops), out.dedup)], tasks=min(256, spec.tasks),
+                        counts=False, reads_input=False),
                   Stage("write", [ParquetPartReader(spec.parts_dir("kept")),
                                   DedupWriteStep(drops, kept_name="unique"), parquet], reads_input=False)]
     return TranslationSummary.of(execute(spec, [*stages, merge_stage(merge_made, spec)], run, workers,

@@ -3,8 +3,9 @@ r"""Back-translate the non-English side of a bitext into English pairs, at any s
 ParaNMT's construction (EMNLP 2017 §3, ACL 2018 §3).
 
 :func:`backtranslate` reads bitext files (two tab-separated columns, one of them English), translates the other
-column with a seq2seq model (:mod:`paranmt_hf.corpus.translation.transformers_engine`; ``engine="ctranslate2"`` for
-:mod:`paranmt_hf.corpus.translation.ctranslate2_engine`) and writes, for every candidate of every sentence, one line
+column with a seq2seq model (:mod:`paranmt_hf.corpus.translation.transformers_engine`;
+``TranslationOptions(engine="ctranslate2")`` for :mod:`paranmt_hf.corpus.translation.ctranslate2_engine`) and
+writes, for every candidate of every sentence, one line
 
     reference \\t back-translation \\t translation_cost [\\t source]
 
@@ -393,6 +394,36 @@ def check_model_record(spec: JobSpec, resolved: ResolvedModel) -> None:
     atomic_write_json(record, resolved.record())
 
 
+@dataclass(frozen=True)
+class TranslationOptions:
+    """How a bitext is back-translated: the same object for ``backtranslate`` and ``corpus make`` (all optional).
+
+    Attributes:
+        decoding: beam, n-best, sampling, lengths, language codes, batch budget, seed.
+        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` (``"transformers"``,
+            ``"ctranslate2"``, with their default settings) or its options object
+            (``CTranslate2Options(compute_type="int8")``; :func:`~paranmt_hf.corpus.translation.engines.engine_options`
+            builds one from a name and settings, refusing a setting of another engine).
+        cleaning: what is removed before decoding: None for the command's default, a
+            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`, a mapping of its fields that
+            change the default (e.g. ``{"source_language": "de", "dedup": False}``), or False for nothing
+            (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
+        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
+        with_source: keep the source sentence as a column.
+        model_revision: the Hub revision (branch, tag or commit) of a Hub id model (default: its main branch).
+        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder);
+            kept across runs there.
+    """
+
+    decoding: DecodingOptions = field(default_factory=DecodingOptions)
+    engine: str | EngineOptions = "transformers"
+    cleaning: SourceCleaning | Mapping[str, Any] | bool | None = None
+    source_column: int | None = None
+    with_source: bool = False
+    model_revision: str | None = None
+    model_cache: str | os.PathLike[str] | None = None
+
+
 @dataclass
 class TranslationPlan:
     """The back-translation part of a command's run (``corpus backtranslate``, ``corpus make``), checked.
@@ -416,25 +447,27 @@ class TranslationPlan:
 
     @classmethod
     def check(cls, inputs: Sequence[str | os.PathLike[str]], model: str | os.PathLike[str],
-              options: DecodingOptions | None, run: RunOptions | None, engine: str | EngineOptions,
-              engine_kwargs: Mapping[str, Any] | None, cleaning: SourceCleaning, *,
-              source_column: int | None = None, with_source: bool = False, model_revision: str | None = None,
-              model_cache: str | os.PathLike[str] | None = None, member_pattern: str | None = None,
-              strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
-        """Check everything before any work (sides, engine, model, decoding); the plan and the run options."""
+              translation: TranslationOptions | None, run: RunOptions | None, default: SourceCleaning, *,
+              member_pattern: str | None = None, strict: bool = False) -> tuple[TranslationPlan, RunOptions]:
+        """Check everything before any work (sides, engine, model, decoding); the plan and the run options.
+
+        ``default`` is the command's cleaning when ``translation.cleaning`` does not replace it
+        (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
+        """
         from ...data.reader import check_input_files
         from .engines import engine_options
 
+        t = translation or TranslationOptions()
+        cleaning = resolve_cleaning(t.cleaning, default)
         check_input_files(inputs)
-        options = options or DecodingOptions()
         run = replace(run or RunOptions(), chunk_bytes=(run.chunk_bytes if run else None) or CHUNK_BYTES)
         for path in inputs:
-            source_side(os.fspath(path), source_column)  # fail now, not in a task
-        typed = engine_options(engine, engine_kwargs)
-        resolved = check_model(model, options, typed, model_revision)
-        return cls(resolved, options, typed, cleaning, source_column,
-                   with_source, None if model_cache is None else os.fspath(model_cache), member_pattern, strict,
-                   run.progress), run
+            source_side(os.fspath(path), t.source_column)  # fail now, not in a task
+        typed = engine_options(t.engine)
+        resolved = check_model(model, t.decoding, typed, t.model_revision)
+        return cls(resolved, t.decoding, typed, cleaning, t.source_column,
+                   t.with_source, None if t.model_cache is None else os.fspath(t.model_cache), member_pattern,
+                   strict, run.progress), run
 
     def settings(self) -> dict[str, Any]:
         """What the run records of its translation (part of its identity)."""
@@ -548,16 +581,9 @@ def backtranslate(
     inputs: Sequence[str | os.PathLike[str]],
     output: str | os.PathLike[str],
     model: str | os.PathLike[str],
-    options: DecodingOptions | None = None,
+    translation: TranslationOptions | None = None,
     run: RunOptions | None = None,
     *,
-    engine: str | EngineOptions = "transformers",
-    engine_kwargs: Mapping[str, Any] | None = None,
-    source_column: int | None = None,
-    with_source: bool = False,
-    model_revision: str | None = None,
-    model_cache: str | os.PathLike[str] | None = None,
-    cleaning: SourceCleaning | Mapping[str, Any] | bool | None = None,
     member_pattern: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
@@ -565,43 +591,29 @@ def backtranslate(
     """Back-translate the non-English column of ``inputs`` into ``output`` (see the module docstring).
 
     The model is resolved (a Hub id pinned to a commit), hashed, copied and, for CTranslate2, converted once, in this
-    process, into the run's work folder (or ``model_cache``), keyed by its content; every task loads that copy. Its
-    content hash is part of the run's identity: a resumed run with a changed model is refused. The bitext is cleaned
-    first (``cleaning``, default :func:`~paranmt_hf.corpus.translation.source_cleaning.default_cleaning`: each
-    distinct source of the run decoded once, references the default filter would drop never decoded).
+    process, into the run's work folder (or ``translation.model_cache``), keyed by its content; every task loads that
+    copy. Its content hash is part of the run's identity: a resumed run with a changed model is refused. The bitext
+    is cleaned first (``translation.cleaning``, default
+    :func:`~paranmt_hf.corpus.translation.source_cleaning.default_cleaning`: each distinct source of the run decoded
+    once, references the default filter would drop never decoded).
 
     Args:
         inputs: bitext files (two tab-separated columns; plain, .gz or .zip).
         output: TSV(.gz) output (atomic; never an input; an existing one only with ``overwrite``).
         model: Hub id or folder of a seq2seq translation model into English.
-        options: decoding options (beam, n-best, sampling, lengths, language codes, batch budget, seed).
+        translation: decoding, engine, cleaning, source column, model revision and cache
+            (:class:`TranslationOptions`; None: its defaults).
         run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; chunks of
             :data:`CHUNK_BYTES` unless set).
-        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` (``"transformers"``,
-            ``"ctranslate2"``) or its options object (``CTranslate2Options(compute_type="int8")``).
-        engine_kwargs: with an engine name, its settings (transformers: ``device``, ``dtype``, ``threads``,
-            ``trust_remote_code``; ctranslate2: ``compute_type``, ``device``, ``threads``, ``cache_dir``,
-            ``trust_remote_code``); a setting of another engine is refused before any work.
-        source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
-        with_source: add the source sentence as a fourth column.
-        model_revision: the Hub revision (branch, tag or commit) of a Hub id (default: its main branch).
-        model_cache: where the prepared model goes (default: the run's work folder); kept across runs there.
-        cleaning: what is removed before decoding: a
-            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`, a mapping of its fields that
-            change the default (e.g. ``{"source_language": "de", "dedup": False}``), or False for nothing
-            (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
         member_pattern: zip member glob.
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.
     """
-    plan, run = TranslationPlan.check(inputs, model, options, run, engine, engine_kwargs,
-                                      resolve_cleaning(cleaning, default_cleaning()),
-                                      source_column=source_column, with_source=with_source,
-                                      model_revision=model_revision, model_cache=model_cache,
+    plan, run = TranslationPlan.check(inputs, model, translation, run, default_cleaning(),
                                       member_pattern=member_pattern, strict=strict)
     suffix = ".tsv.gz" if is_gzip_name(output) else ".tsv"
     spec, workers = make_spec("backtranslate", inputs, output, run, overwrite,
-                              JobOptions(plan.settings(), part_suffix=suffix, header=output_header(with_source)),
+                              JobOptions(plan.settings(), part_suffix=suffix, header=output_header(plan.with_source)),
                               protected=[model])
     before, head = plan.stages(spec)
     stages = [*before, Stage("main", [*head, TsvPartWriter(spec.parts_dir(), suffix)], unit="sentences"),

@@ -5,7 +5,7 @@
 (:class:`~paranmt_hf.corpus.translation.ctranslate2_engine.CTranslate2Translator`, options
 :class:`~paranmt_hf.corpus.translation.ctranslate2_engine.CTranslate2Options`). Each engine class names its options
 class (``options_type``) and the decoding options it refuses (``check_decoding``); :func:`engine_options` builds the
-typed options of an engine from keywords (the API's ``engine_kwargs``, the CLI's flags) and refuses a setting of
+typed options of an engine from its name and keywords (the CLI's flags) and refuses a setting of
 another engine in one sentence. Adding an engine: its module (translator + options class), its entry here, and its
 flags in the CLI when it has settings of its own.
 """
@@ -57,8 +57,8 @@ def engine_options(engine: str | EngineOptions = "transformers",
     given = {k: v for k, v in (settings or {}).items() if v is not None}
     if isinstance(engine, EngineOptions):
         if given:
-            raise InvalidOptionError("give an engine's settings either as its options object or as engine_kwargs, "
-                                     "not both")
+            raise InvalidOptionError("give an engine's settings either as its options object or as settings, not "
+                                     "both")
         return engine
     options_type = get_engine(engine).options_type
     known = _fields(options_type)
