@@ -1,4 +1,4 @@
-"""MegaBatchMarginLoss's one forward pass per step: the loss, negatives and gradients of three separate passes."""
+"""MegaBatchMarginLoss's one forward pass per step without a pool: the loss and gradients of three passes."""
 
 from __future__ import annotations
 
@@ -67,10 +67,8 @@ def test_one_pass_equals_three_passes(kind, options, monkeypatch):
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, atol=1e-6, rtol=1e-5)
     assert want_passes == 3 * len(BATCHES)
-    # M = 1: one pass with gradient; a pool: a pass to mine with, then one with gradient (annealing: M grows from 1)
-    sizes = [min(options["megabatch_size"], 1 + step // options.get("anneal", 10**9)) if "anneal" in options
-             else options["megabatch_size"] for step in range(len(BATCHES))]
-    assert passes == sum(1 if m == 1 else 2 for m in sizes)
+    # M = 1: one pass with gradient; a pool, annealed from M = 1 or not: three passes at every step, as in the papers
+    assert passes == (1 if options["megabatch_size"] == 1 else 3) * len(BATCHES)
 
 
 def test_one_pass_with_mixed_pair_kinds(monkeypatch):

@@ -43,3 +43,28 @@ def test_sparse_gradients_match_sparse_adam_and_leave_unused_rows():
     torch.testing.assert_close(emb.weight, ref.weight)
     torch.testing.assert_close(emb.weight[15:], before[15:])  # never used: untouched
     assert not torch.allclose(emb.weight[1:9], before[1:9])
+
+
+def test_sparse_steps_follow_the_lazy_adam_formula_and_keep_their_moments():
+    """Uncoalesced sparse gradients with repeated rows, five steps: the formula's weights and moments, row by row."""
+    torch.manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(30, 6))
+    initial = weight.detach().clone()
+    want, m, v = initial.clone(), torch.zeros(30, 6), torch.zeros(30, 6)
+    lr, (beta1, beta2), eps = 0.05, (0.9, 0.999), 1e-8
+    opt = LazyAdam([weight], lr=lr)
+    for step in range(1, 6):
+        ids = torch.randint(0, 12, (25,))
+        grad = torch.sparse_coo_tensor(ids[None], torch.randn(25, 6), (30, 6))
+        weight.grad = grad
+        opt.step()
+        coalesced = grad.coalesce()
+        rows, values = coalesced.indices()[0], coalesced.values()
+        m[rows] = beta1 * m[rows] + (1 - beta1) * values
+        v[rows] = beta2 * v[rows] + (1 - beta2) * values * values
+        denominator = (v[rows] / (1 - beta2**step)).sqrt() + eps
+        want[rows] -= lr / (1 - beta1**step) * (m[rows] / denominator)
+        torch.testing.assert_close(weight.detach(), want, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(opt.state[weight]["exp_avg"], m, atol=1e-7, rtol=1e-6)
+    torch.testing.assert_close(opt.state[weight]["exp_avg_sq"], v, atol=1e-9, rtol=1e-6)
+    assert torch.equal(weight.detach()[12:], initial[12:])  # rows no gradient named: untouched

@@ -1,6 +1,6 @@
 """Training speed on CPU: pairs/s of one epoch, next to sentence-transformers' own static training, in one run.
 
-    python benchmarks/training_speed/run.py [--pairs 40000] [--rounds 3] [--before DIR] [--json PATH]
+    python benchmarks/training_speed/run.py [--pairs 40000] [--rounds 3] [--before DIR] [--json PATH] [--key NAME]
 
 One epoch over the first ``--pairs`` (shuffled) Flickr30k caption pairs of ``$PARANMT_HF_DATA`` for the recipes
 ``best-trigram`` and ``pras-sp`` through ``paranmt_hf.training.train`` (the id build and the whole trainer loop
@@ -247,6 +247,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the alternating runs (default 3)")
     parser.add_argument("--before", help="a checkout of earlier code, timed in the same rounds")
     parser.add_argument("--json", default=str(HERE / "training_speed.json"), help="where the record goes")
+    parser.add_argument("--key", default="one_epoch", help="the record's key in the JSON (other keys are kept)")
     parser.add_argument("--child", choices=("ours", "peer", "data", "profile"), help=argparse.SUPPRESS)
     parser.add_argument("--recipe", default="best-trigram", help=argparse.SUPPRESS)
     parser.add_argument("--optimizer", default="recipe", help=argparse.SUPPRESS)
@@ -291,7 +292,7 @@ def main() -> None:
     record["provenance_end"] = {"load_average": os.getloadavg()}
     path = Path(args.json)  # the folder's one JSON: each run under its own key
     recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded["one_epoch"] = record
+    recorded[args.key] = record
     atomic_write_json(path, recorded, indent=2)
     print(tables(record))
 
