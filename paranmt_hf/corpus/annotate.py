@@ -164,19 +164,12 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
                     overwrite: bool = False) -> Summary:
     """Add columns to every valid pair of ``inputs`` (see :class:`AnnotateStep`).
 
-    The para-nmt-50m.txt layout (no header, no ``measures``) gives ``text_a, text_b, score[, overlap]``. An input
-    with a header (e.g. the back-translation output) or extra ``measures`` gives a file with a header: the two
-    texts, the input's columns, then ``paraphrase_score`` (with a ``model``), ``trigram_overlap`` (unless not
-    ``overlap``) and ``measures``.
-
     Args:
-        inputs: pair files.
+        inputs: pair files; without a header they are read as the para-nmt-50m.txt layout.
         output: TSV(.gz) output (atomic; never an input; an existing one only with ``overwrite``).
-        model: paranmt_hf model directory or Hub id whose cosine becomes ``paraphrase_score`` (None: keep the
-            file's scores).
+        model: paranmt_hf model (folder or Hub id) whose cosine becomes ``paraphrase_score`` (None: keep the scores).
         run: tasks, workers, executor, progress.
-        measures: more columns of :data:`~paranmt_hf.corpus.measures.registry.MEASURES` (e.g. ``bleu``,
-            ``unigram_overlap``, ``lm_perplexity``).
+        measures: more columns of :data:`~paranmt_hf.corpus.measures.registry.MEASURES` (e.g. ``bleu``).
         fmt: line format of inputs without a header.
         strict: fail on the first bad line.
         overlap: add the trigram overlap column.

@@ -1,20 +1,14 @@
 """Make a ParaNMT from a bitext in one run: back-translate, annotate, filter, de-duplicate, export.
 
-:func:`make_paranmt` (``paranmt-hf corpus make``) is one datatrove pipeline per stage
+:func:`make_paranmt` (``paranmt-hf corpus make``) runs one datatrove pipeline per stage
 (:mod:`paranmt_hf.corpus.pipeline.runner`), on this machine or a cluster:
 
-0. the sources are indexed and every task decodes each distinct source of the run once
-   (:mod:`paranmt_hf.corpus.translation.source_dedup`, :mod:`paranmt_hf.corpus.translation.backtranslate`:
-   decoded chunks kept for resuming);
-1. every task reads its chunks of the bitext again, gives every line its candidates, adds the columns
-   (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`: the paraphrase score under a paranmt_hf model, the trigram
-   overlap, any measure of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`), keeps the pairs a filter of
-   :data:`~paranmt_hf.corpus.selection.filters.FILTERS` passes, spills the key hash of every kept pair
-   (de-duplication, stage 1) and writes its kept pairs as Parquet (typed columns: read back, never re-parsed);
+0. index the sources and decode each distinct one once (:mod:`paranmt_hf.corpus.translation.source_dedup`);
+1. give every line its candidates, add the columns (:class:`~paranmt_hf.corpus.annotate.AnnotateStep`), keep
+   what the filter passes, spill the key hashes for de-duplication and write the kept pairs as Parquet;
 2. one task per group of hash buckets finds the duplicates, across every task;
 3. every task writes its pairs without duplicates as Parquet;
-4. one task writes the Hub-ready folder: ``data/<config>/train-*.parquet``, ``export.json`` and a card describing the
-   columns and the run.
+4. one task writes the Hub-ready folder (``data/<config>/train-*.parquet``, ``export.json``, a card).
 
 The result loads with plain ``datasets.load_dataset(folder, config)``.
 """
@@ -196,30 +190,18 @@ def make_paranmt(
 ) -> TranslationSummary:
     """Back-translate ``inputs``, annotate, filter, de-duplicate and export the pairs as a Hub-ready folder.
 
-    The keywords follow the pipeline, one options object per part: how it is translated (as
-    :func:`~paranmt_hf.corpus.translation.backtranslate.backtranslate`), the columns added, what is kept, what is
-    written, how it runs.
-
     Args:
         inputs: bitext files (two tab-separated columns).
         output: the folder to write (atomically; never holding an input; an existing one only with ``overwrite``).
         model: the translation model into English (Hub id or folder).
-        translation: decoding, engine, cleaning, source column, model revision and cache
-            (:class:`~paranmt_hf.corpus.translation.backtranslate.TranslationOptions`). Its ``cleaning`` defaults to
-            what ``filter_options`` would drop whatever the translation
-            (:meth:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning.for_filter`; each distinct source
-            of the run decoded once); ``with_source`` keeps the source sentence as a column.
-        measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``,
-            ``unigram_overlap``.
-        measure_context: what the columns need
-            (:class:`~paranmt_hf.corpus.measures.registry.MeasureContext`): ``encoder``, the paranmt_hf model (folder
-            or Hub id) whose cosine is ``paraphrase_score`` (None: no score column); ``tokenizer``, the overlap
-            tokenizer; ``language_model`` for ``lm_perplexity``; ``classifier`` for ``reference_probability``.
-        filter_options: the filter (``filter="thresholds"`` with ``bounds``, ``"pras"``, ``"acl2018"``...; None:
-            keep every pair). Its columns must be among the ones made.
+        translation: :class:`~paranmt_hf.corpus.translation.backtranslate.TranslationOptions` (cleaning defaults to
+            what ``filter_options`` would drop whatever the translation).
+        measures: more columns (:data:`~paranmt_hf.corpus.measures.registry.MEASURES`), e.g. ``bleu``.
+        measure_context: the models the columns need (:class:`~paranmt_hf.corpus.measures.registry.MeasureContext`;
+            its ``encoder`` gives ``paraphrase_score``, None: no score column).
+        filter_options: the filter (None: keep every pair); its columns must be among the ones made.
         dataset: de-duplication, config name, shards, card, ``allow_empty`` (:class:`DatasetOptions`).
-        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; 64 KiB chunks unless
-            set).
+        run: tasks, workers, executor (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`).
         member_pattern: zip member glob.
         strict: fail on the first bad line.
         overwrite: replace an existing folder.

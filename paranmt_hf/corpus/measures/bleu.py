@@ -1,19 +1,14 @@
 """Smoothed sentence BLEU of a translation against its reference (EMNLP 2017 §5.7's diversity measure).
 
-E17: "We use a smoothed sentence-level BLEU variant from Nakov et al. (2012) that uses smoothing for all n-gram
-lengths and also smooths the brevity penalty." That is Moses' ``smoothedSentenceBleu(stats, 1, smoothBP=true)``
-(``mert/BleuScorer.cpp``, the variant Nakov et al. added to Moses' PRO), which this module computes from
-``sacrebleu``'s sentence statistics:
+E17 uses "a smoothed sentence-level BLEU variant from Nakov et al. (2012)": Moses'
+``smoothedSentenceBleu(stats, 1, smoothBP=true)``, computed here from ``sacrebleu``'s sentence statistics
+(``13a`` tokenisation, lower-cased like the overlap measures):
 
-* n-gram matches and counts, n = 1..4, clipped as in BLEU, from ``sacrebleu`` (``13a`` tokenisation, the
-  ``mteval-v13a`` one, lower-cased here like the overlap measures);
-* every precision smoothed by +1 in numerator and denominator, unigrams included: ``p_n = (m_n + 1) / (t_n + 1)``;
+* every precision smoothed by +1, unigrams included: ``p_n = (m_n + 1) / (t_n + 1)``;
 * the brevity penalty smoothed by +1 on the reference length: ``BP = min(1, exp(1 - (r + 1) / c))``;
-* ``BLEU = BP * (p_1 p_2 p_3 p_4) ** (1/4)``, in [0, 1] (not ×100), 0 for an empty hypothesis;
+* ``BLEU = BP * (p_1 p_2 p_3 p_4) ** (1/4)``, in [0, 1], 0 for an empty hypothesis.
 
-the geometric mean and the brevity penalty are sacrebleu's own ``BLEU.compute_bleu`` on the smoothed statistics.
-The hypothesis is the back-translation (second side), the reference the English reference (first side), as an MT
-evaluation would score them.
+The hypothesis is the back-translation (second side), the reference the English reference (first side).
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """An n-gram language model of English references and the perplexity of translations (EMNLP 2017 §5.6).
 
-E17: "We train a separate language model for each language/data pair on 40,000 references that are separate from
-the 100,000 used for mining data. Due to the small data size, we train a 3-gram language model and use the KenLM
-toolkit", and filters by an upper bound on "the perplexity of the translations" ({25, 50, 75, 100, 150, 200, ∞}).
+E17 trains a 3-gram KenLM model on references held out from mining and filters by an upper bound on the
+perplexity of the translations. Training runs KenLM's ``lmplz`` (modified Kneser-Ney, ``--discount_fallback`` so
+that small corpora train): give it as ``lmplz=``, put it on ``PATH`` or set ``KENLM_BIN`` to its folder (the
+``kenlm`` wheel only queries models; see docs/make-your-own-paranmt.md). Scoring uses the ``kenlm`` module.
 
-Training runs KenLM's estimator ``lmplz`` (modified Kneser-Ney, ``--discount_fallback`` so that small corpora
-train); scoring uses the ``kenlm`` Python module. The ``kenlm`` wheel only *queries* models: ``lmplz`` is a
-separate program built from the same sources (``cmake`` with Boost; see docs/make-your-own-paranmt.md). Give it as
-``lmplz=``, put it on ``PATH``, or set ``KENLM_BIN`` to its folder.
-
-Text is normalised identically for training and scoring: lower-cased, ``nltk.word_tokenize`` tokens (the overlap
-measures' tokenisation) joined by spaces. The perplexity of a sentence is KenLM's
-``10 ** (-log10 p(w_1 .. w_n </s> | <s>) / (n + 1))``: the end-of-sentence token counts, as in ``Model.perplexity``.
+Text is normalised the same way for training and scoring: lower-cased ``nltk.word_tokenize`` tokens joined by
+spaces. A sentence's perplexity is KenLM's ``Model.perplexity`` (the end-of-sentence token counts).
 
 A model folder holds ``model.arpa`` (or ``model.binary``) and ``paranmt_lm.json`` (order, normalisation, training
 size); a bare ARPA/binary file is read with the default normalisation.

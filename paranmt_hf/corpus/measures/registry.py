@@ -1,25 +1,17 @@
 """The registry of per-pair measures: every column that annotates a pair and that a filter can threshold.
 
-One :class:`MeasureSpec` per column in :data:`MEASURES`: its name, what it measures and where the definition comes
-from, and ``compute(text_a, text_b, context) -> values`` over a batch (``text_a`` = the English reference,
-``text_b`` = the back-translation / paraphrase). ``corpus annotate`` adds columns through it, the filters of
-:mod:`paranmt_hf.corpus.selection.filters` compute the columns a threshold needs through it, and the results scripts
-read it.
-A measure needing a model (the paraphrase score's encoder, the language model, the reference classifier, the
-language identifier) takes it from the :class:`MeasureContext`, which loads each model once, on first use.
+One :class:`MeasureSpec` per column in :data:`MEASURES`: its name, what it measures, its source, and
+``compute(text_a, text_b, context) -> values`` over a batch (``text_a`` = the English reference, ``text_b`` = the
+back-translation). ``corpus annotate`` and the filters compute columns through it. A measure needing a model takes
+it from the :class:`MeasureContext`, which loads each model once, on first use. Columns only an earlier step gives
+(``translation_cost``) are registered with ``compute=None`` and ``given_by``.
 
-Columns that only an earlier step can give (``translation_cost``, from back-translation) are registered with
-``compute=None`` and ``given_by``; a threshold on one needs the column in the data.
+Choices where the papers are silent or differ (docs: "Make your own ParaNMT"):
 
-Choices where the papers are silent or differ (docs: README, "Make your own ParaNMT"):
-
-* n-gram overlaps (E17 §5.7, A18 §5.4, PRAS §5.1) use one tokenisation for n = 1, 2, 3: ``nltk.word_tokenize`` of
-  the lower-cased text, n-grams counted as tokens (with repetition, unclipped, as the authors' ``get_overlap``),
-  shared / n-grams of the side with fewer; so ``trigram_overlap`` is exactly the ParaNMT/PRAS column. (E17 ran
-  its code case-sensitively on Moses tokens.)
-* lengths are whitespace tokens, as the authors' scripts count them (``len(t.split())``).
-* BLEU is Nakov et al. (2012)'s smoothed sentence BLEU (:mod:`paranmt_hf.corpus.measures.bleu`), translation against
-  reference.
+* n-gram overlaps use ``nltk.word_tokenize`` of the lower-cased text, n-grams counted with repetition, shared /
+  n-grams of the side with fewer; so ``trigram_overlap`` is exactly the ParaNMT/PRAS column.
+* lengths are whitespace tokens, as the authors' scripts count them.
+* BLEU is Nakov et al. (2012)'s smoothed sentence BLEU (:mod:`paranmt_hf.corpus.measures.bleu`).
 """
 
 from __future__ import annotations

@@ -403,17 +403,15 @@ def export_files(
     """Write the Hub-ready folder ``output``: ``data/<config>/train-*.parquet`` per config, ``export.json``, a card.
 
     Args:
-        inputs: local pair files (none: the public ParaNMT-50M zip, downloaded once into the user cache, for configs
-            that read it by default: ``full``, ``filtered``). Files whose first line names their columns (the
-            outputs of ``annotate``, ``backtranslate``) are read by column name.
+        inputs: local pair files (none: the public ParaNMT-50M zip, downloaded once, for ``full`` and ``filtered``);
+            files with a header are read by column name.
         output: the folder (written atomically; never holding an input; an existing one only with ``overwrite``).
         configs: ``{config name: its options}`` (names of :data:`paranmt_hf.data.configs.CONFIGS`).
         run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`).
-        shard_rows: rows per Parquet file of the output (the last one shorter), whatever the number of tasks.
+        shard_rows: rows per Parquet file of the output, whatever the number of tasks.
         member_pattern: zip member glob (default per config).
         overwrite: replace an existing folder.
-        card: :func:`write_card` options (``sources``, ``filter_description``, ``repo_id``, ``kind``, ...); the
-            sources default to the inputs' file names, the filter description to ``filtered``'s options.
+        card: :func:`write_card` options (``sources`` default to the inputs' names).
 
     Returns:
         the exported configs (files in ``output``) and the run summary of each config.
@@ -485,14 +483,12 @@ def export_hub_folder(
 
     Args:
         out_dir: the folder to create (existing shards of the same configs are replaced).
-        configs: ``{config name: datasets.IterableDataset or Dataset}`` (anything with ``features`` that iterates
-            over row dicts), e.g. from :func:`paranmt_hf.load_paranmt`.
+        configs: ``{config name: datasets.IterableDataset or Dataset}``, e.g. from :func:`paranmt_hf.load_paranmt`.
         sources: where the data came from (paths/URLs), listed in the card.
         filter_description: the filter parameters of the ``filtered`` config, for the card.
         repo_id: Hub repository name used in the card's usage snippet.
         pretty_name: card title (default per card kind).
-        license_name: card licence id (default: ``other`` = CzEng's non-commercial terms for ParaNMT-50M,
-            ``unknown`` for your own pairs).
+        license_name: card licence id (default per card kind, see :func:`write_card`).
         shard_rows: rows per Parquet shard.
         default_config: config marked ``default: true`` (default: the first).
         kind: the card: ``"paranmt"`` or ``"own"`` (see :func:`write_card`).
@@ -590,16 +586,13 @@ def write_card(
     Args:
         out_dir: the exported folder.
         exported: its configs.
-        sources: where the data came from (listed in the card: a local path by its file name,
-            :func:`public_source`).
+        sources: where the data came from (a local path listed by its file name, :func:`public_source`).
         filter_description: the filter of the ``filtered`` config.
         repo_id: the Hub repository of the card's snippets.
         pretty_name: the title (default: ParaNMT-50M, or "Paraphrase pairs" for your own pairs).
-        license_name: the licence id (default: ``other`` with the CzEng 1.6 terms for ParaNMT-50M, ``unknown`` for
-            your own pairs: set the licence of your sources).
+        license_name: the licence id (default: ``other`` with CzEng 1.6 terms for ParaNMT-50M, else ``unknown``).
         default_config: the config marked ``default`` (default: the first).
-        kind: ``"paranmt"`` (ParaNMT-50M's own files: its origin, CzEng licence and sources) or ``"own"`` (pairs you
-            made; default: guessed from the sources and configs, :func:`card_kind`).
+        kind: ``"paranmt"`` (ParaNMT-50M's own files) or ``"own"`` (default: :func:`card_kind`).
         summary: the card's first paragraph (default per kind).
         built_with: the command named in "How it was built".
         descriptions: column descriptions overriding the defaults.

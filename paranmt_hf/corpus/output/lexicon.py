@@ -1,19 +1,15 @@
 """Paraphrase lexicon from sentence pairs (ParaNMT-50M, ACL 2018, appendix A.1).
 
-Cross-sentence PMI counts a joint event ``(u, v)`` when ``u`` is in a sentence and ``v`` in its paraphrase; the
-marginals are single-sentence frequencies::
+Cross-sentence PMI counts a joint event ``(u, v)`` when ``u`` is in a sentence and ``v`` in its paraphrase::
 
     PMI_cross(u, v) = log P_cross(u, v) - log P(u) - log P(v)
     PMI_adj(u, v)   = PMI_cross(u, v) - PMI(u, v)
 
-where ``PMI`` is the ordinary single-sentence PMI, computed separately on the first and on the second sides of the
-pairs and averaged (as the paper). Probabilities are event frequencies: ``P(u)`` = share of sentences containing
-``u``, ``P_cross(u, v)`` = share of (sentence, paraphrase) events, over both directions of every pair, with ``u`` on
-one side and ``v`` on the other; so independent words score 0 (the paper's ``log #(u,v)#(.,.)/(#(u)#(v))`` up to a
-corpus-wide constant, which changes no ranking). Words are counted once per sentence (types). The ordinary PMI
-uses add-``smoothing`` counts so that words that never share a sentence (the usual case for paraphrases) get a
-finite adjustment. Before counting, the paper removed pairs with paraphrase score < 0.35
-and pairs with a side longer than 30 tokens (``min_score``, ``max_tokens``).
+where ``PMI`` is the ordinary single-sentence PMI, averaged over the two sides (as the paper). Probabilities are
+event frequencies over sentences (words counted once per sentence), ``P_cross`` over both directions of every
+pair, so independent words score 0. The ordinary PMI uses add-``smoothing`` counts so that words that never share
+a sentence get a finite adjustment. The paper's pair filter (score >= 0.35, sides <= 30 tokens) is ``min_score``,
+``max_tokens``.
 """
 
 from __future__ import annotations

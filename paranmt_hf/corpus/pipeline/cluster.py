@@ -1,25 +1,16 @@
 """The cluster executors of the corpus commands: Slurm job arrays and a Ray cluster.
 
 :func:`slurm_executors` makes one ``SlurmPipelineExecutor`` per stage (:class:`CorpusSlurmExecutor`), each depending
-on the one before; :func:`run_ray` runs the stages one after the other on a Ray cluster (:func:`connect_ray`). The
-runner (:mod:`paranmt_hf.corpus.pipeline.runner`) calls them with its stages; this module never imports it.
+on the one before; :func:`run_ray` runs the stages one after the other on a Ray cluster (:func:`connect_ray`).
 
-Slurm scripts, as datatrove writes them, with these changes:
+Slurm scripts are datatrove's, except: no ``--qos`` unless asked for, and ``qos``, ``account`` and ``sbatch_args``
+written as given (a key given twice with two values is refused); ``venv_path`` is activated with the script's
+errors on, so a job without its environment fails with a message; only stages that run a model
+(:func:`stage_uses_device`) request GPUs; every pasted value is ``shlex.quote``-d, and one with a control character
+or a backslash is refused.
 
-- no quality of service unless one is asked for (datatrove writes ``--qos=normal`` by default): ``qos``, ``account``
-  and every ``sbatch_args`` entry are written as given, and a key given twice with two values is refused;
-- ``venv_path`` is a virtual environment folder (``<folder>/bin/activate`` is sourced); the activation and the
-  presence of ``launch_pickled_pipeline`` are checked with the script's errors on (a job that cannot activate its
-  environment fails with a message instead of running the system Python);
-- only the stages that run a model (:func:`stage_uses_device`) request GPUs; the merge and bookkeeping stages, and
-  datatrove's statistics job, request none;
-- every value pasted into an ``#SBATCH`` or command line is quoted (``shlex.quote``, which both ``sbatch`` and bash
-  read), and a value with a control character or a backslash is refused.
-
-Ray: the driver connects to ``$RAY_ADDRESS``, else to the cluster ``ray start`` last started on this machine (the
-address it writes under Ray's temporary folder), never to a guess; a cluster with token authentication is reached
-with the token Ray itself would use (``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``), and a
-failure to connect is one sentence naming what to set.
+Ray: the driver connects to ``$RAY_ADDRESS``, else to the cluster ``ray start`` last started on this machine, never
+to a guess, with the token Ray itself would use; a failure to connect is one sentence naming what to set.
 """
 
 from __future__ import annotations

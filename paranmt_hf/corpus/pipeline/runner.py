@@ -1,28 +1,17 @@
 """Run a corpus tool as datatrove stages in a work folder, then merge the tasks' outputs into the output.
 
-Every ``paranmt-hf corpus`` scale command (backtranslate, annotate, filter, dedup, export, histogram, make) is a list
-of :class:`Stage` s, each a datatrove pipeline run by ``tasks`` tasks (ranks), the last one merging the tasks'
-parts into the requested output. One way to shard: tasks read contiguous chunks of the inputs
-(:mod:`paranmt_hf.corpus.pipeline.batches`), so several tasks share one big file; one way to merge: the final stage
-(:mod:`paranmt_hf.corpus.pipeline.parts`).
+Every ``paranmt-hf corpus`` scale command is a list of :class:`Stage` s, each a datatrove pipeline run by ``tasks``
+tasks. One way to shard: tasks read contiguous chunks of the inputs (:mod:`paranmt_hf.corpus.pipeline.batches`);
+one way to merge: the final stage (:mod:`paranmt_hf.corpus.pipeline.parts`). Executors (``RunOptions.executor``):
+``"local"`` (datatrove's ``LocalPipelineExecutor``, with a progress bar), ``"slurm"`` (one job array per stage,
+chained by dependencies; returns once submitted) and ``"ray"`` (the connected Ray cluster).
 
-Executors (``RunOptions.executor``):
-
-- ``"local"``: datatrove's ``LocalPipelineExecutor``, ``workers`` tasks at a time on this machine (in this process
-  when one), with a progress bar (lines, lines/s, ETA) fed by the tasks, and one summary line;
-- ``"slurm"``: ``SlurmPipelineExecutor`` job arrays, one per stage, chained by dependencies (``RunOptions.cluster``:
-  ``partition``, ``time``, ``cpus_per_task``, ``gpus_per_task``, ``mem_per_cpu_gb``, ``venv_path``, ``sbatch_args``,
-  ...); the call returns once submitted and the output appears when the merge job ends;
-- ``"ray"``: ``RayPipelineExecutor`` on the Ray cluster this process is connected to (``ray.init`` first).
-
-The work folder (default ``.<output name>.paranmt-work`` next to the output) holds the run's description
-(``run.json``), datatrove's logs and completion marks per stage, the parts, and the back-translation's chunk cache.
-A run that is killed leaves it behind: the same command again resumes (finished tasks are skipped, translated chunks
-reused) and writes the same output as an uninterrupted run; a different command on the same output refuses to mix
-with it (``restart`` discards it). After the merge the folder is removed (``keep_work`` keeps it). ``local_tasks``
-/ ``local_rank_offset`` run some tasks of the first stage only (several machines sharing a folder without a
-scheduler): the run that completes the first stage runs the other stages and writes the output (or
-:func:`merge_job`, ``paranmt-hf corpus merge``, does it later).
+The work folder (default ``.<output name>.paranmt-work`` next to the output) holds ``run.json``, datatrove's logs
+and completion marks, the parts and the back-translation's chunk cache. The same command again resumes a killed
+run and writes the same output as an uninterrupted run; a different command on the same output is refused
+(``restart`` discards the folder). After the merge the folder is removed unless ``keep_work``. ``local_tasks`` /
+``local_rank_offset`` run part of the first stage (machines sharing a folder without a scheduler); the run that
+completes it, or :func:`merge_job` (``paranmt-hf corpus merge``), writes the output.
 """
 
 from __future__ import annotations
@@ -69,19 +58,15 @@ class RunOptions:
         workers: tasks run at the same time on this machine (None: every core).
         tasks: tasks the input is split into (None: as many as ``workers``, at most one per chunk).
         local_tasks / local_rank_offset: run only tasks ``[offset, offset + local_tasks)`` here.
-        chunk_bytes: size of the input chunks (the unit of work, of progress and of the back-translation cache;
-            None: the command's default, 1 MiB, 64 KiB for back-translation).
+        chunk_bytes: size of the input chunks, the unit of work, progress and cache (None: the command's default).
         threads: CPU threads per task for models (None: cores / workers).
         work_dir: the work folder (default: ``.<output name>.paranmt-work`` next to the output).
         progress: show a progress bar and the summary line.
         restart: discard a work folder left by another (or the same) run instead of resuming it.
         keep_work: keep the work folder (logs, statistics, parts) after the merge.
         executor: ``"local"``, ``"slurm"`` or ``"ray"``.
-        cluster: keyword arguments of the Slurm / Ray executor (see the module docstring), checked and normalised
-            by :func:`~paranmt_hf.corpus.pipeline.cluster.cluster_settings` (``None`` values dropped; Slurm-only
-            keys refused with another executor; ``sbatch_args`` as ``KEY=VALUE`` items or a mapping).
-        max_line_bytes: input lines longer than this are skipped and counted (``line too long``) without ever being
-            held in memory (None: 1 MiB, :data:`~paranmt_hf.data.reader.MAX_LINE_BYTES`).
+        cluster: Slurm / Ray executor settings (:func:`~paranmt_hf.corpus.pipeline.cluster.cluster_settings`).
+        max_line_bytes: longer input lines are skipped and counted, never held (None: ``MAX_LINE_BYTES``).
     """
 
     workers: int | None = None

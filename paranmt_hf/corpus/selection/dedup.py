@@ -1,19 +1,14 @@
 """De-duplicate pair corpora with 64-bit hashes: files at bounded memory (:func:`dedup_files`), or any iterable.
 
-``keep="first"`` keeps the first copy of every duplicate. ``keep="none"`` reproduces the original PRAS pipeline's
-``sort | uniq -u``, which drops *every* copy of a duplicated line. The false-duplicate probability of 64-bit hashes
-is about n²/2^65 (~7e-5 for 51M pairs).
+``keep="first"`` keeps the first copy of every duplicate; ``keep="none"`` reproduces the PRAS pipeline's
+``sort | uniq -u``, which drops every copy. The false-duplicate probability of 64-bit hashes is about n²/2^65.
 
 :func:`dedup_files` (``paranmt-hf corpus dedup``) is an external hash sort in three datatrove stages, exact across
-any number of tasks: every task hashes its valid lines and spills ``(hash, position)`` pairs to 256 bucket files by
-the hash's top byte; one task per bucket group sorts each bucket and marks the lines to drop (the first copy in
-input order is kept); every task then writes its lines not marked, in input order, so the joined output is the
-one-task output. Memory per task: one bucket (16 bytes per line / 256, ~3 MB for ParaNMT-50M) + the task's dropped
-lines (8 bytes each) + the bucket write buffers (~32 MB); temporary disk: 16 bytes per valid line (0.8 GB).
+any number of tasks: every task spills ``(hash, position)`` pairs to 256 bucket files; one task per bucket group
+sorts each bucket and marks the lines to drop (the first copy in input order is kept); every task writes its
+other lines in input order, so the joined output is the one-task output.
 
-:func:`dedup_records` de-duplicates any iterable in one pass with :class:`HashSet64` (8 bytes per distinct pair in a
-sorted NumPy array plus a bounded set buffer: ~11 bytes per distinct pair measured, see
-benchmarks/memory/).
+:func:`dedup_records` de-duplicates any iterable in one pass with :class:`HashSet64` (memory: benchmarks/memory/).
 """
 
 from __future__ import annotations
@@ -384,11 +379,6 @@ def dedup_files(
     overwrite: bool = False,
 ) -> Any:
     """De-duplicate the valid lines of ``inputs`` into ``output`` at bounded memory, in input order, over any tasks.
-
-    The duplicates are global (across tasks): stage 1 spills every line's 64-bit hash with its position to 256
-    bucket files, stage 2 sorts each bucket and marks the lines to drop, stage 3 writes the others. Memory per task:
-    one bucket (16 bytes per line / 256) and the task's dropped lines (8 bytes each); temporary disk: 16 bytes per
-    valid line (0.8 GB for ParaNMT-50M), in the work folder.
 
     Args:
         inputs: pair files.

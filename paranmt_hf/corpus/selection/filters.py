@@ -1,23 +1,15 @@
 """The training-data filters: thresholds on the per-pair columns.
 
-The columns are those of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`.
-A filter is a :class:`ThresholdFilter`: for each column, inclusive bounds ``(low, high)`` (None = open), optionally
-followed by seeded sampling. The papers' filters are presets that make one: :class:`PRASFilter` (PRAS's
-``extract_data.py``: score, mean length, trigram overlap, both sides English) and :class:`ACL2018Filter`
-(ParaNMT-50M §5.4: top score folds, both sides <= 30 tokens, sampling); EMNLP 2017's filters (translation length,
-translation cost, language-model perplexity, reference-classifier probability, n-gram overlap, BLEU) are bounds on
-their columns. :data:`FILTERS` names them for the ``filtered`` builder config, ``corpus filter`` and ``export``.
+A filter is a :class:`ThresholdFilter`: inclusive bounds ``(low, high)`` per column of
+:data:`~paranmt_hf.corpus.measures.registry.MEASURES` (None = open), optionally followed by seeded sampling. The
+papers' filters are presets: :class:`PRASFilter` (PRAS's ``extract_data.py``) and :class:`ACL2018Filter`
+(ParaNMT-50M §5.4); EMNLP 2017's filters are bounds on their columns. :data:`FILTERS` names them for the
+``filtered`` config, ``corpus filter`` and ``export``.
 
-``select`` takes the columns of a batch (first sides, second sides, the paraphrase scores and trigram overlaps when
-the data has them, any other given columns) and returns a :class:`Selection`: which pairs pass, the first test each
-other pair fails (counted under the column's reason: score, length, overlap, language, ..., sampled out) and the
-columns computed on the way. Cheap tests run first and the expensive ones only on the pairs still in (every filter
-is a conjunction, so the order changes no answer). Token lengths are whitespace tokens, as ``extract_data.py``
-counts them.
-
-Calling a filter on one ``full``-style example dict (``reference``, ``paraphrase``, ``paraphrase_score``,
-``reference_length``, ``paraphrase_length``, optional ``trigram_overlap``) answers for that example and fills in
-its overlap, as the original per-line scripts did.
+``select`` takes the columns of a batch and returns a :class:`Selection`: which pairs pass, the first test each
+other pair fails (counted under its reason) and the columns computed on the way. Cheap tests run first, expensive
+ones only on the pairs still in (a conjunction: the order changes no answer). Token lengths are whitespace tokens,
+as ``extract_data.py`` counts them. Calling a filter on one ``full``-style example dict answers for that example.
 """
 
 from __future__ import annotations
@@ -85,15 +77,10 @@ def _given_columns(scores: Sequence[float | None] | None, overlaps: Sequence[flo
 class ThresholdFilter:
     """Keep a pair when each column lies within its bounds: ``low <= value <= high`` (inclusive; None = open).
 
-    A NaN value lies within no bounds, open ones included: the pair fails that column's test and is counted under its
-    reason (a NaN ``translation_cost`` of a translation with no token counted, a NaN from a custom measure). Bounds
-    are numbers: a NaN bound is refused.
-
-    The columns are those of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`. Values the caller gives
-    (``columns``, or ``scores`` / ``overlaps`` for ``paraphrase_score`` / ``trigram_overlap``) are used as they are;
-    missing ones are computed through the registry with :attr:`context`, cheapest first, and each only for the pairs
-    that passed the tests before it (a conjunction: the order changes no answer, only the work). With ``sample_rate`` <
-    1 each passing pair is then kept with that probability, a hash of ``seed`` and the pair (see :func:`sample_unit`).
+    A NaN value lies within no bounds, so the pair fails that column's test; a NaN bound is refused. Values the caller
+    gives (``columns``, or ``scores`` / ``overlaps``) are used as they are; missing ones are computed through the
+    registry with :attr:`context`, cheapest first, only for the pairs still in. With ``sample_rate`` < 1 each passing
+    pair is then kept with that probability, a hash of ``seed`` and the pair (see :func:`sample_unit`).
 
     Example: E17's tuned length and unigram-overlap filters::
 

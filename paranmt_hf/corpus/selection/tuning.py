@@ -1,20 +1,16 @@
 """EMNLP 2017's threshold tuning: choose each filter's bounds by the dev score of a model trained on what passes.
 
-E17 (§5.5-5.7, Tables 6, 7, 12) asks which filter makes the best training data from back-translations. For each
-filter (length, translation cost, language-model perplexity, reference classifier, unigram / bigram / trigram
-overlap, BLEU) and each setting of its grid:
+For each filter of E17 (§5.5-5.7) and each setting of its grid:
 
-1. keep the candidates whose column lies within the bounds (:class:`~.filters.ThresholdFilter`);
-2. take one passing candidate per reference, at random (the authors' ``get_data``), and sample ``pairs`` references;
-   a setting with fewer passing references is recorded as infeasible;
-3. train a model on them and score it on dev (never a test set): a :data:`Scorer`, given by the caller
-   (:func:`paranmt_hf.evaluation.filter_tuning.trainer_scorer` trains a recipe and evaluates it);
-4. per filter, keep the setting with the best dev score (mean over its seeds) and report its test scores, which play
-   no part in the choice. "None (random)" samples without a filter, seeds 0-2 at least: the run-to-run noise the
-   filters have to beat.
+1. keep the candidates within the bounds (:class:`~.filters.ThresholdFilter`);
+2. take one passing candidate per reference at random and sample ``pairs`` references (fewer: infeasible);
+3. train a model on them and score it on dev with a :data:`Scorer` given by the caller
+   (:func:`paranmt_hf.evaluation.filter_tuning.trainer_scorer`);
+4. per filter, keep the setting with the best mean dev score and report its test scores, which play no part in
+   the choice. "None (random)" samples without a filter: the noise the filters have to beat.
 
-The runs are appended to a JSON-lines file, one per setting and seed, so a killed tuning resumes where it stopped;
-each run names the sha256 of the candidates file it came from, and a runs file of another file is refused.
+Runs are appended to a JSON-lines file, one per setting and seed, so a killed tuning resumes; each names the
+sha256 of its candidates file, and a runs file of another file is refused.
 """
 
 from __future__ import annotations

@@ -1,30 +1,18 @@
 r"""Back-translate the non-English side of a bitext into English pairs, at any scale, resumable.
 
-ParaNMT's construction (EMNLP 2017 §3, ACL 2018 §3).
-
-:func:`backtranslate` reads bitext files (two tab-separated columns, one of them English), translates the other
-column with a seq2seq model (:mod:`paranmt_hf.corpus.translation.transformers_engine`;
-``TranslationOptions(engine="ctranslate2")`` for :mod:`paranmt_hf.corpus.translation.ctranslate2_engine`) and
-writes, for every candidate of every sentence, one line
+ParaNMT's construction (EMNLP 2017 §3, ACL 2018 §3). :func:`backtranslate` translates the non-English column of
+bitext files with a seq2seq model (:mod:`~paranmt_hf.corpus.translation.transformers_engine` or
+:mod:`~paranmt_hf.corpus.translation.ctranslate2_engine`) and writes, after a header, one line per candidate
 
     reference \\t back-translation \\t translation_cost [\\t source]
 
-after a header line naming the columns (``reference paraphrase translation_cost [source]``, which the corpus tools
-read back by name). ``num_return`` candidates per sentence make the n-best list of EMNLP 2017 (one line each, best
-first); the cost is the mean negative log-likelihood per target token (the module docstring of
-:mod:`paranmt_hf.corpus.translation.transformers_engine` says exactly which tokens count).
+(``num_return`` candidates: EMNLP 2017's n-best list, best first). It runs as datatrove stages: each distinct
+source of the run is decoded once (:mod:`paranmt_hf.corpus.translation.source_dedup`), finished chunks are kept
+so a killed run resumes, and sampling seeds derive from the seed and the chunk, so the output does not depend on
+the number of tasks.
 
-It runs as datatrove stages (:mod:`paranmt_hf.corpus.pipeline.runner`): the sources are cleaned and indexed, and
-each distinct source of the whole run is decoded once (:mod:`paranmt_hf.corpus.translation.source_dedup`); tasks
-translate contiguous chunks of the input (sorted by length inside a chunk and batched under a token budget) and keep
-every finished chunk in the work folder, so a killed run, started again, translates only the chunks it had not
-finished and writes the same output as an uninterrupted run; a last pass gives every line its candidates. Sampling
-seeds derive from the seed and the chunk, so a sampled output does not depend on the number of tasks either.
-
-Bad input is counted, never misaligned: a line without exactly two columns or with an empty side is skipped and
-counted (``strict``: an error naming it), a source longer than the model's limit is truncated and counted, a
-candidate that is empty after decoding is dropped and counted, and tabs or line breaks inside a translation are
-replaced by spaces (counted).
+Bad input is counted, never misaligned: lines without two non-empty columns are skipped (``strict``: an error),
+over-long sources truncated, empty candidates dropped, tabs or line breaks in a translation replaced by spaces.
 """
 
 from __future__ import annotations
@@ -104,18 +92,7 @@ def _translation(candidate: Sequence[Any]) -> Translation:
 class BacktranslateStep(CorpusStep):
     """Translate the source side of each bitext batch; the batch passed on holds the candidate pairs.
 
-    The batch's ``parsed`` becomes the pairs (reference, candidate) with the output lines, its ``columns`` get
-    ``translation_cost`` (and ``source``), its ``output`` the lines as bytes. Decoded chunks are kept in
-    ``cache_dir`` (one record per chunk: the candidates of its decoded lines) and reused by a resumed run. Each
-    decoded chunk adds its sentences, target tokens and decoding time to the task's statistics and log
-    (:class:`TranslationSummary`) and to its throughput file (``throughput_dir``, read by the progress bar).
-
-    ``mode`` (:mod:`paranmt_hf.corpus.translation.source_dedup`): ``"all"`` decodes every line and passes the pairs
-    on; ``"decode"`` (the translate stage of a run that de-duplicates its sources) decodes every line except the
-    later occurrences of a source (``duplicates``, the table of :class:`~.source_dedup.SourceFindStep`), writes the
-    first occurrences of duplicated sources to the task's side file (``exports``) and passes nothing on;
-    ``"fill"`` (the next stage: no model) reads each chunk's record and the side files and passes on the pairs of
-    every line, a later occurrence with its first occurrence's candidates.
+    Decoded chunks are kept in ``cache_dir`` and reused by a resumed run.
 
     Args:
         model: Hub id or folder of the translation model (the corpus commands pass their prepared copy).
@@ -124,7 +101,7 @@ class BacktranslateStep(CorpusStep):
         source_column: 1 or 2, the non-English column (None: from the file names).
         with_source: add the source sentence as a fourth column.
         cache_dir: where decoded chunks are kept (None: nowhere; ``"fill"`` needs it).
-        mode: ``"all"``, ``"decode"`` or ``"fill"``.
+        mode: ``"all"``, ``"decode"`` (later sources skipped) or ``"fill"`` (:mod:`~.source_dedup`).
         duplicates: the duplicates table's folder (``"decode"``, ``"fill"``).
         exports: the side files' folder (``"decode"``, ``"fill"``).
         throughput_dir: where a decoding task writes its running throughput (None: nowhere).
@@ -400,19 +377,14 @@ class TranslationOptions:
 
     Attributes:
         decoding: beam, n-best, sampling, lengths, language codes, batch budget, seed.
-        engine: the engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` (``"transformers"``,
-            ``"ctranslate2"``, with their default settings) or its options object
-            (``CTranslate2Options(compute_type="int8")``; :func:`~paranmt_hf.corpus.translation.engines.engine_options`
-            builds one from a name and settings, refusing a setting of another engine).
-        cleaning: what is removed before decoding: None for the command's default, a
-            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`, a mapping of its fields that
-            change the default (e.g. ``{"source_language": "de", "dedup": False}``), or False for nothing
-            (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
+        engine: a name of :data:`~paranmt_hf.corpus.translation.engines.ENGINES` or that engine's options object.
+        cleaning: what is removed before decoding: None (the default), a
+            :class:`~paranmt_hf.corpus.translation.source_cleaning.SourceCleaning`, a mapping of fields to change, or
+            False (:func:`~paranmt_hf.corpus.translation.source_cleaning.resolve_cleaning`).
         source_column: 1 or 2, the non-English column (None: from ``en-xx`` / ``xx-en`` file names).
         with_source: keep the source sentence as a column.
-        model_revision: the Hub revision (branch, tag or commit) of a Hub id model (default: its main branch).
-        model_cache: where the prepared model (copy, CTranslate2 conversion) goes (default: the run's work folder);
-            kept across runs there.
+        model_revision: the Hub revision of a Hub id model (default: its main branch).
+        model_cache: where the prepared model goes, kept across runs (default: the run's work folder).
     """
 
     decoding: DecodingOptions = field(default_factory=DecodingOptions)
@@ -590,21 +562,15 @@ def backtranslate(
 ) -> TranslationSummary:
     """Back-translate the non-English column of ``inputs`` into ``output`` (see the module docstring).
 
-    The model is resolved (a Hub id pinned to a commit), hashed, copied and, for CTranslate2, converted once, in this
-    process, into the run's work folder (or ``translation.model_cache``), keyed by its content; every task loads that
-    copy. Its content hash is part of the run's identity: a resumed run with a changed model is refused. The bitext
-    is cleaned first (``translation.cleaning``, default
-    :func:`~paranmt_hf.corpus.translation.source_cleaning.default_cleaning`: each distinct source of the run decoded
-    once, references the default filter would drop never decoded).
+    The model is resolved, hashed and prepared once, keyed by its content; a resumed run with a changed model is
+    refused. The bitext is cleaned first (``translation.cleaning``).
 
     Args:
         inputs: bitext files (two tab-separated columns; plain, .gz or .zip).
         output: TSV(.gz) output (atomic; never an input; an existing one only with ``overwrite``).
         model: Hub id or folder of a seq2seq translation model into English.
-        translation: decoding, engine, cleaning, source column, model revision and cache
-            (:class:`TranslationOptions`; None: its defaults).
-        run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`; chunks of
-            :data:`CHUNK_BYTES` unless set).
+        translation: decoding, engine, cleaning, source column, model revision and cache (:class:`TranslationOptions`).
+        run: tasks, workers, executor, progress (:class:`~paranmt_hf.corpus.pipeline.runner.RunOptions`).
         member_pattern: zip member glob.
         strict: fail on the first bad line instead of skipping it.
         overwrite: replace an existing output.

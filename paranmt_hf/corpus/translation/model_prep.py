@@ -1,22 +1,15 @@
 """A translation model resolved once, identified by its content, and copied once to storage the run names.
 
-The scale commands (``corpus backtranslate``, ``corpus make``) translate with a model that every task must load
-identically, wherever it runs. :func:`resolve_translation_model` turns what the user gave into a
-:class:`ResolvedModel`:
-
-- a local folder stays itself (its ``revision`` is None);
-- a Hub id is resolved once, in the submitting process, to a commit (``huggingface_hub.snapshot_download``, which
-  pins a branch or tag to the commit it points at; ``revision`` may name one), and its files are fetched;
-
-and its :attr:`~ResolvedModel.sha256` is the content hash of the files that decide what it computes (weights,
-configuration, tokenizer, remote code: :func:`model_files`), streamed in 1 MiB blocks. Modification times, sizes,
-inode numbers and the home folder never key anything: within one process the hash of an unchanged file (same path,
-device, inode, size, modification and status-change times) is remembered, as an optimisation only.
+The scale commands translate with a model that every task must load identically, wherever it runs.
+:func:`resolve_translation_model` turns what the user gave into a :class:`ResolvedModel`: a local folder stays
+itself; a Hub id is resolved once, in the submitting process, to a commit and its files fetched. Its
+:attr:`~ResolvedModel.sha256` hashes the files that decide what it computes (:func:`model_files`); modification
+times and paths never key anything (within a process the hash of an unchanged file is remembered).
 
 :func:`prepare_copy` copies those files into ``<destination>/<sha256[:20]>/model`` (atomically, checked against
-the hash after the copy), the folder every task then reads: a model replaced in place after the run started, or a
-home folder the nodes do not share, changes nothing the tasks see. The CTranslate2 conversion of that copy goes
-next to it (:func:`paranmt_hf.corpus.translation.ctranslate2_engine.converted_model`, keyed by the same content hash).
+the hash), the folder every task reads, so a model replaced in place after the run started changes nothing the
+tasks see. The CTranslate2 conversion goes next to it
+(:func:`paranmt_hf.corpus.translation.ctranslate2_engine.converted_model`).
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
 """Which device a translation task loads its model on: every task its own GPU of those it can see.
 
-:func:`task_device` is the one rule, called by both engines (:mod:`paranmt_hf.corpus.translation.transformers_engine`,
-:mod:`paranmt_hf.corpus.translation.ctranslate2_engine`) with the number of CUDA devices visible to the task (after
-``CUDA_VISIBLE_DEVICES``, which Slurm's ``--gres``/``--gpus-per-task`` and Ray's ``num_gpus`` set per task):
+:func:`task_device`, called by both engines with the number of CUDA devices the task sees, is the one rule:
+``"cpu"`` is the CPU, ``"cuda:N"`` device N of the visible ones; ``"auto"`` (the default) and ``"cuda"`` give
+``cuda:{local index mod visible devices}``, and with no visible device ``"auto"`` gives the CPU, ``"cuda"`` an
+error. The local index is the datatrove task's rank inside a corpus task (its slot in the local executor's pool,
+:data:`~paranmt_hf.corpus.pipeline.executors.TASK_SLOT`), otherwise ``LOCAL_RANK``, else ``SLURM_LOCALID``,
+else 0; a Slurm or Ray task given one GPU sees ``cuda:0``.
 
-- ``"cpu"``: the CPU; ``"cuda:N"``: device N of the visible ones (an error when it is not visible);
-- ``"auto"`` (the default) and ``"cuda"``: ``cuda:{local index mod visible devices}``; with no visible device
-  ``"auto"`` gives the CPU and ``"cuda"`` an error. The local index is
-
-  1. the datatrove task's rank when the model is loaded by a corpus task (``corpus backtranslate`` / ``make``, any
-     executor): local workers are consecutive ranks running side by side, so ``--workers 4`` on a 4-GPU machine puts
-     tasks 0, 1, 2, 3 on ``cuda:0..3`` (and task 4 on ``cuda:0`` again); a Slurm or Ray task given one GPU sees one
-     device, ``cuda:0``;
-  2. otherwise (the API in one's own process): ``LOCAL_RANK`` (torchrun, accelerate), else ``SLURM_LOCALID``
-     (``srun``), else 0.
-
-  A corpus task run by the local executor's pool uses its slot in the pool instead of its rank (datatrove's local
-  rank, 0 to workers - 1, unique among the tasks running at once:
-  :data:`~paranmt_hf.corpus.pipeline.executors.TASK_SLOT`).
-
-Tasks sharing a GPU decode more slowly in all than one task alone on it (an opus-mt-sized model on an H200: 140
-sentences/s for two tasks together, 319 for one): a stage that decodes on GPUs runs at most as many tasks at a time
-as there are GPUs (:func:`concurrent_tasks`), the others after them, each alone on its GPU. The stage keeps its
-tasks (their chunks, resumption and output are unchanged); only how many run at once changes, through the local
-executor's own ``workers``.
+Tasks sharing a GPU decode more slowly in all than one task alone on it (benchmarks/backtranslation), so a stage
+that decodes on GPUs runs at most as many tasks at a time as there are GPUs (:func:`concurrent_tasks`); its
+tasks, chunks and output are unchanged.
 """
 
 from __future__ import annotations

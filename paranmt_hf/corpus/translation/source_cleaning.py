@@ -1,20 +1,13 @@
 """Clean a bitext before it is back-translated: what a later filter would drop is never decoded.
 
-Decoding is the expensive part of back-translation, so :class:`SourceCleanStep` runs first, on the bitext lines
-(``reference`` = the English side, ``source`` = the side to translate), and drops, counting each reason:
+Decoding is the expensive part, so :class:`SourceCleanStep` runs first and drops, counting each reason, lines
+whose reference has too few or too many whitespace tokens, whose reference fastText does not label English, or
+(optionally) whose source it does not label ``source_language``.
 
-- lines whose reference has fewer than ``min_reference_tokens`` or more than ``max_reference_tokens`` whitespace
-  tokens (the filters' token count);
-- lines whose reference fastText lid.176 does not label English (``reference_english``: what the English test of
-  PRAS's filter, or a ``english`` bound, drops later);
-- lines whose source fastText does not label ``source_language`` (optional).
-
-:meth:`SourceCleaning.for_filter` derives the bounds from the filter a command applies later, so that exactly the
-lines it would certainly drop, whatever their translations, are dropped before decoding (the output is the same):
-PRAS (``(reference + paraphrase) / 2 <= max_mean_tokens`` with a paraphrase of at least one token: a reference of
-more than ``2 * max_mean_tokens - 1`` tokens; both sides English), ACL 2018 (both sides ``<= max_tokens``) and
-``thresholds`` bounds on ``reference_length``, ``max_length``, ``mean_length`` and ``english``. Exact duplicate
-sources are decoded once in the whole run (:mod:`paranmt_hf.corpus.translation.source_dedup`).
+:meth:`SourceCleaning.for_filter` derives the bounds from the filter a command applies later (PRAS, ACL 2018,
+``thresholds`` bounds on lengths and ``english``), so that exactly the lines it would drop whatever their
+translations are dropped before decoding: the output is the same. Exact duplicate sources are decoded once in
+the whole run (:mod:`paranmt_hf.corpus.translation.source_dedup`).
 """
 
 from __future__ import annotations

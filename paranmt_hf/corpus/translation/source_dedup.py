@@ -1,24 +1,16 @@
 """Each distinct source of a run decoded once, across every chunk and task; every reference keeps its candidates.
 
-Back-translation decodes the source side; a source that occurs several times (with the same or another reference)
-needs decoding once. The duplicates are found before any decoding, with the external hash sort of
-:mod:`paranmt_hf.corpus.selection.dedup`, on the lines that source cleaning keeps:
+The duplicates are found before decoding, with the external hash sort of :mod:`paranmt_hf.corpus.selection.dedup`:
 
-1. **index** (every task, :class:`SourceHashStep`): the 64-bit hash of each kept line's source, with the line's
-   position (task rank << 40 | its index among the task's kept lines: input order, whatever the number of tasks),
-   spilled to 256 bucket files;
-2. **duplicates** (one task per group of buckets, :class:`SourceFindStep`): for every source seen more than once,
-   its first position and its later ones, written for the task that owns each (memory: one bucket; the table of a
-   task holds only its duplicated sources, :func:`load_duplicates`);
-3. **translate** (:class:`~paranmt_hf.corpus.translation.backtranslate.BacktranslateStep`, ``mode="decode"``): a
-   line at a later position is not decoded; the first occurrence of a duplicated source also goes to the task's
-   side file (:class:`ExportWriter`, its candidates and costs);
-4. **fill** (``mode="fill"``): a later line gets the candidates of its source's first occurrence
-   (:func:`load_exports`, only the sources the task needs).
+1. **index** (:class:`SourceHashStep`): each kept line's source hash and position, spilled to 256 bucket files;
+2. **duplicates** (:class:`SourceFindStep`): for every repeated source, its first position and later ones, for
+   the task owning each (:func:`load_duplicates`);
+3. **translate** (``BacktranslateStep``, ``mode="decode"``): later occurrences are not decoded; first occurrences
+   of repeated sources go to the task's side file (:class:`ExportWriter`);
+4. **fill** (``mode="fill"``): a later line gets its first occurrence's candidates (:func:`load_exports`).
 
-The first occurrence is the same for any ``--tasks`` / ``--workers`` / resume, and so is each chunk's set of decoded
-sources (which fixes its samples under ``--do-sample``): a duplicate gets exactly the candidates its first
-occurrence got, and the output does not depend on how the run was split.
+The first occurrence, and each chunk's set of decoded sources, is the same for any ``--tasks`` / ``--workers`` /
+resume, so the output (samples included) does not depend on how the run was split.
 """
 
 from __future__ import annotations

@@ -1,39 +1,17 @@
 """Translate sentences with a ``transformers`` seq2seq model: n-best lists with the translation cost of each.
 
-:class:`DecodingOptions` holds what the papers vary (beam width, how many candidates per sentence, sampling, length
-limits, the language codes of NLLB / M2M100 / mBART models); :class:`TransformersTranslator` is the default engine
-(:mod:`paranmt_hf.corpus.translation.ctranslate2_engine` the CTranslate2 one;
-:func:`paranmt_hf.corpus.translation.engines.load_translator` picks), and its ``translate(sentences)`` returns a
-:class:`TranslatedBatch`.
+:class:`DecodingOptions` holds what the papers vary; :class:`TransformersTranslator` is the default engine
+(:func:`paranmt_hf.corpus.translation.engines.load_translator` picks) and returns a :class:`TranslatedBatch`.
 
-The translation cost is EMNLP 2017's (§5.6): "the cost (negative log likelihood) of the translation from the NMT
-system, divided by the number of tokens in the translation". Exactly: the mean, over the target tokens of the
-candidate, of ``-log p(token | source, previous tokens)`` in nats, where p is the model's softmax over its whole
-vocabulary (no temperature, top-k/top-p or other logits processor applied) and the tokens counted are the
-candidate's subword tokens **plus its end-of-sentence token** (when it has one); the decoder-start token and a
-target-language token forced by the model (NLLB, M2M100, mBART) are not counted. It is computed by scoring the
-finished candidate with the model (teacher forcing), so both engines give the same cost for the same candidate,
-whatever the decoding (beam, greedy, sampling). Under beam search with a length penalty of 1 and no forced language
-token (Marian / opus-mt), it equals minus ``generate``'s ``sequences_scores``; with a forced language token it does
-not (``generate`` counts that token, with log-probability 0, in the length).
+The translation cost is EMNLP 2017's (§5.6): the mean, over the candidate's subword tokens plus its end token, of
+``-log p(token | source, previous tokens)`` in nats under the plain softmax (no logits processor), scored by
+teacher forcing, so both engines give the same cost for the same candidate; a forced language token is not
+counted. At most ``max_new_tokens`` tokens follow the decoder start (:func:`decoding_plan`); no end token is
+forced at the cap, so a candidate reaching it is unfinished and its cost counts only its own tokens.
 
-The length rule, the same in both engines (:func:`decoding_plan`): at most ``max_new_tokens`` tokens are generated
-after the decoder start (a forced language token, the candidate and its end token all count); None takes the
-generation config's ``max_new_tokens``, else its ``max_length`` - 1, capped at the decoder's
-``max_position_embeddings`` (an explicit value above it is refused). No end token is forced at the cap (a model's
-``forced_eos_token_id``, opus-mt's for one, is not applied): a candidate that reaches it has no end token, is
-counted unfinished, and its cost counts only its own tokens.
-
-``do_sample`` draws ``num_return`` independent samples (beam 1) unless ``num_beams`` is given (beam sampling, in the
-transformers engine only). Samples are fixed by the seed of the call and its sentences: the corpus runner calls
-once per chunk of input with a seed derived from the run's seed and the chunk, so any number of tasks or workers,
-and a resumed run, give the same samples (the transformers engine seeds torch's generator for the call; the
-CTranslate2 engine decodes each sampling call on a fresh translator seeded for it).
-
-The transformers engine sorts the sentences by length and decodes them in batches of at most ``batch_tokens``
-(sentences x longest source x max(beams, candidates)); its output for each sentence is that of
-``model.generate(**tokenizer([sentence]), num_beams=k, num_return_sequences=n, ...)`` on that sentence alone
-(tests/test_backtranslate.py checks the n-best lists and the costs).
+Samples are fixed by the call's seed and sentences (the runner derives a seed per chunk), so any split of the run
+gives the same samples. Sentences are sorted by length and batched under ``batch_tokens``; each sentence's output
+is that of ``model.generate`` on it alone (tests/test_backtranslate.py checks it).
 """
 
 from __future__ import annotations
@@ -57,26 +35,18 @@ class TranslationModelError(CorpusError):
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    """How to decode, in both engines and the paraphrase generator.
-
-    Every field is optional; None = the model's generation config.
+    """How to decode, in both engines and the paraphrase generator (every field optional; None: the model's).
 
     Attributes:
-        num_beams: beam width (EMNLP 2017: 50, ACL 2018: 12). None: 1 when sampling (independent samples), else the
-            model's generation config. With ``do_sample`` and a width above 1: beam sampling (transformers only).
-        num_return: candidates kept per sentence, best first (EMNLP 2017 keeps the n-best list; ACL 2018 the
-            1-best). At most the beam width, unless sampling with beam 1.
-        do_sample: sample instead of searching (each candidate an independent sample, unless ``num_beams`` > 1).
-        top_k / top_p / temperature: sampling settings (None: the model's generation config).
-        max_length: longest source in tokens; longer sources are truncated (and counted). None: the model's limit.
-        max_new_tokens: most tokens generated after the decoder start (a forced language token, the candidate, its
-            end token). None: the model's generation config (``max_new_tokens``, else ``max_length`` - 1), capped
-            at its position limit.
-        no_repeat_ngram_size: forbid repeating n-grams of this size (None: the model's generation config; 0: off).
-        source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``,
-            M2M100: ``cs`` / ``en``); not used by one-pair models (Marian / opus-mt).
-        batch_tokens: token budget of one batch: sentences x longest source x max(num_beams, num_return) (None:
-            sized for the device the engine runs on, :func:`device_batch_budget`).
+        num_beams: beam width (EMNLP 2017: 50, ACL 2018: 12); None: 1 when sampling, else the generation config.
+        num_return: candidates kept per sentence, best first; at most the beam width, unless sampling with beam 1.
+        do_sample: sample instead of searching (beam sampling, transformers only, when ``num_beams`` > 1).
+        top_k / top_p / temperature: sampling settings.
+        max_length: longest source in tokens; longer sources are truncated (and counted).
+        max_new_tokens: most tokens generated after the decoder start, capped at the model's position limit.
+        no_repeat_ngram_size: forbid repeating n-grams of this size (0: off).
+        source_lang / target_lang: language codes for models that need them (NLLB: ``ces_Latn`` / ``eng_Latn``).
+        batch_tokens: budget of one batch: sentences x longest source x max(beams, num_return) (None: per device).
         batch_size: most sentences in one batch (None: the token budget alone decides).
         seed: sampling seed (the corpus runner derives one per chunk of input from it).
     """
