@@ -104,21 +104,14 @@ class ConfigOptions:
         member_pattern: glob of the zip member(s) to read (default per config).
         strict: raise on the first bad line (``file:line``) instead of skipping and counting bad lines.
         tokenizer: tokenizer for trigram overlap, ``"nltk"`` (original) or ``"whitespace"``.
-        filter: ``filtered`` only: the filter's name in :data:`paranmt_hf.corpus.selection.filters.FILTERS`
-        (``"pras"``,
-            ``"acl2018"`` or ``"thresholds"``).
-        sim_low, sim_high, max_overlap, min_mean_tokens, max_mean_tokens, require_english, langid_model: PRAS filter
-            (None: the defaults of :class:`~paranmt_hf.corpus.selection.filters.PRASFilter`, their one source).
-        folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe (``sample_rate`` and
-            ``seed`` also for ``thresholds``).
-        bounds: ``thresholds`` filter: ``((column, low, high), ...)`` over the columns of
-            :data:`paranmt_hf.corpus.measures.registry.MEASURES` (inclusive; None = open).
-        score_model, language_model, classifier: ``thresholds`` filter: the models that compute the
-            ``paraphrase_score``, ``lm_perplexity`` and ``reference_probability`` columns when the data lacks them.
+        filter: ``filtered`` only: a name in :data:`paranmt_hf.corpus.selection.filters.FILTERS`.
+        sim_low, sim_high, max_overlap, min_mean_tokens, max_mean_tokens, require_english, langid_model: PRAS filter.
+        folds, num_folds, min_score, max_score, max_tokens, sample_rate, seed: ACL-2018 recipe (and ``thresholds``).
+        bounds: ``thresholds`` filter: ``((column, low, high), ...)`` (inclusive; None = open).
+        score_model, language_model, classifier: ``thresholds`` filter: the models of columns the data lacks.
         compute_overlap: ``pairs`` only: compute trigram overlap when the file has no overlap column.
         lang, english_first: ``bitext`` only: the other language's code and whether English is the first column.
-        signature: what the local data files were (resolved path, size, content sha256) when a non-streaming
-            load prepared its cache; part of the cache key (set by :func:`~paranmt_hf.load_paranmt`).
+        signature: the local files' path, size and sha256, part of the cache key (set by ``load_paranmt``).
     """
 
     paths: str | list[str] | tuple[str, ...] | None = None

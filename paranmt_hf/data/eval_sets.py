@@ -27,15 +27,12 @@ class EvalSet:
 
     Attributes:
         name: the task name (mteb's).
-        kind: ``"sts"`` (pairs with gold similarity: Pearson / Spearman of cosines) or ``"bitext"`` (translation
-            mining: error rates).
+        kind: ``"sts"`` (Pearson / Spearman of cosines) or ``"bitext"`` (translation mining: error rates).
         description: one line (``paranmt-hf eval --help``, results).
         folders: what it reads, relative to the ``eval`` folder of the data directory (download checks).
-        load: ``(eval folder, subsets or None) -> {split: [datasets]}``; ``None`` loads what the evaluation scores
-            by default (e.g. STS-B's validation and test splits), a list only those subsets (or splits).
+        load: ``(eval folder, subsets or None) -> {split: [datasets]}``; None: what the evaluation scores by default.
         all_subsets: the subsets (splits for STS-B) of the whole set: what its local mteb copy holds.
-        held_out: ``(eval folder) -> every sentence of its files, scored or not`` (the training data is cleaned
-            against them: :mod:`paranmt_hf.fetch.decontaminate`).
+        held_out: ``(eval folder) -> every sentence of its files`` (the training data is cleaned against them).
         paper_year: a SemEval year of the papers' STS12-16 average.
         mteb_dataset: the Hub id of mteb's copy (model-card metadata); None: not an mteb task.
         mteb_splits: the splits mteb evaluates.

@@ -1,20 +1,16 @@
 """Stream text lines from plain, gzip or zip files in blocks, at constant memory, optionally one shard of them.
 
-The compression is detected from the first bytes, not the file name. A zip is read member by member (the members
-whose path matches ``member_pattern``, in name order), each decompressed as a stream. Every file (or zip member)
-must be UTF-8 text: a leading UTF-8 byte-order mark is skipped, and a file that starts with a UTF-16/32 byte-order
-mark or is full of NUL bytes is refused with an :class:`InputError` naming it (it would otherwise be read as
-garbage). A truncated or corrupt gzip/zip stream raises an :class:`InputError` naming the file and the last line
-read.
+The compression is detected from the first bytes, not the file name; a zip is read member by member (those
+matching ``member_pattern``, in name order). Every file must be UTF-8 text (a UTF-8 byte-order mark is skipped):
+one starting with a UTF-16/32 byte-order mark or full of NUL bytes, or a truncated or corrupt stream, raises an
+:class:`InputError` naming it.
 
-A line longer than ``max_line_bytes`` (1 MiB by default; a pair of sentences is a few hundred bytes) is never held in
-memory: the reader drops its bytes as they stream past and puts a short marker line in its place
-(:data:`LONG_LINE_MARKER`, counted by the line parsers as a bad line, ``line too long``), so a file of one endless
-line (a decompression bomb) is read at constant memory, and the lines after it keep their numbers.
+A line longer than ``max_line_bytes`` is never held in memory: its bytes are dropped as they stream past and a
+marker line (:data:`LONG_LINE_MARKER`, counted as a bad line) takes its place, so one endless line is read at
+constant memory and the lines after it keep their numbers.
 
-Shards (``Shard(index, count)``) split the inputs into ``count`` contiguous byte ranges of the uncompressed text
-(inputs taken in order); a line belongs to the shard whose range holds its first byte. So the shards partition the
-lines, and concatenating the shards' outputs in shard order gives the one-machine output.
+Shards (``Shard(index, count)``) split the inputs into ``count`` contiguous byte ranges of the uncompressed text; a
+line belongs to the shard holding its first byte, so concatenating the shards' outputs gives the one-shard output.
 """
 
 from __future__ import annotations
