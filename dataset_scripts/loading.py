@@ -54,17 +54,12 @@ def load_paranmt(
     """Load ParaNMT-50M (or your own pair corpus) as a ``datasets`` ``IterableDataset`` / ``Dataset``.
 
     Args:
-        config: ``"full"``, ``"filtered"``, ``"processed-5m"``, ``"pairs"`` or ``"bitext"``
-            (:data:`paranmt_hf.data.configs.CONFIGS`).
-        data_files: local path(s) (plain, .gz or .zip; no ``file://`` URIs) or http(s) URL(s). Default for
-            ``full``/``filtered``: the public ParaNMT-50M zip (``PARANMT_50M_URL``).
-        streaming: return an ``IterableDataset`` read lazily at constant memory (default) instead of preparing an
-            Arrow cache and returning a ``Dataset``. The cache is keyed on the files' resolved paths, sizes and
-            content hashes, so another file of the same name, or an edited file, is read afresh.
+        config: ``"full"``, ``"filtered"``, ``"processed-5m"``, ``"pairs"`` or ``"bitext"``.
+        data_files: local path(s) (plain, .gz or .zip) or http(s) URL(s) (default for ``full``/``filtered``: the zip).
+        streaming: read lazily at constant memory (default), else prepare an Arrow cache keyed on the files' content.
         split: ``"train"`` (the only split), or None for the ``{split: dataset}`` dict.
         cache_dir: datasets cache directory (non-streaming).
-        **config_kwargs: parameters of :class:`paranmt_hf.data.configs.ConfigOptions`, e.g. ``strict=True``,
-            ``filter="acl2018"``, ``sim_low=0.7``, ``max_overlap=0.5``, ``tokenizer="whitespace"``.
+        **config_kwargs: :class:`paranmt_hf.data.configs.ConfigOptions` fields, e.g. ``filter="acl2018"``.
 
     Raises:
         ValueError: an unknown option; (non-streaming) the files hold no valid line (the message names them).

@@ -1,21 +1,17 @@
 r"""``datasets`` builder for ParaNMT-50M and other paraphrase/bitext pair files (streaming, constant memory).
 
-``datasets`` >= 4 no longer runs dataset scripts, so this builder is used through the library
-(:func:`paranmt_hf.load_paranmt`) or instantiated directly::
+``datasets`` >= 4 runs no dataset scripts: use :func:`paranmt_hf.load_paranmt`, or instantiate it::
 
     from paranmt_hf.dataset_scripts.paranmt import ParaNMT
     ds = ParaNMT(config_name="filtered", paths="para-nmt-50m.zip").as_streaming_dataset(split="train")
 
-Pass plain local paths or http(s) URLs (``file://`` URIs break datasets' streaming). Configs:
+Configs (plain local paths or http(s) URLs):
 
-* ``full``: ``para-nmt-50m.txt`` (reference \\t back-translation \\t paraphrase score) with trigram overlap and
-  whitespace token lengths added.
-* ``filtered``: ``full`` rows passing a filter of :data:`paranmt_hf.corpus.selection.filters.FILTERS`: the PRAS filter
-  (``filter="pras"``) or the ACL-2018 recipe (``filter="acl2018"``); every threshold is a config parameter.
+* ``full``: ``para-nmt-50m.txt`` (reference \\t back-translation \\t score) with trigram overlap and lengths.
+* ``filtered``: ``full`` rows passing a filter of :data:`paranmt_hf.corpus.selection.filters.FILTERS`.
 * ``processed-5m``: the filtered, tokenised 5M release (reference \\t paraphrase, no score).
 * ``pairs``: any TSV(.gz/.zip) with 2-4 columns: text_a \\t text_b [\\t score [\\t trigram_overlap]].
-* ``bitext``: X-English sentence pairs (2 columns; which side is English is a parameter or read from an
-  ``en-xx`` / ``xx-en`` file name).
+* ``bitext``: X-English sentence pairs (English side a parameter or read from ``en-xx`` / ``xx-en`` names).
 """
 
 from __future__ import annotations
