@@ -139,23 +139,15 @@ class ParaNMTEncoder:
     ) -> None:
         """Write everything every loader needs into ``directory``, atomically.
 
-        config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and, unless
-        ``sentence_transformers`` is false, the sentence-transformers files (``modules.json`` naming the shipped fast
-        module; with ``static``, a stock ``StaticEmbedding`` copy in ``static/``). They are written into a
-        temporary sibling folder that then replaces ``directory``: a process killed at any point leaves the complete
-        old model or the complete new one, never new weights with an old tokenizer. Other entries of an existing
-        ``directory`` (a training run's ``checkpoints/``, a README) are kept.
+        config.json (with ``auto_map``), model.safetensors, the remote-code files, the tokenizer files and the
+        sentence-transformers files are written into a temporary sibling folder that then replaces ``directory``, so a
+        killed process leaves the complete old model or the complete new one. Other entries of ``directory`` are kept.
 
         Args:
             directory: the model directory.
             sentence_transformers: also write the sentence-transformers files.
-            weight_dtype: how the weights are stored: ``"float32"``, ``"float16"`` (half the size; every loader
-                upcasts, computing in float32) or ``"int8"`` (embedding rows as int8 with a float32 scale each, a
-                quarter of the size; loaded by ``ParaNMTEncoder.from_pretrained`` and ``StaticEncoder`` only). See
-                :mod:`paranmt_hf.model.storage`.
-            static: also write ``static/``, a stock ``StaticEmbedding`` copy (a second copy of the table, for
-                sentence-transformers or model2vec without custom code; single averaging encoders whose unknown-token
-                rows are zero, else ``ValueError``; float32 storage only).
+            weight_dtype: ``"float32"``, ``"float16"`` or ``"int8"`` (:mod:`paranmt_hf.model.storage`).
+            static: also write ``static/``, a stock ``StaticEmbedding`` copy (single averaging encoders, float32 only).
         """
         from ..utils.atomic import atomic_output
         from .storage import store_weights
@@ -251,29 +243,23 @@ class ParaNMTEncoder:
         """Embed sentences; the keywords and their meanings are sentence-transformers' ``encode``'s.
 
         Args:
-            sentences: a string or a sequence of strings. An empty string gets the unknown token's embedding (as in
-                the papers' code).
-            batch_size: sentences per forward pass; ``None``: 8192 for averaging models (flat input, no padding),
-                512 for recurrent ones (padded batches of similar length).
+            sentences: a string or a sequence of strings (an empty string gets the unknown token's embedding).
+            batch_size: sentences per forward pass (``None``: 8192 for averaging models, 512 for recurrent ones).
             show_progress_bar: show a tqdm bar; default: when there are more than 10 batches.
             output_value: ``"sentence_embedding"`` (the only output of these encoders).
-            precision: ``"float32"``, or quantized as sentence-transformers' ``quantize_embeddings`` does without
-                calibration data: ``"int8"``/``"uint8"`` (256 buckets per dimension between the minimum and maximum
-                of these embeddings), ``"binary"``/``"ubinary"`` (one bit per dimension, packed).
+            precision: ``"float32"``, ``"int8"``/``"uint8"`` or ``"binary"``/``"ubinary"`` (``quantize_embeddings``).
             convert_to_numpy: return one NumPy array (else, unless ``convert_to_tensor``, a list of tensors).
             convert_to_tensor: return one torch tensor (overrides ``convert_to_numpy``).
-            device: where the model runs (``None``: where it is; averaging models are fastest on CPU).
+            device: where the model runs (``None``: where it is).
             normalize_embeddings: L2-normalise the embeddings (cosine similarity = dot product).
             truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising, as sentence-transformers).
             prompt_name: ``"query"`` or ``"document"``: both empty (the papers' models have no prompts).
             prompt: text put before every sentence.
-            num_processes: worker processes; ``None``: every available core when there are at least
-                ``multiprocessing_threshold`` sentences, else 1. Results are identical to one process.
+            num_processes: worker processes (``None``: every core above the threshold, else 1).
             multiprocessing_threshold: fewest sentences for which ``num_processes=None`` uses several processes.
 
         Returns:
-            ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string): float32, or int8/uint8 for a
-            quantized ``precision``.
+            ``[len(sentences), dim]`` embeddings (``[dim]`` for a single string), float32 or the quantized dtype.
         """
         from functools import partial
 

@@ -272,18 +272,14 @@ def export_model(
 ) -> ExportResult:
     """Export ``encoder`` to ``output`` as ``fmt`` (one of :data:`FORMATS`), checked against PyTorch.
 
-    ``onnx`` / ``onnx-int8``: ``model.onnx`` / ``model_int8.onnx`` and the tokenizer files (averaging encoders and
-    their combinations; :mod:`paranmt_hf.model.onnx`). ``fp16`` / ``int8``: a model directory with float16 or int8
-    weights (:mod:`paranmt_hf.model.storage`). ``static``: a stock ``StaticEmbedding`` model
-    (:func:`paranmt_hf.model.st_layout.write_static_embedding`: single averaging encoders whose unknown-token rows
-    are zero; else ``ValueError``), checked through ``SentenceTransformer(output)``.
+    ``onnx`` / ``onnx-int8``: ONNX graphs and tokenizer files (:mod:`paranmt_hf.model.onnx`); ``fp16`` / ``int8``: a
+    model directory with float16 or int8 weights; ``static``: a stock ``StaticEmbedding`` model.
 
     Args:
         encoder: the model to export.
         output: the output folder (written atomically).
         fmt: the export format.
-        verify: check the exported model against PyTorch before anything is written: every value of every table
-            (within the format's rounding, finite) and the embeddings of :data:`VERIFY_SENTENCES`.
+        verify: check every table value and the embeddings of :data:`VERIFY_SENTENCES` before anything is written.
         inputs: files the output must not replace (e.g. the model directory).
         overwrite: replace an existing ``output``.
 

@@ -1,22 +1,14 @@
 """ONNX export of averaging encoders and their combinations: flat ``input_ids`` + ``offsets`` -> embeddings.
 
-The graph is written with ``onnx.helper`` rather than traced: ``torch.onnx`` turns ``embedding_bag`` into a loop
-over bags and trips over ``padding_idx`` (pytorch #128930/#58567). It is the model's ``forward_flat`` op for op:
+The graph is written with ``onnx.helper`` rather than traced (``torch.onnx`` turns ``embedding_bag`` into a loop
+and trips over ``padding_idx``). It is the model's ``forward_flat``: gathered rows (unknown tokens dropped where the
+model drops them), float64 prefix sums differenced at the sentence offsets (within float32 rounding of PyTorch),
+divided by the counts, the ``[UNK]`` row for an empty sentence; max pooling uses ScatterND. A combination does
+that per component and concatenates (or adds) the results.
 
-    rows  = Gather(weight, input_ids) * keep[input_ids]        # [N, D]; keep = 0 for dropped unknown tokens
-    C     = [0; CumSum(float64(rows))]                          # prefix sums, [N+1, D]
-    sums  = C[ends] - C[offsets]                                # ends = offsets[1:] + [N]; same for the counts
-    out   = Where(count == 0, weight[unk], float32(sums / max(count, 1)))   # empty sentence -> [UNK] row
-
-(max pooling: ScatterND with reduction="max" over each token's sentence index.) Float64 prefix sums keep the result
-within float32 rounding of PyTorch's; a scatter-add would be exact too but runs element by element in onnxruntime.
-A combination runs that per component, ``keep`` also zero outside the component's id range (ids clipped into it),
-and concatenates (or adds) the components' embeddings.
-
-Inputs: ``input_ids`` int64 [N] (all token ids of the batch back to back) and ``offsets`` int64 [B] (start of each
-sentence), exactly what ``ParaNMTEncoder.features`` / sentence-transformers' ``StaticEmbedding`` produce. Output:
-``embeddings`` float32 [B, D]. :func:`quantize_onnx` makes the int8 version (onnxruntime dynamic quantisation of the
-embedding ``Gather``), and :class:`OnnxEncoder` runs either with onnxruntime and the model's own tokenizer.
+Inputs: ``input_ids`` int64 [N] and ``offsets`` int64 [B], as ``ParaNMTEncoder.features`` and
+``StaticEmbedding`` produce them; output: ``embeddings`` float32 [B, D]. :func:`quantize_onnx` makes the int8
+version, and :class:`OnnxEncoder` runs either with onnxruntime and the model's own tokenizer.
 """
 
 from __future__ import annotations
