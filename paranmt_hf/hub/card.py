@@ -177,15 +177,12 @@ def render_model_card(
 
     Args:
         model_dir: the model folder (``ParaNMTEncoder.save_pretrained`` output, possibly trained).
-        eval_dir: ``paranmt-hf eval --output`` folder (or any level of mteb's results layout) with this model's
-            results, or those results already read (an ``EvalSummary``); ``None``: no evaluation section and no
-            ``model-index``.
+        eval_dir: ``paranmt-hf eval --output`` folder or an ``EvalSummary`` (``None``: no evaluation, no model-index).
         speed_json: a speed benchmark JSON (``benchmarks/speed``) for the speed section.
         model_id: Hub repository id used in the usage snippets (default ``paranmt-hf/<folder name>``).
         encoder: the already loaded encoder of ``model_dir`` (loaded when ``None``).
         training_summary: the training run (default: ``model_dir/training_summary.json`` when present).
-        language: ISO 639-1 code(s) of the card (default: the languages it was trained for: English plus the
-            other side of every X-English bitext source of ``training_summary.json``).
+        language: ISO 639-1 code(s) (default: English plus the other side of every bitext source it trained on).
         license: license of the weights.
         datasets: Hub dataset ids of the training data (card metadata).
         results_path: where the evaluation JSON sits in the published folder (mentioned in the card).

@@ -1,19 +1,12 @@
 """Read ``paranmt-hf eval`` results (mteb's layout) for model cards: ``model-index`` entries and tables.
 
 ``paranmt-hf eval MODEL --output DIR`` writes ``DIR/<org>__<name>/<revision>/<Task>.json`` + ``model_meta.json``
-(:mod:`paranmt_hf.evaluation.results`); mteb's own cache puts the same folders under ``<cache>/results/``. Any of
-these levels can be given: the one folder holding task JSON files is found below it.
+(mteb's cache puts the same under ``<cache>/results/``); any level can be given. Numbers are read from the JSON,
+never recomputed, reported x100; our scores sit under the ``"paranmt_hf"`` key (else ``scores`` is read):
 
-Numbers are taken from the JSON, never recomputed, and reported x100 (as the papers and mteb's leaderboard do).
-Our complete scores sit under the JSON's ``"paranmt_hf"`` key (mteb's ``scores`` field holds only what mteb's own
-task produces: :mod:`paranmt_hf.evaluation.mteb_layout`); files without it (older layout) are read from ``scores``.
-
-- STS12-16: the ``default`` subset (every pair of the year pooled: what mteb reports) gives ``cosine_spearman``;
-  ``paper_pearson_mean`` (mean over the year's datasets of Pearson r) is the papers' number.
-- other STS tasks: every test subset that mteb's task has (under mteb's subset name), ``cosine_spearman`` and the
-  papers' ``paper_pearson``.
-- bitext mining (Tatoeba): mteb's ``f1`` (``xx->en``), our ``accuracy`` (1 - mean error of both directions) per
-  language pair, and the two error rates.
+- STS12-16: ``cosine_spearman`` of the pooled ``default`` subset (mteb's) and ``paper_pearson_mean`` (the papers');
+- other STS tasks: every test subset mteb's task has, ``cosine_spearman`` and ``paper_pearson``;
+- bitext mining (Tatoeba): mteb's ``f1``, our ``accuracy`` per language pair and the two error rates.
 """
 
 from __future__ import annotations

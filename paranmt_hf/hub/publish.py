@@ -1,19 +1,12 @@
 """Make a Hub-ready folder of a model (and push it): ``paranmt-hf publish MODEL_DIR --output HUB_DIR``.
 
-The folder holds exactly what every loader needs and nothing pickled:
+The folder holds exactly what every loader needs and nothing pickled: ``config.json`` (with ``auto_map``),
+``model.safetensors`` and the remote-code files; the tokenizer files; the sentence-transformers files; the model
+card (:mod:`paranmt_hf.hub.card`), ``training_summary.json`` without local paths, the evaluation JSON in mteb's
+cache layout and ``speed.json``.
 
-- ``config.json`` (with ``auto_map``) + ``model.safetensors`` + the remote-code files (``configuration_paranmt.py``,
-  ``modeling_paranmt.py``, ``tokenization_paranmt.py`` for trigram/combined tokenizers);
-- the tokenizer files (``tokenizer.json`` or ``paranmt_tokenizer.json``, ``tokenizer_config.json``);
-- the sentence-transformers files (``modules.json`` naming the shipped ``input_module_paranmt.py``,
-  ``config_sentence_transformers.json``, and ``static/`` where the model has that copy);
-- ``README.md``, the model card (:mod:`paranmt_hf.hub.card`), ``training_summary.json`` without local paths,
-  the evaluation JSON under ``results/<org>__<name>/<revision>/`` (mteb's cache layout: ``mteb.ResultCache``
-  reads it) and the speed JSON as ``speed.json``.
-
-The model is re-saved (not copied) from a fresh load, so checkpoints and stale files never leak into the folder;
-the folder is built next to the target, checked, reloaded and compared with the source model before it is moved
-into place.
+The model is re-saved from a fresh load, so checkpoints and stale files never leak into the folder, which is built
+next to the target, checked, reloaded and compared with the source model before it is moved into place.
 """
 
 from __future__ import annotations
@@ -183,8 +176,7 @@ def publish(
         FileNotFoundError: ``model_dir`` has no saved model, or ``eval_dir`` / ``speed_json`` do not exist.
         FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
         PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
-        EvalResultsError: ``eval_dir`` holds no usable results, or results of another model (their recorded
-            content hash differs from ``model_dir``'s).
+        EvalResultsError: ``eval_dir`` holds no usable results, or results of another model.
     """
     from ..model.encoder import ParaNMTEncoder
 
