@@ -61,21 +61,18 @@ def load_encoder(
 ) -> SupportsEncode:
     """Load a local model directory as an encoder, whatever its library (ParaNMT, sentence-transformers, model2vec).
 
-    Without torch (a core install), a ParaNMT averaging model is loaded as a ``StaticEncoder`` (the same
-    embeddings, computed with NumPy).
+    Without torch, a ParaNMT averaging model is loaded as a ``StaticEncoder`` (the same embeddings, with NumPy).
 
     Args:
         path: the model directory.
         device: torch device of sentence-transformers models (default CPU).
-        trust_remote_code: allow code shipped in the directory to run (a custom sentence-transformers module, an
-            ``auto_map`` of a model type transformers does not know). Off by default, as in transformers:
-            paranmt_hf's own directories never need it.
+        trust_remote_code: allow code shipped in the directory to run (off by default, as in transformers).
 
     Raises:
-        FileNotFoundError: no such directory. RemoteCodeError: the directory's code would run and
-            ``trust_remote_code`` is false (the message says why). DamagedFileError: a file of the directory is
-            damaged (truncated, empty, unreadable JSON): one sentence naming it, whatever the library that read it.
-            UnsafePickleError: its weights are a pickle that names code (nothing ran; the file is named).
+        FileNotFoundError: no such directory.
+        RemoteCodeError: the directory's code would run and ``trust_remote_code`` is false.
+        DamagedFileError: a file of the directory is damaged (one sentence naming it).
+        UnsafePickleError: its weights are a pickle that names code (nothing ran).
     """
     from ..model.remote_code import check_remote_code
     from ..utils.integrity import DamagedFileError, damaged_file_error
