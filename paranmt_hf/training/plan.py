@@ -3,27 +3,14 @@
 :func:`plan_training` reads a :class:`~paranmt_hf.training.recipes.Recipe` once, at the top of
 :func:`paranmt_hf.training.trainer.train`; the steps below it never see the recipe:
 
-======================  ==============================================  ==========================================
-spec                    step                                            recipe fields
-======================  ==============================================  ==========================================
-:class:`ModelSpec`      the initial encoder (:mod:`.initial_model`)     model fields, ``vocab_sentences``, teacher
-:class:`OptimizerSpec`  sparse gradients, LazyAdam, per-table rates     ``optimizer``, ``learning_rate``,
-                        (:mod:`.optim`)                                 ``max_grad_norm``, ``teacher_learning_rate``,
-                                                                        ``keep_norms``
-:class:`LossSpec`       the loss (:mod:`.loss`)                         ``loss``, ``margin``, ``megabatch_size``,
-                                                                        ``anneal``, ``sampling``
-:class:`Schedule`       the trainer's arguments, the resume check       ``batch_size``, ``learning_rate``,
-                                                                        ``epochs``, ``lr_scheduler``,
-                                                                        ``max_grad_norm``
-:class:`FinishSpec`     the teacher's table after training              ``teacher*``, ``tokenlearn*``
-                        (:mod:`.teacher`)
-======================  ==============================================  ==========================================
+- :class:`ModelSpec`: the initial encoder (:mod:`.initial_model`);
+- :class:`OptimizerSpec`: sparse gradients, LazyAdam, per-table rates (:mod:`.optim`);
+- :class:`LossSpec`: the loss (:mod:`.loss`);
+- :class:`Schedule`: the trainer's arguments and the resume check;
+- :class:`FinishSpec`: the teacher's table after training (:mod:`.teacher`).
 
-:func:`plan_training` also refuses a recipe that would train nothing or cannot train as asked (an unknown optimizer,
-gradient clipping with LazyAdam's sparse gradients: :func:`check_trainable`), before any work.
-
-The whole recipe still defines the run's identity: the checkpoints' run record and the training summary keep
-:meth:`Recipe.to_dict`.
+It also refuses a recipe that would train nothing or cannot train as asked (:func:`check_trainable`), before any
+work. The whole recipe still defines the run's identity (:meth:`Recipe.to_dict` in the run record and summary).
 """
 
 from __future__ import annotations

@@ -37,16 +37,12 @@ class Recipe:
         embedding_dim: token embedding size.
         rnn_hidden_size: LSTM size of recurrent encoders (``None`` = ``embedding_dim``).
         bilstm_merge: ``"mean"`` or ``"concat"``.
-        lstm_peepholes: recurrent encoders use Lasagne's peephole LSTM (ParaNMT-50M's, ``modeling/peephole_lstm.py``)
-            instead of ``torch.nn.LSTM``.
+        lstm_peepholes: recurrent encoders use ParaNMT-50M's peephole LSTM instead of ``torch.nn.LSTM``.
         token_type: tokens of recurrent encoders: ``"word"`` or ``"sp"``.
         vocab_size: per-component vocabulary size (``None``: every corpus word/trigram; sp: 50K).
         min_count: drop rarer word/trigram tokens.
-        lookup: how word/trigram tokens are read from raw text: ``"split"`` or ``"paranmt50m"`` (the original
-            ParaNMT-50M lookup; ``LOOKUP_RULES`` in ``modeling/tokenization_paranmt.py``).
-        vocab_sentences: build the vocabularies from the sentences of the first ``vocab_sentences / 2`` (shuffled)
-            training pairs only (``None``: every training sentence). Like sentencepiece's ``input_sentence_size``
-            (PRAS: 10M): a unigram vocabulary from ~1M sentences takes minutes, from 300K seconds.
+        lookup: how word/trigram tokens are read from raw text: ``"split"`` or ``"paranmt50m"`` (``LOOKUP_RULES``).
+        vocab_sentences: build vocabularies from the first ``vocab_sentences / 2`` shuffled pairs only (``None``: all).
         word_vectors: initialise word embeddings from these vectors (e.g. ``"glove-6b-50d"``).
         vector_vocab_size: also give the model this many frequent vector words absent from the training data.
         pooling: ``"mean"`` or ``"max"``.
@@ -61,36 +57,22 @@ class Recipe:
         learning_rate: Adam learning rate.
         lr_scheduler: transformers scheduler name: ``"constant"`` (the papers) or ``"linear"`` (decay to 0).
         epochs: passes over the training pairs.
-        max_grad_norm: gradient-norm clipping (``0`` = off; PRAS's code clips at 5). Needs dense gradients:
-            ``optimizer="adam"``, or ``"auto"``, which then chooses dense Adam.
-        optimizer: ``"lazy_adam"`` (sparse embedding gradients; only the rows a step used are updated, which makes
-            large vocabularies fast on CPU), ``"adam"`` (dense, as the papers' code) or ``"auto"`` (lazy for
-            embedding tables of 8M parameters or more, e.g. SP 50K x 1024, unless gradients are clipped; dense
-            otherwise).
+        max_grad_norm: gradient-norm clipping (``0`` = off; PRAS clips at 5); needs dense gradients.
+        optimizer: ``"lazy_adam"`` (sparse embedding gradients), ``"adam"`` (dense) or ``"auto"`` (lazy for large
+            tables unless gradients are clipped).
         max_pairs: use at most this many training pairs (``None`` = all).
-        num_threads: torch threads for training (``None``: 1 for averaging encoders, whose small operations lose
-            more to thread synchronisation than they gain (measured 3x faster on 2 cores), else torch's default).
-        teacher: a sentence-transformers model (directory, Hub id or bundling package, e.g.
-            ``"sentence-transformers/all-MiniLM-L6-v2"``) whose model2vec distillation initialises the ``subword``
-            components (:mod:`paranmt_hf.model.distill`); ``None``: no teacher.
+        num_threads: torch threads for training (``None``: 1 for averaging encoders, else torch's default).
+        teacher: a sentence-transformers model whose model2vec distillation initialises the ``subword`` components.
         teacher_pca_dims: PCA size of the distilled table (``None``: the teacher's size).
         teacher_sif_coefficient: model2vec's Zipf/SIF token weighting of the distilled rows (``None``: none).
-        teacher_learning_rate: learning rate of the teacher-initialised tables (``None``: ``learning_rate``;
-            ``0``: frozen).
-        keep_norms: after every step, restore each teacher-initialised row's initial norm (its token weight), so
-            training changes directions only.
-        teacher_weight: after training, scale the subword tables so that their part of the sentence embedding has
-            this median norm relative to the other components' (``None``: as trained). A ``kind`` without
-            ``subword`` is then first concatenated with the teacher's distilled table.
-        tokenlearn: before that concatenation, fit the distilled table to the teacher's *sentence* embeddings of
-            the training sentences (:mod:`paranmt_hf.training.tokenlearn`: least-squares map, then cosine
-            regression; the teacher's embeddings are cached in the user cache).
+        teacher_learning_rate: learning rate of the teacher-initialised tables (``None``: the same; 0: frozen).
+        keep_norms: after every step, restore each teacher-initialised row's initial norm (directions only change).
+        teacher_weight: after training, the median norm of the subword part relative to the others (``None``: as is).
+        tokenlearn: first fit the distilled table to the teacher's sentence embeddings (:mod:`.tokenlearn`).
         tokenlearn_sentences: at most this many unique training sentences (a seeded sample; ``None``: all).
         tokenlearn_epochs: epochs of the cosine regression (``0``: the least-squares map only).
         tokenlearn_learning_rate: its sparse Adam learning rate.
-        teacher_precision: how the teacher embeds the sentences on CPU: ``"float32"`` (ONNX Runtime when installed,
-            else PyTorch), ``"int8"`` (ONNX Runtime, quantised weights) or ``"bfloat16"`` (PyTorch autocast); see
-            :mod:`paranmt_hf.training.teacher_embeddings`.
+        teacher_precision: ``"float32"``, ``"int8"`` or ``"bfloat16"`` (:mod:`paranmt_hf.training.teacher_embeddings`).
         extra: further ``ParaNMTConfig`` fields.
     """
 

@@ -131,32 +131,19 @@ def train(
     Args:
         recipe: the hyper-parameters (see :mod:`paranmt_hf.training.recipes`).
         sources: training files (``"CONFIG:PATH,..."`` strings or :class:`PairSource`).
-        output_dir: where the final model goes; ``checkpoints/`` and ``initial-model/`` are kept next to it, in
-            :func:`run_folder` (``.NAME.paranmt-train``).
+        output_dir: where the final model goes (checkpoints in :func:`run_folder` next to it); written atomically.
         seed: seed of shuffling, initialisation, dropout and scrambling (runs are deterministic for a seed).
         dev_evaluator: a sentence-transformers evaluator run every ``eval_steps`` (e.g. STS17 en-en).
         eval_steps: evaluation interval (default: ``save_steps``).
         save_steps: checkpoint interval in optimizer steps.
-        resume: continue from the latest complete checkpoint in ``run_folder(output_dir)/checkpoints``. It must
-            have been written with the same recipe, data and seed (only ``epochs``, ``num_threads`` and
-            ``max_steps`` may change), and the run must not have finished; otherwise
-            :class:`~paranmt_hf.training.checkpoints.ResumeError`.
+        resume: continue from the latest checkpoint of the same recipe, data and seed (else ``ResumeError``).
         max_steps: stop after this many steps (``-1``: train ``recipe.epochs`` epochs).
         logging_steps: loss logging interval.
         show_progress: show the trainer's progress bars.
-        overwrite: replace an earlier run in ``output_dir`` (its checkpoints are deleted when this run starts; its
-            model is replaced when this one is saved). Without it (or ``resume``) a folder holding an earlier run
-            is refused with :class:`~paranmt_hf.utils.atomic.OutputExistsError`.
-        teacher_sentences: a ``tokenlearn`` recipe's teacher pass embeds at most this many unique training
-            sentences (``"all"``: the recipe's bound; ``None``: that, or a sample of
-            :data:`~paranmt_hf.training.teacher_pass.QUICK_TEACHER_SENTENCES` when ``max_steps`` is given).
-        notify: called with a message before training starts: where the checkpoints go; how many sentences the
-            teacher pass will embed and about how long it takes (a timed probe); ``None``: logged at INFO.
-        keep_checkpoints: keep :func:`run_folder` (checkpoints, initial model) once the model is saved (to extend
-            the run later with ``resume`` and a larger ``max_steps``); by default it is removed then.
-
-    The final model, ``training_summary.json`` and each checkpoint's records are written atomically: a killed run
-    leaves the previous files or the new ones, never a mixture.
+        overwrite: replace an earlier run in ``output_dir`` (else ``OutputExistsError``).
+        teacher_sentences: most unique sentences the ``tokenlearn`` teacher pass embeds (``"all"``: the recipe's).
+        notify: called with a message before training starts (``None``: logged at INFO).
+        keep_checkpoints: keep :func:`run_folder` once the model is saved, to extend the run later with ``resume``.
     """
     options = RunOptions(
         seed=seed,
