@@ -1,22 +1,15 @@
 """How good a paraphrase generator is on held-out pairs: meaning kept, and how different the output is.
 
-ParaNMT-50M §6 reports no number for its generator (examples only). Here, for held-out inputs and their reference
-paraphrases, each system's outputs are measured with the columns of
-:data:`~paranmt_hf.corpus.measures.registry.MEASURES`:
+ParaNMT-50M §6 reports no number for its generator. Here each system's outputs on held-out inputs are measured
+with the columns of :data:`~paranmt_hf.corpus.measures.registry.MEASURES`:
 
-* meaning kept: the cosine between input and output under a paranmt_hf encoder (``paraphrase_score``), and between
-  output and reference;
-* diversity against the input (lower = more rewriting): sacrebleu's corpus BLEU of the outputs against the inputs
-  (self-BLEU, 0-100), the mean smoothed sentence BLEU (``bleu``), the mean trigram overlap (``trigram_overlap``) and
-  the share of outputs that copy their input (case- and whitespace-insensitively);
+* meaning kept: the cosine of input and output, and of output and reference, under a paranmt_hf encoder;
+* diversity against the input (lower = more rewriting): self-BLEU (corpus BLEU against the inputs), mean
+  sentence ``bleu``, mean ``trigram_overlap`` and the share of outputs that copy their input;
 * closeness to the reference paraphrase: corpus BLEU of the outputs against the references.
 
-The text is tokenized by design (ParaNMT's pairs are): sacrebleu is told so (``force=True``) instead of warning that
-it looks tokenized.
-
-The trivial **copy** baseline (output = input) is measured the same way: it keeps all the meaning (cosine 1) with no
-diversity (self-BLEU 100), so a generator is useful where it rewrites (lower self-BLEU and overlap) while keeping
-the cosine close to the copy's and the reference BLEU at or above it.
+The text is tokenized by design (sacrebleu is told so, ``force=True``). The **copy** baseline (output = input) is
+measured the same way: a generator is useful where it rewrites while keeping the cosine close to the copy's.
 """
 
 from __future__ import annotations

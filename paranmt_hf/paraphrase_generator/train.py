@@ -195,8 +195,7 @@ def train_seq2seq(
         sources: input texts.
         targets: the texts to generate from them.
         output: the model folder to write (atomically; never replaces an existing one without ``overwrite``).
-        model: a seq2seq model (Hub id or folder) to fine-tune; None builds a Marian of ``size`` and trains its
-            tokenizer on the pairs.
+        model: a seq2seq model (Hub id or folder) to fine-tune; None builds a Marian of ``size`` and its tokenizer.
         size: the from-scratch model's size (a name in :data:`~paranmt_hf.paraphrase_generator.build.SIZES`).
         vocab_size: the from-scratch tokenizer's vocabulary.
         settings: the training settings (:class:`Seq2SeqTrainingSettings`).
