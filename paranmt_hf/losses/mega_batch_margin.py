@@ -37,53 +37,14 @@ class MegaBatchMarginLoss(nn.Module):
 
     averaged over the pairs of the mini-batch. t' is the sentence of the mega-batch most similar to s (``MAX``),
     a random one (``RAND``) or either with probability 1/2 (``MIX``), never a sentence of s's own pair nor a
-    text identical to s or t (same token ids); s' likewise for t. The optimizer still steps once per
-    mini-batch, as in the papers.
+    text identical to s or t; s' likewise for t. The optimizer steps once per mini-batch, as in the papers.
 
-    **How the mega-batch is formed.** The stock Trainer gives the loss one mini-batch per step, so the loss
-    keeps a pool of the ``megabatch_size - 1`` previous mini-batches (token ids, embeddings, text hashes).
-    Negatives of the current mini-batch are mined among it and that pool: every pair competes with the
-    sentences of M mini-batches, as in the papers, with a sliding window instead of the papers' fixed blocks.
-    Mining uses embeddings that are at most M - 1 optimizer steps old, the same bound as the papers (which
-    encode a block once, then take M steps). ``refresh_pool=True`` re-encodes the pool with the current
-    parameters (in eval mode, without gradient) at every step instead.
-    The chosen negatives are then encoded again *with* gradient, so gradients flow through s, t, t' and s'
-    (the papers' ``p1``/``p2`` forward passes).
-
-    **Cost per step.** Forward/backward passes over the 2B sentences of the pairs and the 2B of their negatives
-    (B = batch size; with ``megabatch_size=1`` and a deterministic forward, one pass over the pairs, their own
-    negatives), one [2B x 2P] similarity matmul (P = pairs in the pool), and the token ids plus one embedding per
-    sentence of the pool in memory. ``refresh_pool=True`` adds a no-grad forward pass over the pool's 2P sentences
-    per step.
-
-    **Bitext and paraphrases in one run.** Optional labels (a ``label`` column: 1 for a translation pair,
-    English first; 0 for a paraphrase pair) apply PRAS's two rules pair by pair in one mega-batch: each sentence
-    of a translation pair takes its negative among the sentences of the other language (English vs. the foreign
-    sides of translation pairs), each sentence of a paraphrase pair among all sentences. Without labels every pair
-    follows ``candidates``; all-translation labels equal ``"other_side"`` and all-paraphrase labels ``"both"``.
-    ``paranmt_hf.training.load_pairs`` adds the column when bitext and paraphrase sources are mixed.
-
-    **Annealing** (PRAS): with ``anneal=k`` the mega-batch starts at 1 mini-batch and grows by one every k
-    training mini-batches, up to ``megabatch_size``.
-
-    **Not sentence-transformers' loss of the same name.** ``sentence_transformers.losses.MegaBatchMarginLoss``
-    (also "inspired by" ParaNMT-50M, P18-1042) is a different loss: two absolute margins on the anchor side only,
-    ``relu(positive_margin - cos(a_i, p_i)) + relu(cos(a_i, p_j) - negative_margin)`` (0.8 and 0.3), its hardest
-    negative ``p_j`` taken among the positives of the one large batch the Trainer gives it (its "mega-batch", cut
-    into mini-batches of 50 only to save memory). This one is the papers' loss: one relative margin delta on both
-    sides of the pair (the formula above), negatives of both s and t among the sentences of ``megabatch_size``
-    mini-batches (each mini-batch an optimizer step, as in the papers), ``MAX``/``MIX``/``RAND`` sampling, PRAS's
-    annealing and bitext rules. The two are not interchangeable: hyper-parameters of one do not carry over.
-
-    **Distributed training.** With ``gather_across_devices=True`` each step gathers every process's
-    mini-batch (token ids, embeddings, hashes) into the pool, so negatives can come from any process. Every
-    chosen negative, remote ones included, is re-encoded locally from its token ids, so gradients flow
-    through all negatives; DDP then averages the gradients as usual.
-
-    In eval mode (or with gradients disabled) the loss uses the current mini-batch only and leaves the pool
-    unchanged. Pairs that have no allowed negative (e.g. a one-pair mini-batch with M = 1) contribute no
-    term. :meth:`training_state` / :meth:`load_training_state` hold the pool and the annealing clock, which
-    ``paranmt-hf train`` saves with each checkpoint, so that a resumed run continues exactly where it stopped.
+    The Trainer gives one mini-batch per step, so the loss keeps a pool of the ``megabatch_size - 1`` previous
+    mini-batches and mines among it and the current one (a sliding window; embeddings at most M - 1 steps old, as
+    in the papers; ``refresh_pool=True`` re-encodes the pool every step). Chosen negatives are encoded again with
+    gradient. Optional labels (1: translation pair, English first; 0: paraphrase) apply PRAS's bitext rule pair
+    by pair; ``anneal`` grows the mega-batch (PRAS); ``gather_across_devices`` mines over every process.
+    In eval mode the pool is unchanged; :meth:`training_state` holds the pool and annealing clock for resuming.
 
     Args:
         model: the SentenceTransformer to train (padded or flat ``StaticEmbedding``-style features).
@@ -120,7 +81,8 @@ class MegaBatchMarginLoss(nn.Module):
 
     Relations:
         - Unlike ``sentence_transformers``' ``MegaBatchMarginLoss`` (two fixed margins, one direction, in-batch
-          negatives only), this is the papers' one-margin ranking loss in both directions over M mini-batches.
+          negatives only), this is the papers' one-margin ranking loss in both directions over M mini-batches;
+          hyper-parameters of one do not carry over.
         - ``MultipleNegativesRankingLoss`` uses every in-batch negative with a softmax; this loss uses one hard
           negative per sentence, with no temperature.
 
