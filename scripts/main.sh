@@ -5,9 +5,9 @@
 #   bash scripts/main.sh                 # everything, outputs in outputs/main/ (bitext model in outputs/main/bitext/)
 #   OUT=/tmp/run RECIPE=acl2018-trigram bash scripts/main.sh
 #   BITEXT=0 bash scripts/main.sh        # the English model only
-# The two trainings run side by side (averaging encoders train on one thread each); so do the two evaluations. The
-# run's total time (install included) and each stage's time and load average go to $OUT/main_job.json
-# (benchmarks/quality/main_job.py's layout).
+# The two trainings run side by side (averaging encoders train on one thread each); so do the two evaluations and the
+# two publishes. The run's total time (install included) and each stage's time and load average go to
+# $OUT/main_job.json (benchmarks/quality/main_job.py's layout).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -89,12 +89,22 @@ fi
 trap 'rm -f "$STAGES"' EXIT
 stage "evaluate $RECIPE${eval_pid:+ and $BITEXT_RECIPE}"
 
-echo "== 4/4 Hub-ready folders"
-paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME" --no-progress
+echo "== 4/4 Hub-ready folders (the two side by side)"
+publish_pid=""
 if [ "$BITEXT" = 1 ]; then
   paranmt-hf publish "$OUT/bitext/model" --output "$OUT/bitext/hub" --eval-dir "$OUT/bitext/eval" \
-    --model-id "$BITEXT_NAME" --no-progress
+    --model-id "$BITEXT_NAME" --no-progress > "$OUT/bitext/publish.log" 2>&1 &
+  publish_pid=$!
+  trap 'kill "$publish_pid" 2>/dev/null || true; rm -f "$STAGES"' EXIT
 fi
+paranmt-hf publish "$OUT/model" --output "$OUT/hub" --eval-dir "$OUT/eval" --model-id "$NAME" --no-progress
+if [ -n "$publish_pid" ] && ! wait "$publish_pid"; then
+  cat "$OUT/bitext/publish.log" >&2
+  echo "publishing $BITEXT_RECIPE failed: see $OUT/bitext/publish.log" >&2
+  exit 1
+fi
+trap 'rm -f "$STAGES"' EXIT
+[ -n "$publish_pid" ] && cat "$OUT/bitext/publish.log"
 stage publish
 
 echo "== done in $(( $(date +%s) - start )) s: model $OUT/model, Hub folder $OUT/hub, card $OUT/hub/README.md"

@@ -141,3 +141,14 @@ def test_the_suite_runs_at_the_transformers_floor():
     (pinned,) = re.findall(r"^transformers==([\d.]+)$", (ROOT / "scripts" / "constraints.txt").read_text(), flags=re.M)
     assert [int(x) for x in pinned.split(".")][:len(floor.split("."))] == [int(x) for x in floor.split(".")]
     assert version("transformers") == pinned
+
+
+def test_install_script_leaves_byte_compiling_to_first_import():
+    """pip byte-compiles every module of every package it installs (torch's thousands), about half the install's
+    time; the install script's package installs skip it (``--no-compile``) and Python compiles what it imports."""
+    import shlex
+
+    installs = [shlex.split(line) for line in (ROOT / "scripts" / "install.sh").read_text().splitlines()
+                if line.startswith("python -m pip install") and "--upgrade pip" not in line]
+    assert len(installs) == 2
+    assert [words for words in installs if "--no-compile" not in words] == []

@@ -71,6 +71,14 @@ def test_onnx_teacher_tokenizes_as_the_teacher(tiny_teacher, cache):
     assert OnnxTeacher(tiny_teacher).token_ids(MIXED) == expected
 
 
+def test_onnx_teacher_threads_sleep_when_idle(tiny_teacher, cache):
+    """The pass shares the cores with other work (the main job trains beside it): its idle threads do not spin."""
+    from paranmt_hf.training.teacher_onnx import SPINNING, OnnxTeacher
+
+    options = OnnxTeacher(tiny_teacher, threads=2).session.get_session_options()
+    assert options.get_session_config_entry(SPINNING) == "0" and options.intra_op_num_threads == 2
+
+
 def test_the_export_reads_local_weights_only(cache, monkeypatch):
     from paranmt_hf.model.distill import DEFAULT_TEACHER
     from paranmt_hf.training.teacher_onnx import TeacherExportError, exported_teacher, local_teacher

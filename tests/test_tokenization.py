@@ -55,6 +55,32 @@ def test_trigrams_of_padded_lowercased_sentence():
     assert tok("qqq")["input_ids"] == [1, 1, 1]
 
 
+def test_vocabulary_counts_split_each_distinct_sentence_once(monkeypatch):
+    """Training data repeats sentences (``@N`` sources): counts are the corpus's, each sentence split once."""
+    from collections import Counter
+
+    import paranmt_hf.model.tokenization.trigram as trigram
+    import paranmt_hf.model.tokenization.word as word
+
+    corpus = [*CORPUS, "A man is playing a guitar.", "One more, once."]
+    words = [w for s in corpus for w in next(iter(word.split_words([s])))]
+    trigrams = [t for s in corpus for t in char_trigrams(next(iter(word.split_words([s]))))]
+    split, seen = word.split_words, []
+
+    def recording(texts, lowercase=True):
+        texts = list(texts)
+        seen.extend(texts)
+        return split(texts, lowercase)
+
+    monkeypatch.setattr(word, "split_words", recording)
+    monkeypatch.setattr(trigram, "split_words", recording)
+    assert word.count_words(corpus) == Counter(words)
+    assert sorted(seen) == sorted(set(corpus))
+    seen.clear()
+    assert trigram.count_trigrams(corpus) == Counter(trigrams)
+    assert sorted(seen) == sorted(set(corpus))
+
+
 def test_unigram_tokenizer_is_sentencepiece_style():
     tok = train_unigram_tokenizer(CORPUS * 10, vocab_size=80, show_progress=False)
     pieces = tok.tokenize("A man   playing")

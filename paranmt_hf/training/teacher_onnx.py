@@ -35,6 +35,8 @@ MODEL_FILE = "model.onnx"
 RECORD_FILE = "export.json"
 TOKENIZER_DIR = "tokenizer"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+SPINNING = "session.intra_op.allow_spinning"
+"""ONNX Runtime's session setting for whether idle intra-op threads spin; the teacher sets it to ``"0"``."""
 EXPORT_VERSION = 2
 """Bumped when the export changes (a new version makes new cache entries)."""
 CHECK_SENTENCES = (
@@ -279,6 +281,9 @@ class OnnxTeacher:
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # idle threads sleep instead of spinning: the pass shares the cores (the main job trains beside it), and
+        # spinning threads take CPU from the other work and from the pass's own (benchmarks/teacher_pass)
+        options.add_session_config_entry(SPINNING, "0")
         self.session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
 
     @property

@@ -298,7 +298,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             # say what the teacher pass after training will embed and cost, before training
             from .teacher_pass import plan_teacher_pass
 
-            teacher_pass = plan_teacher_pass(finish.tokenlearn, [*pairs["anchor"], *pairs["positive"]],
+            teacher_pass = plan_teacher_pass(finish.tokenlearn, pairs["anchor"][:] + pairs["positive"][:],
                                              options.seed, options.max_steps, options.teacher_sentences)
             (options.notify or logger.info)(teacher_pass.message())
             finish = replace(finish, tokenlearn=replace(finish.tokenlearn, sentences=teacher_pass.limit))
@@ -356,7 +356,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
             from .teacher import finish_teacher_model
 
             started_teacher = time.perf_counter()
-            trained = finish_teacher_model(finish, trained, list(pairs["anchor"]), list(pairs["positive"]),
+            trained = finish_teacher_model(finish, trained, pairs["anchor"][:], pairs["positive"][:],
                                            seed=options.seed, show_progress=options.show_progress,
                                            stats=teacher_stats)
             teacher_stats["seconds"] = round(time.perf_counter() - started_teacher, 1)

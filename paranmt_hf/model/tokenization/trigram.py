@@ -7,15 +7,12 @@ from collections.abc import Iterable
 
 from ...modeling.segmentation_paranmt import LOOKUP_RULES, char_trigrams, paranmt50m_trigrams
 from ...modeling.tokenization_paranmt import ParaNMTTokenizer
-from .word import select_vocab, split_words, with_specials
+from .word import count_tokens, select_vocab, split_words, with_specials
 
 
 def count_trigrams(corpus: Iterable[str]) -> Counter[str]:
     """Character-trigram frequencies of ``" " + lower-cased, word-split sentence + " "``."""
-    counts: Counter[str] = Counter()
-    for words in split_words(corpus, lowercase=True):
-        counts.update(char_trigrams(words))
-    return counts
+    return count_tokens(corpus, lambda texts: map(char_trigrams, split_words(texts, lowercase=True)))
 
 
 def trigram_component(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer, models, normalizers
@@ -30,9 +30,28 @@ def split_words(texts: Iterable[str], lowercase: bool = True) -> Iterable[list[s
 
 def count_words(corpus: Iterable[str], lowercase: bool = True) -> Counter[str]:
     """Word frequencies of a corpus of sentences."""
+    return count_tokens(corpus, lambda texts: split_words(texts, lowercase))
+
+
+def count_tokens(corpus: Iterable[str], tokenize: Callable[[Iterable[str]], Iterable[Iterable[str]]]
+                 ) -> Counter[str]:
+    """Token frequencies of a corpus, each distinct sentence tokenized once.
+
+    Training data repeats sentences (``@N`` sources, captions); ``tokenize`` maps sentences to their tokens.
+    """
+    repeats = Counter(corpus)
+    by_count: dict[int, list[str]] = {}
+    for text, n in repeats.items():
+        by_count.setdefault(n, []).append(text)
     counts: Counter[str] = Counter()
-    for words in split_words(corpus, lowercase):
-        counts.update(words)
+    for n, texts in by_count.items():
+        once: Counter[str] = Counter()
+        for tokens in tokenize(texts):
+            once.update(tokens)
+        if n == 1:
+            counts.update(once)
+        else:
+            counts.update({token: c * n for token, c in once.items()})
     return counts
 
 
