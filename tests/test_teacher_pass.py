@@ -71,12 +71,29 @@ def test_onnx_teacher_tokenizes_as_the_teacher(tiny_teacher, cache):
     assert OnnxTeacher(tiny_teacher).token_ids(MIXED) == expected
 
 
-def test_onnx_teacher_threads_sleep_when_idle(tiny_teacher, cache):
-    """The pass shares the cores with other work (the main job trains beside it): its idle threads do not spin."""
-    from paranmt_hf.training.teacher_onnx import SPINNING, OnnxTeacher
+def test_onnx_teacher_runs_whole_batches_side_by_side(tiny_teacher, cache):
+    """``threads`` batches at once, one thread each (not one batch split over threads), same embeddings."""
+    import itertools
+    import threading
 
-    options = OnnxTeacher(tiny_teacher, threads=2).session.get_session_options()
-    assert options.get_session_config_entry(SPINNING) == "0" and options.intra_op_num_threads == 2
+    from paranmt_hf.training.teacher_onnx import OnnxTeacher
+
+    single = OnnxTeacher(tiny_teacher, threads=1).encode(MIXED, batch_size=4, show_progress=False)
+    teacher = OnnxTeacher(tiny_teacher, threads=2)
+    assert teacher.session.get_session_options().intra_op_num_threads == 1
+    session, together = teacher.session, threading.Barrier(2, timeout=60)
+
+    calls = itertools.count(1)
+
+    class Meeting:  # the first two batches wait for each other: they pass only if they run at the same time
+        def run(self, *args):
+            if next(calls) <= 2:
+                together.wait()
+            return session.run(*args)
+
+    teacher.session = Meeting()
+    np.testing.assert_allclose(teacher.encode(MIXED, batch_size=4, show_progress=False), single, atol=1e-6)
+    assert next(calls) - 1 == -(-len(MIXED) // 4)
 
 
 def test_the_export_reads_local_weights_only(cache, monkeypatch):

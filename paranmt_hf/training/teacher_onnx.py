@@ -7,8 +7,8 @@ The teacher pass of :mod:`paranmt_hf.training.teacher_embeddings` embeds every u
    is exported once with ``torch.onnx.export`` from its local weights (no Hub), checked against PyTorch, and kept in
    the user cache (``$PARANMT_HF_CACHE/teacher_onnx/<key>/``, keyed by the teacher's weights, the precision and the
    torch / onnxruntime versions) with its tokenizer; ``int8`` adds onnxruntime's dynamic quantisation of the weights;
-2. all sentences are tokenized at once, sorted by length and cut into batches that hardly pad, run in an ONNX
-   Runtime session with one intra-op thread per core, and put back in the sentences' order.
+2. all sentences are tokenized at once, sorted by length and cut into batches that hardly pad, run one batch per core
+   at a time (each on one thread of one ONNX Runtime session), and put back in the sentences' order.
 
     teacher = OnnxTeacher("/path/to/all-MiniLM-L6-v2")        # precision="float32" or "int8"
     embeddings = teacher.encode(sentences)                     # [n, 384] float32, as SentenceTransformer.encode
@@ -35,8 +35,6 @@ MODEL_FILE = "model.onnx"
 RECORD_FILE = "export.json"
 TOKENIZER_DIR = "tokenizer"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-SPINNING = "session.intra_op.allow_spinning"
-"""ONNX Runtime's session setting for whether idle intra-op threads spin; the teacher sets it to ``"0"``."""
 EXPORT_VERSION = 2
 """Bumped when the export changes (a new version makes new cache entries)."""
 CHECK_SENTENCES = (
@@ -252,7 +250,9 @@ class OnnxTeacher:
     Args:
         teacher_path: a local sentence-transformers model directory.
         precision: ``"float32"`` or ``"int8"`` (:data:`ONNX_PRECISIONS`).
-        threads: ONNX Runtime intra-op threads (``None``: one per core of this process, :func:`cores`).
+        threads: batches run at once, one thread each (``None``: one per core of this process, :func:`cores`).
+            Whole batches side by side, not one batch split over threads: nothing waits for a thread that other work
+            on the cores (the main job trains beside the pass) has delayed (``benchmarks/teacher_pass``).
         cache_dir: where the export is kept (default: the user cache's ``teacher_onnx/``).
     """
 
@@ -278,12 +278,9 @@ class OnnxTeacher:
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER_DIR))
         self.threads = threads or cores()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = 1  # parallel over batches (encode), not within one
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # idle threads sleep instead of spinning: the pass shares the cores (the main job trains beside it), and
-        # spinning threads take CPU from the other work and from the pass's own (benchmarks/teacher_pass)
-        options.add_session_config_entry(SPINNING, "0")
         self.session = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
 
     @property
@@ -301,7 +298,7 @@ class OnnxTeacher:
         """The sentence embeddings ``[len(sentences), dimension]`` float32, in the sentences' order.
 
         Sentences are sorted by token count, cut into batches of ``batch_size`` and padded to each batch's longest
-        (little padding), run, and put back in order.
+        (little padding), run ``threads`` batches at a time, and put back in order.
         """
         out = np.empty((len(sentences), self.dimension), dtype=np.float32)
         if not len(sentences):
@@ -309,27 +306,44 @@ class OnnxTeacher:
         ids = self.token_ids(sentences)
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(-lengths, kind="stable")
-        names = self.record["inputs"]
+        with_types = "token_type_ids" in self.record["inputs"]
+
+        def run(rows: np.ndarray) -> int:
+            width = int(lengths[rows[0]])
+            input_ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for j, i in enumerate(rows):
+                input_ids[j, : lengths[i]] = ids[i]
+                mask[j, : lengths[i]] = 1
+            feeds = {"input_ids": input_ids, "attention_mask": mask}
+            if with_types:
+                feeds["token_type_ids"] = np.zeros_like(input_ids)
+            out[rows] = self.session.run(None, feeds)[0]  # each batch its own rows
+            return len(rows)
+
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         bar = None
         if show_progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(sentences), desc=desc, unit="sent")
         try:
-            for start in range(0, len(order), batch_size):
-                rows = order[start : start + batch_size]
-                width = int(lengths[rows[0]])
-                input_ids = np.zeros((len(rows), width), dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                for j, i in enumerate(rows):
-                    input_ids[j, : lengths[i]] = ids[i]
-                    mask[j, : lengths[i]] = 1
-                feeds = {"input_ids": input_ids, "attention_mask": mask}
-                if "token_type_ids" in names:
-                    feeds["token_type_ids"] = np.zeros_like(input_ids)
-                out[rows] = self.session.run(None, feeds)[0]
-                if bar is not None:
-                    bar.update(len(rows))
+            if self.threads == 1:
+                for rows in batches:
+                    done = run(rows)
+                    if bar is not None:
+                        bar.update(done)
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                # ONNX Runtime runs a session from several threads at once, without the GIL
+                pool = ThreadPoolExecutor(self.threads, thread_name_prefix="teacher")
+                try:
+                    for done in pool.map(run, batches):
+                        if bar is not None:
+                            bar.update(done)
+                finally:  # an error or Ctrl-C: the batches not yet started never start
+                    pool.shutdown(wait=True, cancel_futures=True)
         finally:
             if bar is not None:
                 bar.close()
