@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Create .venv (if missing) and install paranmt_hf with every extra. torch goes first, pinned to the local CPU wheel,
-# and everything after it is installed under a constraint that keeps it, so no dependency can pull a CUDA build.
-# Source it (`source scripts/install.sh`) to stay in the environment. --no-compile: pip would byte-compile every
-# module of every package (torch's thousands), half the install's time; Python compiles what it imports, once.
+# Create .venv (if missing) and install paranmt_hf with the extras $EXTRAS (default dev: every extra and the test
+# tools; the main job asks for `recipes`). torch is pinned to the local CPU wheel by a constraint, so no dependency can
+# pull a CUDA build. Source it (`source scripts/install.sh`) to stay in the environment. --no-compile: pip would
+# byte-compile every module of every package (torch's thousands), half the install's time; Python compiles what it
+# imports, once.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -12,6 +13,5 @@ fi
 # shellcheck disable=SC1091
 source "$ROOT/.venv/bin/activate"
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet --no-compile "torch==2.13.0"
-python -m pip install --quiet --no-compile -c "$ROOT/scripts/constraints.txt" -e "$ROOT[dev]"
+python -m pip install --quiet --no-compile -c "$ROOT/scripts/constraints.txt" "torch==2.13.0" -e "$ROOT[${EXTRAS:-dev}]"
 python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

@@ -21,7 +21,7 @@ stage() {  # stage NAME: the time since the previous stage ended, and the 1-minu
     "$(cut -d' ' -f1 /proc/loadavg)" >> "$STAGES"
   stage_start=$now
 }
-source scripts/install.sh
+EXTRAS=recipes source scripts/install.sh  # what the job runs (the tests install every extra: scripts/test.sh)
 stage install
 export PARANMT_HF_DATA="${PARANMT_HF_DATA:-$(paranmt-hf data path)}"  # ../shared/data if present, else the user cache
 if [ ! -f "$PARANMT_HF_DATA/train/STATS.json" ]; then  # no data: fetch it (offline, it stops and says what to do)

@@ -150,5 +150,5 @@ def test_install_script_leaves_byte_compiling_to_first_import():
 
     installs = [shlex.split(line) for line in (ROOT / "scripts" / "install.sh").read_text().splitlines()
                 if line.startswith("python -m pip install") and "--upgrade pip" not in line]
-    assert len(installs) == 2
+    assert installs
     assert [words for words in installs if "--no-compile" not in words] == []
