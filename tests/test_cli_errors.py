@@ -60,7 +60,7 @@ def test_extra_modules_are_the_extras_of_setup_cfg():
     parser = configparser.ConfigParser(interpolation=None)  # an extra's own packages (not those of %(torch)s)
     parser.read(ROOT / "setup.cfg")
     section = parser["options.extras_require"]
-    composite = {"all", "dev"}
+    composite = {"all", "dev", "recipes"}
     assert set(EXTRA_MODULES) == set(section) - composite
     for extra, packages in EXTRA_MODULES.items():
         listed = {re.split(r"[<>=!~\[; ]", line.strip())[0].lower() for line in section[extra].splitlines()
