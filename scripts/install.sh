@@ -12,6 +12,7 @@ if [ ! -x "$ROOT/.venv/bin/python" ]; then
 fi
 # shellcheck disable=SC1091
 source "$ROOT/.venv/bin/activate"
-python -m pip install --quiet --upgrade pip
+# a pip new enough for editable installs with constraints (venv's own since Python 3.11) is kept: no index round trip
+python -c "import pip, sys; sys.exit(int(pip.__version__.split('.')[0]) < 23)" || python -m pip install --quiet --upgrade pip
 python -m pip install --quiet --no-compile -c "$ROOT/scripts/constraints.txt" "torch==2.13.0" -e "$ROOT[${EXTRAS:-dev}]"
 python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

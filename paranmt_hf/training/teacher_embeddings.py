@@ -26,12 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .teacher_onnx import teacher_fingerprint
+from .teacher_onnx import BATCH_SIZE, teacher_fingerprint
 
 logger = logging.getLogger(__name__)
 
-BATCH_SIZE = 128
-"""Sentences per forward pass of the teacher (sorted by length, each batch padded to its longest)."""
 PRECISIONS = ("float32", "int8", "bfloat16")
 """How the teacher runs on CPU: ``float32`` (its own arithmetic: ONNX Runtime when installed, else PyTorch),
 ``int8`` (ONNX Runtime, dynamically quantised weights) or ``bfloat16`` (PyTorch autocast)."""

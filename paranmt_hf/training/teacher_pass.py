@@ -142,8 +142,8 @@ def plan_teacher_pass(spec: TokenlearnSpec, texts: list[str], seed: int = 0, max
     import random
     import time
 
-    from .teacher_embeddings import BATCH_SIZE, cache_entry, resolve_engine, teacher_encoder
-    from .teacher_onnx import cores
+    from .teacher_embeddings import cache_entry, resolve_engine, teacher_encoder
+    from .teacher_onnx import BATCH_SIZE, cores
     from .tokenlearn import unique_sentences
 
     limit, reason = teacher_sentence_limit(spec.sentences, max_steps, teacher_sentences)
