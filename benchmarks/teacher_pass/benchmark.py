@@ -21,7 +21,6 @@ Engines alternate within each round; medians over rounds.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
 import json
 import multiprocessing
@@ -29,13 +28,15 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 ENGINES = ("onnxruntime float32", "onnxruntime float32, batches of 128", "onnxruntime float32, threads within a batch",
            "torch float32", "torch bfloat16")
 
@@ -87,21 +88,6 @@ def _neighbour(counter: Any, stop: Any) -> None:
             counter.value += 20
 
 
-@contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {n: os.environ.get(n) for n in names}
-    os.environ.update(dict.fromkeys(names, "1"))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def timed(encode: Callable[[list[str]], np.ndarray], sentences: list[str], counter: Any | None
           ) -> tuple[dict[str, float], np.ndarray]:
     """One pass: wall and CPU seconds, sentences per second, the neighbour's products per second."""
@@ -133,7 +119,8 @@ def measure(sentences: list[str], rounds: int, threads: int) -> dict[str, Any]:
             if scenario == "beside":
                 counter, stop = context.Value("q", 0), context.Event()
                 process = context.Process(target=_neighbour, args=(counter, stop), daemon=True)
-                with _one_blas_thread():  # the child reads it when it imports NumPy
+                # one BLAS thread: the child reads it when it imports NumPy
+                with mock.patch.dict(os.environ, dict.fromkeys(BLAS_THREADS, "1")):
                     process.start()
                 while counter.value == 0:  # it has started working
                     time.sleep(0.05)
