@@ -36,7 +36,7 @@ RECORD_FILE = "export.json"
 TOKENIZER_DIR = "tokenizer"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 BATCH_SIZE = 32
-"""Sentences per forward pass: small batches keep each thread's activations in its core's cache (128 took 1.28x the
+"""Sentences per forward pass: small batches keep each thread's activations in its core's cache (128 took 1.3x the
 CPU time of 32 on this project's CPU, same embeddings: ``benchmarks/teacher_pass``)."""
 EXPORT_VERSION = 2
 """Bumped when the export changes (a new version makes new cache entries)."""
