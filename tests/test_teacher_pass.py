@@ -96,6 +96,30 @@ def test_onnx_teacher_runs_whole_batches_side_by_side(tiny_teacher, cache):
     assert next(calls) - 1 == -(-len(MIXED) // 4)
 
 
+def test_onnx_teacher_starts_no_batch_after_one_fails(tiny_teacher, cache):
+    """An error (or Ctrl-C) in the pass: the batches not yet started never start; the error reaches the caller."""
+    import itertools
+    import threading
+
+    from paranmt_hf.training.teacher_onnx import OnnxTeacher
+
+    teacher = OnnxTeacher(tiny_teacher, threads=2)
+    session, calls, release = teacher.session, itertools.count(1), threading.Event()
+
+    class Failing:
+        def run(self, *args):
+            if next(calls) == 1:
+                raise KeyboardInterrupt
+            release.wait(30)
+            return session.run(*args)
+
+    teacher.session = Failing()
+    threading.Timer(1.0, release.set).start()  # the batches running beside the failed one end after a second
+    with pytest.raises(KeyboardInterrupt):
+        teacher.encode(MIXED, batch_size=2, show_progress=False)
+    assert next(calls) - 1 <= 3 < -(-len(MIXED) // 2)  # at most the failed one and those already running
+
+
 def test_the_export_reads_local_weights_only(cache, monkeypatch):
     from paranmt_hf.model.distill import DEFAULT_TEACHER
     from paranmt_hf.training.teacher_onnx import TeacherExportError, exported_teacher, local_teacher
