@@ -21,6 +21,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -330,24 +331,15 @@ class OnnxTeacher:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(sentences), desc=desc, unit="sent")
+        # ONNX Runtime runs a session from several threads at once, without the GIL
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="teacher") if self.threads > 1 else None
         try:
-            if self.threads == 1:
-                for rows in batches:
-                    done = run(rows)
-                    if bar is not None:
-                        bar.update(done)
-            else:
-                from concurrent.futures import ThreadPoolExecutor
-
-                # ONNX Runtime runs a session from several threads at once, without the GIL
-                pool = ThreadPoolExecutor(self.threads, thread_name_prefix="teacher")
-                try:
-                    for done in pool.map(run, batches):
-                        if bar is not None:
-                            bar.update(done)
-                finally:  # an error or Ctrl-C: the batches not yet started never start
-                    pool.shutdown(wait=True, cancel_futures=True)
+            for done in (pool.map if pool is not None else map)(run, batches):
+                if bar is not None:
+                    bar.update(done)
         finally:
+            if pool is not None:  # an error or Ctrl-C: the batches not yet started never start
+                pool.shutdown(wait=True, cancel_futures=True)
             if bar is not None:
                 bar.close()
         return out
