@@ -213,8 +213,7 @@ def main() -> None:
         print(json.dumps(measure(kind, compute, model, texts, args.beams, args.max_new_tokens, int(threads), work)))
         return
     from paranmt_hf.corpus.translation.ctranslate2_engine import converted_model
-    from paranmt_hf.utils.atomic import atomic_write_json
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     build_model(model, german(bitext_lines(data / BITEXT, 20000)))
     converted_model(str(model), work / "ct2")  # once, before timing
@@ -245,9 +244,7 @@ def main() -> None:
                                                  "max_new_tokens": args.max_new_tokens, "batch_tokens": 4096,
                                                  "rounds": args.rounds},
               "rows": rows, "runs": runs, "ratios": ratios(rows)}
-    path = Path(args.json)
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    atomic_write_json(path, {**recorded, "speed": result}, indent=1)
+    update_record(args.json, "speed", result)
     print(table(rows))
     print(json.dumps(result["ratios"], indent=2))
 

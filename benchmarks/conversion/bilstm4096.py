@@ -17,7 +17,6 @@ environment and load average included).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -85,8 +84,7 @@ def main() -> None:
     args = p.parse_args()
 
     from paranmt_hf.model.convert.paranmt50m import convert_paranmt50m
-    from paranmt_hf.utils.atomic import atomic_write_json
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     torch.set_num_threads(1)
     record_start = provenance()  # at the start: the load average the run began under
@@ -132,8 +130,7 @@ def main() -> None:
         "runs": runs,
         "load_average_before": [round(x, 2) for x in load_before],
     }
-    recorded = json.loads(Path(args.json).read_text(encoding="utf-8")) if Path(args.json).is_file() else {}
-    atomic_write_json(args.json, {**recorded, "bilstm4096": record}, indent=1)
+    update_record(args.json, "bilstm4096", record)
     print(f"recorded under bilstm4096 in {args.json}")
 
 

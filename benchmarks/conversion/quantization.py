@@ -17,7 +17,6 @@ current code.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -128,9 +127,8 @@ def markdown(report: dict[str, Any]) -> str:
 def main() -> None:
     """Run both parts and write the outputs."""
     argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
-    from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.paths import data_dir
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     data = data_dir()
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,9 +138,7 @@ def main() -> None:
             "sts": sts_table(data, Path(tmp) / "sts"),
             "agreement": agreement(data, Path(tmp) / "agree"),
         }
-    path = HERE / "conversion.json"  # the folder's one JSON: this run under "quantization"
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    atomic_write_json(path, {**recorded, "quantization": report}, indent=1)
+    update_record(HERE / "conversion.json", "quantization", report)  # the folder's one JSON: this run's key
     print(markdown(report))
 
 

@@ -173,7 +173,7 @@ def main() -> None:
                                                              "workers")
     parser.add_argument("--json", default=str(HERE / "corpus_scale.json"), help="where to record the run")
     args = parser.parse_args()
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     record = provenance()  # at the start: the load average the run began under
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -254,8 +254,6 @@ def main() -> None:
         ours = ["\t".join(line.split("\t")[:2]) for line in (work / "filter-head.tsv").read_text("utf-8").splitlines()]
         checks["filter_equals_per_line_reference"] = {"lines": args.reference_lines, "reference_rows": len(reference),
                                                       "identical": ours == reference}
-    from paranmt_hf.utils.atomic import atomic_write_json
-
     load_at_start = record["load_average"]
     record = provenance(packages=("paranmt_hf", "numpy", "nltk", "datatrove", "pyarrow"))
     record["load_average_at_start"] = load_at_start
@@ -264,9 +262,7 @@ def main() -> None:
         "provenance": record, "corpus": {"path": str(corpus), "lines": args.lines, "bytes": corpus.stat().st_size},
         "rows": rows, "checks": checks,
     }
-    path = Path(args.json)  # the folder's one JSON: this run under "corpus_scale", older records beside it
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    atomic_write_json(path, {**recorded, "corpus_scale": result}, indent=1)
+    update_record(args.json, "corpus_scale", result)  # the folder's one JSON: older records beside this run
     print(table(result))
     print(json.dumps(checks, indent=2))
 

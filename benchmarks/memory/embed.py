@@ -15,7 +15,6 @@ them with the current code.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -119,9 +118,8 @@ def run_embed(model: str, input_path: Path, output: Path, sequential: bool = Fal
 
 def main() -> None:
     """Build the input, run embed for each model, write the outputs."""
-    from paranmt_hf.utils.atomic import atomic_write_json
     from paranmt_hf.utils.paths import data_dir
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -141,10 +139,7 @@ def main() -> None:
                 if sequential:  # same bytes as the command's output
                     report[f"{kind}/{variant}"]["shape_ok"] = np.load(out, mmap_mode="r").shape[0] == args.lines
                 out.unlink()
-    path = HERE / "memory.json"  # the folder's one JSON: this run under "embed", light.py's under "light"
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded["embed"] = report
-    atomic_write_json(path, recorded, indent=1)
+    update_record(HERE / "memory.json", "embed", report)  # the folder's one JSON: light.py's run under "light"
     lines = [
         f"`{report['provenance']['command']}` · {report['date']} · {args.lines:,} lines "
         f"({report['input_bytes'] / 1e6:.0f} MB)", "",

@@ -126,7 +126,7 @@ def main() -> None:
     args = parser.parse_args()
     import model2vec
 
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     if args.m2v is None:
         from models import build_model2vec
@@ -148,12 +148,7 @@ def main() -> None:
     kinds = "+".join(c["kind"] for c in config.get("components") or [{"kind": config.get("kind")}])
     report = {"provenance": record, "model": args.model, "model_kinds": kinds, "model_dim": config["hidden_size"],
               "m2v": args.m2v, "install": install, "first_vector": first}
-    from paranmt_hf.utils.atomic import atomic_write_json
-
-    path = HERE / "memory.json"  # the folder's one JSON: this run under "light", embed.py's under "embed"
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded["light"] = report
-    atomic_write_json(path, recorded, indent=1)
+    update_record(HERE / "memory.json", "light", report)  # the folder's one JSON: embed.py's run under "embed"
     print(markdown(report))
 
 

@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from paranmt_hf.utils.atomic import atomic_write_json
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     out = Path(args.out)
     stages = None
@@ -85,8 +85,7 @@ def main() -> None:
     if args.json is not None:
         atomic_write_json(args.json, record, indent=1)
     else:  # the folder's one JSON: the main job under "main_job", the peers under "peers"
-        recorded = json.loads((HERE / "quality.json").read_text(encoding="utf-8"))
-        atomic_write_json(HERE / "quality.json", {**recorded, "main_job": record}, indent=1)
+        update_record(HERE / "quality.json", "main_job", record)
     print(json.dumps({k: v for k, v in record.items() if k != "provenance"}, indent=1))
 
 

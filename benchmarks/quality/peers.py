@@ -126,7 +126,7 @@ def main() -> None:
 
     from paranmt_hf.evaluation import evaluate, format_table, paper_average, write_results
     from paranmt_hf.evaluation.mteb_meta import meta_to_dict, model_meta_for
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     torch.set_num_threads(args.threads)
     out = Path(args.output)
@@ -153,10 +153,7 @@ def main() -> None:
             "sts12_16_paper_pearson": paper_average(results),  # every other number: the mteb-layout files
             "provenance": record | {"torch_threads": args.threads},
         }
-    from paranmt_hf.utils.atomic import atomic_write_json
-
-    recorded["peers"] = {"models": summary}
-    atomic_write_json(path, recorded, indent=1)
+    update_record(path, "peers", {"models": summary})  # read again: another run may have recorded meanwhile
 
 
 if __name__ == "__main__":

@@ -200,14 +200,12 @@ def main() -> None:
     report["trained"] = list(trained)
     report["targets"] = targets(report["one_core"]["results"], list(trained))
     from paranmt_hf.utils.atomic import atomic_write_json
+    from paranmt_hf.utils.provenance import update_record
 
     if args.json is not None:
         atomic_write_json(args.json, report, indent=1)
     else:  # the folder's one JSON: the run of all loaders and the run of the user's paths, each kept
-        path = HERE / "speed.json"
-        recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        recorded["user_paths" if args.user_paths else "all_loaders"] = report
-        atomic_write_json(path, recorded, indent=1)
+        update_record(HERE / "speed.json", "user_paths" if args.user_paths else "all_loaders", report)
     print(markdown(report))
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import multiprocessing
 import os
 import random
@@ -202,19 +201,16 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=HERE, help="folder for teacher_pass.json and README.md")
     args = parser.parse_args()
     from paranmt_hf.training.teacher_onnx import cores
-    from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
+    from paranmt_hf.utils.atomic import atomic_write_text
     from paranmt_hf.utils.paths import data_dir
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     threads = args.threads or cores()
     sentences = training_sentences(data_dir(), args.sentences, seed=0)
     report = {"provenance": provenance(), "sentences": len(sentences), "rounds": args.rounds, "threads": threads,
               "cpu_flags": cpu_flags(), **measure(sentences, args.rounds, threads)}
     args.output.mkdir(parents=True, exist_ok=True)
-    path = args.output / "teacher_pass.json"
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded[f"{len(sentences)}_sentences_{threads}_threads"] = report
-    atomic_write_json(path, recorded, indent=1)
+    update_record(args.output / "teacher_pass.json", f"{len(sentences)}_sentences_{threads}_threads", report)
     atomic_write_text(args.output / "README.md", markdown(report))
     print(markdown(report))  # noqa: T201
 

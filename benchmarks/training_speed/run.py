@@ -255,8 +255,7 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    from paranmt_hf.utils.atomic import atomic_write_json
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     record: dict[str, Any] = {"provenance": provenance(), "pairs": args.pairs, "peer_batch": PEER_BATCH}
     peer_model()
@@ -290,10 +289,7 @@ def main() -> None:
     record["data_path"] = {r: run_child(["--child", "data", "--recipe", r, *n]) for r in RECIPES}
     record["profile"] = {r: run_child(["--child", "profile", "--recipe", r, *n]) for r in RECIPES}
     record["provenance_end"] = {"load_average": os.getloadavg()}
-    path = Path(args.json)  # the folder's one JSON: each run under its own key
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded[args.key] = record
-    atomic_write_json(path, recorded, indent=2)
+    update_record(args.json, args.key, record, indent=2)  # the folder's one JSON: each run under its own key
     print(tables(record))
 
 

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from paranmt_hf.corpus.text.treebank import treebank_tokenize
     from paranmt_hf.utils.paths import data_dir
-    from paranmt_hf.utils.provenance import describe, provenance
+    from paranmt_hf.utils.provenance import describe, provenance, update_record
 
     data = args.data or data_dir() / "train" / "paranmt5m-sample-10k.tsv.gz"
     texts = sentences(data, args.pairs)
@@ -100,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "nltk_over_port": {"import": ratio("import_s"), "tokenize": ratio("tokenize_s")},
     }
     # the folder's one JSON: each run under its own key (the number of rounds and texts)
-    recorded = json.loads(args.output.read_text(encoding="utf-8")) if args.output.is_file() else {}
-    recorded[f"{len(texts)}_texts_{args.rounds}_rounds"] = record
-    args.output.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
+    update_record(args.output, f"{len(texts)}_texts_{args.rounds}_rounds", record, indent=2)
     summary = {k: v for k, v in record.items() if k not in ("rounds", "provenance")}
     sys.stdout.write(f"{describe(record['provenance'])}\n{json.dumps(summary, indent=2)}\n")
     return 0

@@ -120,9 +120,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES), help="new words per call (0: all)")
     parser.add_argument("--output", type=Path, default=HERE, help="folder for unigram_search.json and README.md")
     args = parser.parse_args()
-    from paranmt_hf.utils.atomic import atomic_write_json, atomic_write_text
+    from paranmt_hf.utils.atomic import atomic_write_text
     from paranmt_hf.utils.paths import data_dir
-    from paranmt_hf.utils.provenance import provenance
+    from paranmt_hf.utils.provenance import provenance, update_record
 
     backend = load_backend(args.tokenizer, data_dir())
     normalize = backend.normalizer.normalize_str
@@ -132,10 +132,8 @@ def main() -> None:
     report = {"provenance": provenance(), "rounds": args.rounds, "distinct_words": len(words),
               "vocab_size": backend.get_vocab_size(), "rows": rows}
     args.output.mkdir(parents=True, exist_ok=True)
-    path = args.output / "unigram_search.json"  # the folder's one JSON: each run under its own key
-    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    recorded[f"{report['distinct_words']}_words_{args.rounds}_rounds"] = report
-    atomic_write_json(path, recorded, indent=1)
+    key = f"{report['distinct_words']}_words_{args.rounds}_rounds"  # the folder's one JSON: each run its own key
+    update_record(args.output / "unigram_search.json", key, report)
     atomic_write_text(args.output / "README.md", markdown(report))
     print(markdown(report))  # noqa: T201
 

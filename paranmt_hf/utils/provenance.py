@@ -8,6 +8,9 @@ whether they predate a later change::
     record = {"provenance": provenance(), "numbers": ...}   # command = this process's command line
 
 Shell scripts get the same record as JSON from ``python -m paranmt_hf.utils.provenance [--command "..."]``.
+A script keeps its run under its own key of its folder's one JSON, the other keys untouched::
+
+    update_record("benchmarks/speed/speed.json", "all_loaders", record)
 """
 
 from __future__ import annotations
@@ -161,6 +164,37 @@ def provenance(
         "torch_threads": threads,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def update_record(path: str | os.PathLike[str], key: str, value: Any, indent: int = 1) -> dict[str, Any]:
+    """Set ``key`` of the JSON object in ``path`` to ``value``, keeping its other keys; returns the object written.
+
+    The read, the update and the atomic write (:func:`~paranmt_hf.utils.atomic.atomic_write_json`) happen under the
+    file's lock (``.paranmt-lock-<name>``, waiting up to :data:`~paranmt_hf.utils.atomic.RECORD_WAIT` seconds for
+    another writer), so two runs recording at the same time never lose one another's key. A missing file is created.
+
+    Raises:
+        SystemExit: ``path`` exists but holds no readable JSON object (the message names it, and it is left as it
+            is): a benchmark stops with that one sentence instead of a traceback or overwriting the other records.
+    """
+    from .atomic import RECORD_WAIT, atomic_write_json, output_lock
+
+    target = Path(path)
+    with output_lock(target, wait=RECORD_WAIT):
+        recorded: Any = {}
+        if target.exists():
+            try:
+                recorded = json.loads(target.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:  # ValueError: JSONDecodeError and UnicodeDecodeError
+                raise SystemExit(f"cannot record {key!r} in {target}: the file is not readable JSON ({err}); fix or "
+                                 "remove it and run again (it was left unchanged)") from None
+            if not isinstance(recorded, dict):
+                raise SystemExit(f"cannot record {key!r} in {target}: the file holds a JSON "
+                                 f"{type(recorded).__name__}, not an object of records; fix or remove it and run "
+                                 "again (it was left unchanged)")
+        recorded[key] = value
+        atomic_write_json(target, recorded, indent=indent)
+    return recorded
 
 
 def describe(record: dict[str, Any]) -> str:
