@@ -12,22 +12,17 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from _core_install import WITHOUT_TORCH
 
 from paranmt_hf import ParaNMTEncoder, build_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ["a man plays the guitar .", "someone is playing a guitar .", "two dogs run in the snow ."] * 3
 
-CORE = textwrap.dedent(
+CORE = WITHOUT_TORCH + textwrap.dedent(
     """
-    import importlib.abc, json, sys
+    import json
 
-    class Block(importlib.abc.MetaPathFinder):  # a core install: torch and transformers absent
-        def find_spec(self, name, path, target=None):
-            if name.split(".")[0] in ("torch", "transformers", "sentence_transformers"):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-    sys.meta_path.insert(0, Block())
     from paranmt_hf.cli.main import main
 
     status = main(json.loads(sys.argv[1]))

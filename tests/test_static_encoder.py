@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _core_install import WITHOUT_TORCH
 from test_featurization import TRICKY, _fuzz, wordpiece_backend
 
 from paranmt_hf import ParaNMTEncoder, StaticEncoder, build_encoder
@@ -207,16 +208,8 @@ def test_embeds_with_torch_and_transformers_blocked(saved, tmp_path):
         assert np.abs(np.load(tmp_path / f"{i}.npy") - expected).max() <= 1e-6, name
 
 
-NO_TORCH = textwrap.dedent(
+NO_TORCH = WITHOUT_TORCH + textwrap.dedent(
     """
-    import importlib.abc, sys
-
-    class Block(importlib.abc.MetaPathFinder):  # a core install: torch and transformers absent
-        def find_spec(self, name, path, target=None):
-            if name.split(".")[0] in ("torch", "transformers", "sentence_transformers"):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-    sys.meta_path.insert(0, Block())
     try:
         from paranmt_hf import ParaNMTEncoder  # noqa: F401
     except ImportError as err:
