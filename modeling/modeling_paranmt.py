@@ -30,6 +30,40 @@ def masked_pool(states: torch.Tensor, valid: torch.Tensor, mode: str) -> torch.T
     return (states * weights).sum(dim=1) / weights.sum(dim=1)
 
 
+class _BagMean(torch.autograd.Function):
+    """``F.embedding_bag`` (mean) of a sparse table whose backward pass gives each used row its gradient at once.
+
+    torch's own backward expands the bags' gradients to one row per token (the token count x D, where a mini-batch
+    repeats frequent tokens hundreds of times) and leaves the sum to a sparse coalesce or a dense scatter. Here the
+    rows' gradients are one sparse-dense product, (used rows x bags) @ (bags x D), one row per used token. Same sums
+    up to float rounding; for sparse tables in CPU training (``_bag_lookup``; dense tables keep torch's backward,
+    which is faster for them).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, weight: torch.Tensor, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(ids, offsets)
+        ctx.rows = weight.shape[0]
+        return F.embedding_bag(ids, weight, offsets, mode="mean")
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        ids, offsets = ctx.saved_tensors
+        lengths = torch.diff(offsets, append=offsets.new_tensor([ids.shape[0]]))
+        bag = torch.repeat_interleave(torch.arange(offsets.shape[0], device=ids.device), lengths,
+                                      output_size=ids.shape[0])
+        order = torch.argsort(ids, stable=True)
+        rows, counts = torch.unique_consecutive(ids[order], return_counts=True)
+        starts = torch.zeros(counts.shape[0] + 1, dtype=torch.long, device=ids.device)
+        torch.cumsum(counts, 0, out=starts[1:])
+        bags = bag[order]
+        scale = (1.0 / lengths.to(grad.dtype))[bags]
+        product = torch.sparse_csr_tensor(starts, bags, scale, (counts.shape[0], grad.shape[0]))
+        values = product @ grad.contiguous()
+        table = torch.sparse_coo_tensor(rows.unsqueeze(0), values, (ctx.rows, grad.shape[1]), is_coalesced=True)
+        return table, None, None
+
+
 def _merge_directions(forward: torch.Tensor, backward: torch.Tensor, merge: str) -> torch.Tensor:
     """A BiLSTM's sentence embedding from its pooled forward and backward states (``bilstm_merge``)."""
     if merge == "concat":
@@ -200,7 +234,15 @@ class ParaNMTComponent(nn.Module):
                 return init.scatter_reduce(0, bag[:, None].expand_as(states), states, "amax")
             sums = states.new_zeros((num_bags, states.shape[1])).index_add_(0, bag, states)
             return sums / torch.bincount(bag, minlength=num_bags).clamp(min=1).unsqueeze(1).to(states.dtype)
-        return F.embedding_bag(ids, self.embedding.weight, offsets, mode=self.pooling, sparse=self.embedding.sparse)
+        return self._bag_lookup(ids, offsets)
+
+    def _bag_lookup(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        """The bags' mean (or max) of the table; a sparse table on CPU with gradient: :class:`_BagMean`'s backward."""
+        weight = self.embedding.weight
+        if (self.embedding.sparse and self.pooling == "mean" and weight.requires_grad and torch.is_grad_enabled()
+                and weight.device.type == "cpu" and ids.numel()):
+            return _BagMean.apply(weight, ids, offsets)
+        return F.embedding_bag(ids, weight, offsets, mode=self.pooling, sparse=self.embedding.sparse)
 
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")

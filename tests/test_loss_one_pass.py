@@ -1,4 +1,4 @@
-"""MegaBatchMarginLoss's one forward pass per step without a pool: the loss and gradients of three passes."""
+"""MegaBatchMarginLoss's one forward pass with gradient per step: the loss and gradients of three passes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from sentence_transformers import SentenceTransformer  # noqa: E402
 
 from paranmt_hf import ParaNMTInputModule, build_encoder  # noqa: E402
 from paranmt_hf.losses import MegaBatchMarginLoss, mega_batch_margin  # noqa: E402
+from paranmt_hf.training.optim import set_sparse_embeddings  # noqa: E402
 
 BATCHES = [
     (["a man plays a guitar .", "a dog runs .", "the cat sleeps ."],
@@ -25,19 +26,22 @@ BATCHES = [
 CORPUS = [s for a, b in BATCHES for s in a + b]
 
 
-def model_of(kind: str) -> SentenceTransformer:
+def model_of(kind: str, sparse: bool = False) -> SentenceTransformer:
     encoder = build_encoder(kind, corpus=CORPUS, embedding_dim=8, seed=0)
+    set_sparse_embeddings(encoder.model, sparse)
     model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
     model.train()
     return model
 
 
-def steps(kind: str, one_pass: bool, monkeypatch, labels: bool = False, **options) -> tuple[list, list]:
+def steps(kind: str, one_pass: bool, monkeypatch, labels: bool = False, sparse: bool = False,
+          **options) -> tuple[list, list]:
     """Loss values and gradients of four steps (an optimizer-free run: the gradients add up across steps)."""
-    model = model_of(kind)
-    calls: list[int] = []
+    model = model_of(kind, sparse)
+    calls: list[bool] = []  # per forward call: with gradient
     forward = model.forward
-    monkeypatch.setattr(model, "forward", lambda features, **kw: calls.append(1) or forward(features, **kw))
+    monkeypatch.setattr(model, "forward",
+                        lambda features, **kw: calls.append(torch.is_grad_enabled()) or forward(features, **kw))
     if not one_pass:  # the three-pass path: as if the forward drew random numbers
         monkeypatch.setattr(mega_batch_margin, "stochastic_forward", lambda module: True)
     loss = MegaBatchMarginLoss(model, **options)
@@ -50,11 +54,12 @@ def steps(kind: str, one_pass: bool, monkeypatch, labels: bool = False, **option
         values.append(value.item())
         gradients.append([p.grad.to_dense().clone() for p in model.parameters() if p.grad is not None])
     monkeypatch.undo()
-    return values, gradients, len(calls)
+    return values, gradients, calls
 
 
 @pytest.mark.parametrize("kind", ["word", "trigram", "word+trigram"])
 @pytest.mark.parametrize("options", [{"megabatch_size": 1}, {"megabatch_size": 3}, {"megabatch_size": 2, "anneal": 2},
+                                     {"megabatch_size": 3, "sparse": True}, {"megabatch_size": 1, "sparse": True},
                                      {"megabatch_size": 3, "candidates": "other_side"},
                                      {"megabatch_size": 3, "sampling": "MIX"}])
 def test_one_pass_equals_three_passes(kind, options, monkeypatch):
@@ -66,9 +71,10 @@ def test_one_pass_equals_three_passes(kind, options, monkeypatch):
     for got, want in zip(gradients, want_gradients, strict=True):
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, atol=1e-6, rtol=1e-5)
-    assert want_passes == 3 * len(BATCHES)
-    # M = 1: one pass with gradient; a pool, annealed from M = 1 or not: three passes at every step, as in the papers
-    assert passes == (1 if options["megabatch_size"] == 1 else 3) * len(BATCHES)
+    assert want_passes == [True] * 3 * len(BATCHES)
+    # M = 1: one pass with gradient; a pool, annealed from M = 1 or not: the pairs embedded without gradient for
+    # mining, then pairs and negatives in one pass with gradient
+    assert passes == ([True] if options["megabatch_size"] == 1 else [False, True]) * len(BATCHES)
 
 
 def test_one_pass_with_mixed_pair_kinds(monkeypatch):

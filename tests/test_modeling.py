@@ -345,3 +345,22 @@ def test_sparse_embeddings_give_sparse_gradients_and_same_outputs(kind):
         sparse.zero_grad()
         sparse(input_ids=torch.tensor([2, 3, 4]), offsets=torch.tensor([0, 2])).pooler_output.sum().backward()
         assert sparse.components[0].embedding.weight.grad.is_sparse
+
+
+def test_sparse_table_gradient_has_one_row_per_used_token_with_torch_backward_sums():
+    """A sparse table's gradient: one row per used token (summed already), the sums torch's own backward gives."""
+    model = make(kind="word", sparse_embeddings=True, vocab_size=40, embedding_dim=5).train()
+    weight = model.components[0].embedding.weight
+    torch.manual_seed(1)
+    ids = torch.randint(1, 40, (60,))
+    ids[::3] = 7  # a token repeated within and across bags
+    offsets = torch.tensor([0, 4, 5, 20, 33, 59])
+    coefficients = torch.randn(len(offsets), 5)
+    (model(input_ids=ids, offsets=offsets).pooler_output * coefficients).sum().backward()
+    grad = weight.grad
+    assert grad.is_sparse
+    assert torch.equal(grad._indices()[0], torch.unique(ids))  # torch's backward: one row per token occurrence
+    reference = weight.detach().clone().requires_grad_(True)
+    out = torch.nn.functional.embedding_bag(ids, reference, offsets, mode="mean", sparse=True)
+    (out * coefficients).sum().backward()
+    torch.testing.assert_close(grad.to_dense(), reference.grad.to_dense(), atol=1e-6, rtol=1e-5)

@@ -173,12 +173,12 @@ class MegaBatchMarginLoss(nn.Module):
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Tensor | None = None) -> Tensor:
         """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss.
 
-        With ``megabatch_size=1`` (not gathered across devices), a deterministic training forward (no active
-        dropout or word scrambling) and flat features, the pairs go through one forward pass with gradient and are
-        their own negatives, so the step has one backward pass and one embedding gradient instead of three to add
-        up. A loss with a pool (annealed or not) embeds the negatives in a pass of their own, as in the papers: one
-        pass would change only the order in which gradients add up, but that moves a long run's scores (the main
-        job's bitext model: Tatoeba and STS17 by up to 0.6 points).
+        With a deterministic training forward (no active dropout or word scrambling) and flat features, the step
+        has one forward pass with gradient, so its backward pass builds one embedding gradient instead of three to
+        add up (adding sparse gradients costs more than computing them). With ``megabatch_size=1`` (not gathered
+        across devices, no refresh) the pairs are their own negatives; with a pool the pairs are first embedded
+        without gradient for mining, then pairs and negatives go through one pass with gradient (the same values:
+        a sentence's embedding does not depend on the rest of its batch). Otherwise: three passes with gradient.
         """
         features = list(sentence_features)
         if len(features) != 2:
@@ -190,13 +190,18 @@ class MegaBatchMarginLoss(nn.Module):
         training = bool(getattr(self.model, "training", True)) and torch.is_grad_enabled()
         keep = self.current_megabatch_size - 1 if training else 0
         gathered = training and self.gather_across_devices
-        # no pool ever (M = 1, annealing or not): every negative is a sentence of this mini-batch, embedded by a
-        # forward that draws no random numbers
-        one_pass = (training and self.megabatch_size == 1 and not gathered and not self.refresh_pool
-                    and all(is_flat(f) for f in inputs) and not stochastic_forward(self.model))
-        pair_rows = [rows_from_features(f) for f in inputs] if one_pass else None
+        # a forward that draws no random numbers embeds a sentence the same in any batch: one pass with gradient
+        deterministic = training and all(is_flat(f) for f in inputs) and not stochastic_forward(self.model)
+        # no pool ever (M = 1, annealing or not): every negative is a sentence of this mini-batch
+        one_pass = deterministic and self.megabatch_size == 1 and not gathered and not self.refresh_pool
+        joint = deterministic and not one_pass  # pairs embedded for mining first, then with their negatives
+        pair_rows = [rows_from_features(f) for f in inputs] if deterministic else None
         if one_pass:
             embedded = self.model(features_from_rows(Rows.cat(pair_rows), inputs[0]))["sentence_embedding"]
+            anchors, positives = embedded.split(len(pair_rows[0]))
+        elif joint:
+            with torch.no_grad():
+                embedded = self.model(features_from_rows(Rows.cat(pair_rows), inputs[0]))["sentence_embedding"]
             anchors, positives = embedded.split(len(pair_rows[0]))
         else:
             anchors = self.model(features[0])["sentence_embedding"]
@@ -211,7 +216,11 @@ class MegaBatchMarginLoss(nn.Module):
         start = sum(len(e) for e in pool[:-1]) + offset
         own = torch.arange(len(local), device=anchors.device) + start
         index, has_negative, candidate_rows, candidate_embeddings = self._mine(pool, own)
-        if training and not one_pass:
+        if joint:
+            rows = Rows.cat([*pair_rows, candidate_rows.select(index)])
+            embedded = self.model(features_from_rows(rows, inputs[0]))["sentence_embedding"]
+            anchors, positives, negatives = embedded.split([len(local), len(local), 2 * len(local)])
+        elif training and not one_pass:
             negative_features = features_from_rows(candidate_rows.select(index), inputs[0])
             negatives = self.model(negative_features)["sentence_embedding"]
         else:  # the candidates are this mini-batch's anchors, then its positives, already embedded
