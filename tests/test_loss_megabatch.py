@@ -217,3 +217,28 @@ def test_config_and_validation():
     features = model.preprocess(BATCHES[0][0])
     with pytest.raises(ValueError, match="2 text columns"):
         loss([features, features, features])
+
+
+@pytest.mark.parametrize("candidates", ["both", "other_side"])
+def test_mining_takes_the_pools_unit_embeddings_as_they_are(candidates, monkeypatch):
+    """Pool embeddings are scaled to unit length once, when their mini-batch joins the pool, not at every step."""
+    from paranmt_hf.losses import mega_batch_margin
+
+    model = make_model()
+    loss = MegaBatchMarginLoss(model, megabatch_size=3, candidates=candidates)
+    calls = []
+
+    def select(queries, candidates, allowed, sampling, unit=False):
+        calls.append(unit)
+        return select_negatives(queries, candidates, allowed, sampling, unit=unit)
+
+    monkeypatch.setattr(mega_batch_margin, "select_negatives", select)
+    value = run_loss(model, loss, BATCHES)
+    assert calls and all(calls)
+    for entry in loss.pool:
+        for units in entry.units:
+            torch.testing.assert_close(units.norm(dim=-1), torch.ones(len(units)))
+    monkeypatch.undo()
+    fresh = make_model()
+    want = run_loss(fresh, MegaBatchMarginLoss(fresh, megabatch_size=3, candidates=candidates), BATCHES)
+    assert value.item() == want.item()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from paranmt_hf.training.optim import LazyAdam
+from paranmt_hf.training.optim import LazyAdam, summed_rows
 
 
 def _run(optimizer_cls, sparse, **kw):
@@ -68,3 +68,16 @@ def test_sparse_steps_follow_the_lazy_adam_formula_and_keep_their_moments():
     torch.testing.assert_close(opt.state[weight]["exp_avg"], m, atol=1e-7, rtol=1e-6)
     torch.testing.assert_close(opt.state[weight]["exp_avg_sq"], v, atol=1e-9, rtol=1e-6)
     assert torch.equal(weight.detach()[12:], initial[12:])  # rows no gradient named: untouched
+
+
+def test_summed_rows_take_distinct_sorted_rows_as_they_are_and_coalesce_the_rest():
+    values = torch.randn(3, 2)
+    distinct = torch.sparse_coo_tensor(torch.tensor([[1, 4, 7]]), values, (9, 2))
+    assert not distinct.is_coalesced()
+    rows, got = summed_rows(distinct)
+    assert rows.tolist() == [1, 4, 7] and got.data_ptr() == values.data_ptr()  # no sort, no copy
+    for ids in ([7, 1, 4], [4, 1, 4]):  # unsorted, repeated: coalesced
+        grad = torch.sparse_coo_tensor(torch.tensor([ids]), values, (9, 2))
+        rows, got = summed_rows(grad)
+        want = grad.coalesce()
+        assert torch.equal(rows, want.indices()[0]) and torch.equal(got, want.values())

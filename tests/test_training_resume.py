@@ -64,7 +64,7 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
         for key in ("ids", "lengths", "hashes"):
             for x, y in zip(ea[key], eb[key], strict=True):
                 assert torch.equal(x, y)
-        for x, y in zip(ea["embeddings"], eb["embeddings"], strict=True):
+        for x, y in zip(ea["units"], eb["units"], strict=True):
             torch.testing.assert_close(x, y, rtol=0, atol=1e-6)
 
 
@@ -265,3 +265,22 @@ def test_a_saved_run_leaves_no_run_folder_unless_asked(tmp_path, capsys):
     assert "--keep-checkpoints" in message and "--overwrite" in message
     kept = run(tmp_path, "kept", "--max-steps", "3")  # BASE keeps them
     assert (run_folder(kept) / "checkpoints" / "checkpoint-3").is_dir()
+
+
+def test_the_loss_state_keeps_the_pool_with_its_pair_kinds_and_unit_embeddings():
+    """A restored pool mines as the saved one: the same rows, unit embeddings, hashes and pair kinds."""
+    from paranmt_hf.losses import MegaBatchMarginLoss
+    from tests.test_loss_one_pass import BATCHES, model_of
+
+    model = model_of("word")
+    loss = MegaBatchMarginLoss(model, megabatch_size=3)
+    for i, (anchors, positives) in enumerate(BATCHES[:2]):
+        loss([model.preprocess(anchors), model.preprocess(positives)], torch.tensor([i, 0, 1]))
+    restored = MegaBatchMarginLoss(model, megabatch_size=3)
+    restored.load_training_state(loss.training_state())
+    assert restored.steps == 2 and len(restored.pool) == len(loss.pool) == 2
+    for a, b in zip(loss.pool, restored.pool, strict=True):
+        assert torch.equal(a.translation, b.translation)
+        for x, y in zip(a.units + a.hashes, b.units + b.hashes, strict=True):
+            assert torch.equal(x, y)
+    assert torch.allclose(a.units[0].norm(dim=-1), torch.ones(3))

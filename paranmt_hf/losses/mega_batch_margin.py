@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from .features import Rows, features_from_rows, is_flat, rows_from_features
 from .mining import CANDIDATES, SAMPLING, allowed_candidates, other_language, select_negatives
-from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry
+from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry, unit_rows
 
 
 def stochastic_forward(model: nn.Module) -> bool:
@@ -148,13 +148,14 @@ class MegaBatchMarginLoss(nn.Module):
         return min(self.megabatch_size, 1 + self.steps // self.anneal)
 
     def training_state(self) -> dict[str, Any]:
-        """The state a resumed run needs: the annealing clock and the pool (CPU tensors only, for ``torch.save``)."""
+        """The state a resumed run needs: the annealing clock and the pool, pair kinds included (CPU tensors only)."""
         pool = [
             {
                 "ids": [r.ids.cpu() for r in entry.rows],
                 "lengths": [r.lengths.cpu() for r in entry.rows],
-                "embeddings": [e.cpu() for e in entry.embeddings],
+                "units": [u.cpu() for u in entry.units],
                 "hashes": [h.cpu() for h in entry.hashes],
+                "translation": None if entry.translation is None else entry.translation.cpu(),
             }
             for entry in self.pool
         ]
@@ -166,9 +167,12 @@ class MegaBatchMarginLoss(nn.Module):
         self.pool.clear()
         for item in state["pool"]:
             rows = tuple(Rows(i.to(device), n.to(device)) for i, n in zip(item["ids"], item["lengths"], strict=True))
-            embeddings = tuple(e.to(device) for e in item["embeddings"])
+            # "embeddings": a pool saved before it kept unit embeddings, scaled as a new entry is
+            units = tuple(u.to(device) for u in item["units"]) if "units" in item else tuple(
+                unit_rows(e.to(device)) for e in item["embeddings"])
             hashes = tuple(h.to(device) for h in item["hashes"])
-            self.pool.append(PoolEntry(rows, embeddings, hashes))
+            kinds = item.get("translation")
+            self.pool.append(PoolEntry(rows, units, hashes, None if kinds is None else kinds.to(device)))
 
     def forward(self, sentence_features: Iterable[dict[str, Any]], labels: Tensor | None = None) -> Tensor:
         """Embed the pairs, mine negatives over the mega-batch, embed the negatives and return the loss.
@@ -215,7 +219,7 @@ class MegaBatchMarginLoss(nn.Module):
             pool = self._refreshed(pool, inputs[0])
         start = sum(len(e) for e in pool[:-1]) + offset
         own = torch.arange(len(local), device=anchors.device) + start
-        index, has_negative, candidate_rows, candidate_embeddings = self._mine(pool, own)
+        index, has_negative, candidate_rows = self._mine(pool, own)
         if joint:
             rows = Rows.cat([*pair_rows, candidate_rows.select(index)])
             embedded = self.model(features_from_rows(rows, inputs[0]))["sentence_embedding"]
@@ -281,29 +285,30 @@ class MegaBatchMarginLoss(nn.Module):
         try:
             fresh = []
             for entry in pool:
-                embeddings = tuple(
-                    self.model(features_from_rows(rows, template))["sentence_embedding"] for rows in entry.rows
+                units = tuple(
+                    unit_rows(self.model(features_from_rows(rows, template))["sentence_embedding"])
+                    for rows in entry.rows
                 )
-                fresh.append(PoolEntry(entry.rows, embeddings, entry.hashes, entry.translation))
+                fresh.append(PoolEntry(entry.rows, units, entry.hashes, entry.translation))
         finally:
             self.model.train(was_training)
         return fresh
 
-    def _mine(self, pool: list[PoolEntry], own: Tensor) -> tuple[Tensor, Tensor, Rows, Tensor]:
+    def _mine(self, pool: list[PoolEntry], own: Tensor) -> tuple[Tensor, Tensor, Rows]:
         """Mine the negatives of the local pairs (at pool positions ``own``).
 
-        Returns the index into the candidate rows (anchors' negatives, then positives'), whether each has one, the
-        candidate rows and the candidate embeddings.
+        Returns the index into the candidate rows (anchors' negatives, then positives'), whether each has one, and
+        the candidate rows (every anchor of the pool, then every positive).
         """
         side_rows = [Rows.cat([e.rows[c] for e in pool]) for c in (0, 1)]
-        side_embeddings = [torch.cat([e.embeddings[c] for e in pool]) for c in (0, 1)]
         side_hashes = [torch.cat([e.hashes[c] for e in pool]) for c in (0, 1)]
         pairs = side_hashes[0].shape[0]
+        units = torch.cat([e.units[c] for c in (0, 1) for e in pool])  # the candidates, copied once
+        side_units = units.split(pairs)
         pair_index = torch.arange(pairs, device=own.device)
-        queries = [side_embeddings[c][own] for c in (0, 1)]
+        queries = [side_units[c][own] for c in (0, 1)]
         query_hashes = [side_hashes[c][own] for c in (0, 1)]
         rows = Rows.cat(side_rows)
-        embeddings = torch.cat(side_embeddings)
         translation = self._pool_kinds(pool)
         if translation is not None:  # a mixed mega-batch: PRAS's rule per pair
             allowed = allowed_candidates(
@@ -314,22 +319,23 @@ class MegaBatchMarginLoss(nn.Module):
             allowed &= other_language(
                 own_kind.repeat(2), torch.cat([english[own], own_kind]), torch.cat([english, translation])
             )
-            index, has_negative = select_negatives(torch.cat(queries), embeddings, allowed, self.sampling)
-            return index, has_negative, rows, embeddings
+            index, has_negative = select_negatives(torch.cat(queries), units, allowed, self.sampling, unit=True)
+            return index, has_negative, rows
         if self.candidates == "both":
             allowed = allowed_candidates(
                 query_hashes[0], query_hashes[1], own, torch.cat(side_hashes), torch.cat([pair_index, pair_index])
             )
             # one matmul for both sides: the exclusions of a pair are the same for its anchor and its positive
-            index, has_negative = select_negatives(torch.cat(queries), embeddings, allowed.repeat(2, 1), self.sampling)
-            return index, has_negative, rows, embeddings
+            index, has_negative = select_negatives(torch.cat(queries), units, allowed.repeat(2, 1), self.sampling,
+                                                   unit=True)
+            return index, has_negative, rows
         # other_side: anchors take positives (second half of the candidate rows), positives take anchors
         allowed = allowed_candidates(query_hashes[0], query_hashes[1], own, side_hashes[1], pair_index)
-        picks = [select_negatives(queries[0], side_embeddings[1], allowed, self.sampling)]
+        picks = [select_negatives(queries[0], side_units[1], allowed, self.sampling, unit=True)]
         allowed = allowed_candidates(query_hashes[1], query_hashes[0], own, side_hashes[0], pair_index)
-        picks.append(select_negatives(queries[1], side_embeddings[0], allowed, self.sampling))
+        picks.append(select_negatives(queries[1], side_units[0], allowed, self.sampling, unit=True))
         index = torch.cat([picks[0][0] + pairs, picks[1][0]])
-        return index, torch.cat([picks[0][1], picks[1][1]]), rows, embeddings
+        return index, torch.cat([picks[0][1], picks[1][1]]), rows
 
     def _pool_kinds(self, pool: list[PoolEntry]) -> Tensor | None:
         """Per-pair kinds of the whole pool when they mix translations and paraphrases, else ``None``.

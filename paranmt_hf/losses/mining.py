@@ -55,7 +55,7 @@ def other_language(
 
 
 def select_negatives(
-    queries: torch.Tensor, candidates: torch.Tensor, allowed: torch.Tensor, sampling: str
+    queries: torch.Tensor, candidates: torch.Tensor, allowed: torch.Tensor, sampling: str, unit: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pick one negative per query.
 
@@ -64,6 +64,7 @@ def select_negatives(
         candidates: [C, D] candidate embeddings (detached).
         allowed: [Q, C] candidates each query may take.
         sampling: ``MAX``, ``MIX`` or ``RAND`` (see :data:`SAMPLING`).
+        unit: the queries and candidates are unit length (float32) already: their products are the cosines.
 
     Returns:
         (index [Q] into the candidates, has_negative [Q]): queries with no allowed candidate get index 0 and
@@ -76,7 +77,9 @@ def select_negatives(
         return torch.zeros(queries.shape[0], dtype=torch.long, device=queries.device), has_negative
     hardest = random = None
     if sampling in ("MAX", "MIX"):
-        scores = F.normalize(queries.float(), dim=-1) @ F.normalize(candidates.float(), dim=-1).T
+        if not unit:
+            queries, candidates = F.normalize(queries.float(), dim=-1), F.normalize(candidates.float(), dim=-1)
+        scores = queries @ candidates.T
         hardest = scores.masked_fill(~allowed, float("-inf")).argmax(dim=1)
     if sampling in ("RAND", "MIX"):
         noise = torch.rand(allowed.shape, device=allowed.device)

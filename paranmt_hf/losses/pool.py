@@ -1,4 +1,4 @@
-"""The mega-batch pool: one entry per mini-batch (token ids, embeddings, text hashes), gathered under DDP."""
+"""The mega-batch pool: one entry per mini-batch (token ids, unit embeddings, text hashes), gathered under DDP."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F  # noqa: N812
 from torch import Tensor
 
 from .features import Rows, hash_rows, rows_from_features
@@ -17,10 +18,14 @@ INPUT_KEYS = ("input_ids", "attention_mask", "offsets", "token_type_ids")
 
 @dataclass
 class PoolEntry:
-    """One mini-batch of the mega-batch: its sentences (per column), their embeddings (detached) and text hashes."""
+    """One mini-batch of the mega-batch: its sentences (per column), their unit embeddings and text hashes.
+
+    ``units``: the sentence embeddings scaled to unit length (detached, float32), what mining compares; scaled once
+    when the mini-batch joins the pool, not at each of the M steps it is a candidate in.
+    """
 
     rows: tuple[Rows, Rows]
-    embeddings: tuple[Tensor, Tensor]
+    units: tuple[Tensor, Tensor]
     hashes: tuple[Tensor, Tensor]
     translation: Tensor | None = None
     """[B] bool per pair: a translation (X-English, English first) whose negatives come from the other language, or
@@ -41,7 +46,12 @@ def make_entry(
     rows = tuple((rows_from_features(f) if rows is None else r).to(anchors.device)
                  for f, r in zip(inputs, rows or [None, None], strict=True))
     kinds = None if translation is None else translation.to(anchors.device).bool()
-    return PoolEntry(rows, (anchors.detach(), positives.detach()), tuple(hash_rows(r) for r in rows), kinds)
+    return PoolEntry(rows, (unit_rows(anchors), unit_rows(positives)), tuple(hash_rows(r) for r in rows), kinds)
+
+
+def unit_rows(embeddings: Tensor) -> Tensor:
+    """Sentence embeddings [B, D] scaled to unit length (detached, float32): the cosine of two is their dot product."""
+    return F.normalize(embeddings.detach().float(), dim=-1)
 
 
 def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
@@ -59,7 +69,7 @@ def gather_entry(entry: PoolEntry) -> tuple[PoolEntry, int]:
 
     rows = (gathered_rows(entry.rows[0]), gathered_rows(entry.rows[1]))
     sizes = [len(x) for x in all_gather_dim0(entry.hashes[0])]
-    embeddings = tuple(torch.cat(all_gather_dim0(e)) for e in entry.embeddings)
+    units = tuple(torch.cat(all_gather_dim0(u)) for u in entry.units)
     hashes = tuple(torch.cat(all_gather_dim0(h)) for h in entry.hashes)
     translation = None if entry.translation is None else torch.cat(all_gather_dim0(entry.translation))
-    return PoolEntry(rows, embeddings, hashes, translation), sum(sizes[: dist.get_rank()])
+    return PoolEntry(rows, units, hashes, translation), sum(sizes[: dist.get_rank()])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.optim.adam import adam
 
 
 class LazyAdam(torch.optim.Optimizer):
@@ -59,20 +60,34 @@ class LazyAdam(torch.optim.Optimizer):
                 correction1, correction2 = 1 - beta1**step, 1 - beta2**step
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 if p.grad.is_sparse:
-                    grad = p.grad.coalesce()
-                    rows, values = grad.indices()[0], grad.values()
-                    # index_select / index_copy_ (not m[rows]): the same values, a third of the gather's time
-                    m_rows = m.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
-                    v_rows = v.index_select(0, rows).mul_(beta2).addcmul_(values, values, value=1 - beta2)
-                    m.index_copy_(0, rows, m_rows)
-                    v.index_copy_(0, rows, v_rows)
-                    update = m_rows.div_(v_rows.div_(correction2).sqrt_().add_(eps))  # stored: the rows are free
-                    p.index_add_(0, rows, update, alpha=-lr / correction1)
+                    rows, values = summed_rows(p.grad)
+                    # the used rows of weights and moments (index_select / index_copy_: a third of advanced
+                    # indexing's time) through torch's fused Adam kernel, one pass; it advances its own step count
+                    used = [t.index_select(0, rows) for t in (p, m, v)]
+                    adam(used[:1], [values], used[1:2], used[2:], [], [state["step"] - 1], fused=True,
+                         amsgrad=False, beta1=beta1, beta2=beta2, lr=lr, weight_decay=0.0, eps=eps, maximize=False)
+                    for table, update in zip((p, m, v), used, strict=True):
+                        table.index_copy_(0, rows, update)
                 else:
                     m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
                     v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
                     p.addcdiv_(m, (v / correction2).sqrt_().add_(eps), value=-lr / correction1)
         return loss
+
+
+def summed_rows(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows of a sparse gradient [V, D] and their gradients, one per row in increasing order.
+
+    A gradient whose rows are already distinct and sorted (the averaging models' sparse tables give one row per used
+    token) is taken as it is, without ``coalesce``'s sort and copy; any other is coalesced.
+    """
+    if not grad.is_coalesced():
+        rows = grad._indices()[0]
+        if rows.numel() > 1 and not bool((rows[1:] > rows[:-1]).all()):
+            grad = grad.coalesce()
+        else:
+            return rows, grad._values()
+    return grad.indices()[0], grad.values()
 
 
 SPARSE_AUTO_MIN_PARAMETERS = 8_000_000
