@@ -53,14 +53,14 @@ class _BagMean(torch.autograd.Function):
         bag = torch.repeat_interleave(torch.arange(offsets.shape[0], device=ids.device), lengths,
                                       output_size=ids.shape[0])
         order = torch.argsort(ids, stable=True)
-        rows, counts = torch.unique_consecutive(ids[order], return_counts=True)
-        starts = torch.zeros(counts.shape[0] + 1, dtype=torch.long, device=ids.device)
-        torch.cumsum(counts, 0, out=starts[1:])
+        rows, row = torch.unique_consecutive(ids[order], return_inverse=True)
         bags = bag[order]
         scale = (1.0 / lengths.to(grad.dtype))[bags]
-        product = torch.sparse_csr_tensor(starts, bags, scale, (counts.shape[0], grad.shape[0]))
-        values = product @ grad.contiguous()
-        table = torch.sparse_coo_tensor(rows.unsqueeze(0), values, (ctx.rows, grad.shape[1]), is_coalesced=True)
+        product = torch.sparse_coo_tensor(torch.stack([row, bags]), scale, (rows.shape[0], grad.shape[0]),
+                                          check_invariants=False)  # valid by construction
+        values = torch.sparse.mm(product, grad.contiguous())
+        table = torch.sparse_coo_tensor(rows.unsqueeze(0), values, (ctx.rows, grad.shape[1]), is_coalesced=True,
+                                        check_invariants=False)
         return table, None, None
 
 
