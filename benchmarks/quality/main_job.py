@@ -8,8 +8,8 @@ $OUT/main_job.json``); by hand, after a run in a fresh clone::
         [--load-during "5.8 5.6 6.2"] [--stages STAGES.jsonl] [--command "..."] [--json OUT.json]
 
 Reads ``model/training_summary.json`` (and the bitext model's), the evaluation JSON in ``eval/`` (mteb layout, the
-papers' protocol fields) and writes the record, with the provenance of the recording, to ``--json``, or under
-``main_job`` in ``quality.json`` here.
+papers' protocol fields), ``side_by_side.json`` (both models' rows and the cross-lingual targets) and writes the
+record, with the provenance of the recording, to ``--json``, or under ``main_job`` in ``quality.json`` here.
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ def main() -> None:
         "english": {"numbers": numbers, "steps": summary["steps"], "train_seconds": round(summary["seconds"], 1),
                     "teacher": summary.get("teacher"), "recipe": summary["recipe"]["name"]},
         "bitext_train_seconds": round(json.loads(bitext.read_text())["seconds"], 1) if bitext.is_file() else None,
+        # both models' rows and the cross-lingual targets, as the run printed them (scripts/main.sh writes it first)
+        "side_by_side": json.loads(side.read_text()) if (side := out / "side_by_side.json").is_file() else None,
         "targets": [{"row": k, "bound": v, "value": numbers[k], "met": numbers[k] >= v} for k, v in TARGETS.items()],
     }
     if args.json is not None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -31,25 +30,17 @@ CELLS = ("sts12_16", "stsb_test", "sts17_en_en", "sts17_es_es", "sts17_es_en", "
 """The main job's cells of the bitext model (Tatoeba: error %, mean of both directions; the rest: Pearson x100)."""
 
 
-def scores(table: str) -> dict[str, float]:
-    """The :data:`CELLS` of a ``paranmt-hf eval`` results table."""
-    def cell(pattern: str) -> float:
-        found = re.search(pattern, table)
-        if found is None:
-            raise SystemExit(f"no row matching {pattern!r} in the results table")
-        return float(found.group(1))
+def scores(eval_dir: Path) -> dict[str, float]:
+    """The :data:`CELLS` of a ``paranmt-hf eval --output`` folder (the main job's side-by-side table's numbers)."""
+    from paranmt_hf.hub.eval_results import eval_tables, load_eval_results
 
-    years = [float(m.group(1)) for m in re.finditer(r"STS1[2-6]\s+test\s+default\s+([\d.]+)", table)]
-    out = {"sts12_16": round(statistics.mean(years), 2),
-           "stsb_test": cell(r"STSBenchmark\s+test\s+default\s+([\d.]+)")}
-    for pair in ("en-en", "es-es", "es-en"):
-        out[f"sts17_{pair.replace('-', '_')}"] = cell(rf"STS17\s+test\s+{pair}\s+([\d.-]+)")
-    for lang in ("spa", "fra", "deu"):
-        found = re.search(rf"{lang}-eng\s+err xx>en ([\d.]+)\s+err en>xx ([\d.]+)", table)
-        if found is None:
-            raise SystemExit(f"no Tatoeba {lang}-eng row in the results table")
-        out[f"tatoeba_{lang}"] = round((float(found.group(1)) + float(found.group(2))) / 2, 2)
-    return out
+    tables = eval_tables(load_eval_results(str(eval_dir)))
+    sts = {(task, subset): pearson for task, split, subset, pearson, _ in tables["other_sts"] if split == "test"}
+    tatoeba = {subset.split("-")[0]: (a + b) / 2 for _, subset, a, b in tables["bitext"]}
+    out = {"sts12_16": tables["average"][0], "stsb_test": sts[("STSBenchmark", "default")],
+           **{f"sts17_{pair.replace('-', '_')}": sts[("STS17", pair)] for pair in ("en-en", "es-es", "es-en")},
+           **{f"tatoeba_{lang}": tatoeba[lang] for lang in ("spa", "fra", "deu")}}
+    return {k: round(float(v), 2) for k, v in out.items()}
 
 
 def train_and_evaluate(code: Path, seed: int, pivots: Path, work: Path) -> dict[str, float]:
@@ -72,7 +63,7 @@ def train_and_evaluate(code: Path, seed: int, pivots: Path, work: Path) -> dict[
         done = subprocess.run(command, env=env, cwd=code, capture_output=True, text=True, check=False)
         if done.returncode:
             raise SystemExit(f"{' '.join(command[2:4])} (seed {seed}, {code}) failed:\n{done.stderr[-3000:]}")
-    return scores(done.stdout)
+    return scores(work / "eval")
 
 
 def summarise(runs: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
