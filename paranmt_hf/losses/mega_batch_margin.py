@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -200,11 +201,8 @@ class MegaBatchMarginLoss(nn.Module):
         one_pass = deterministic and self.megabatch_size == 1 and not gathered and not self.refresh_pool
         joint = deterministic and not one_pass  # pairs embedded for mining first, then with their negatives
         pair_rows = [rows_from_features(f) for f in inputs] if deterministic else None
-        if one_pass:
-            embedded = self.model(features_from_rows(Rows.cat(pair_rows), inputs[0]))["sentence_embedding"]
-            anchors, positives = embedded.split(len(pair_rows[0]))
-        elif joint:
-            with torch.no_grad():
+        if deterministic:  # one pass over both columns; for mining only (no gradient) when the negatives come later
+            with torch.no_grad() if joint else nullcontext():
                 embedded = self.model(features_from_rows(Rows.cat(pair_rows), inputs[0]))["sentence_embedding"]
             anchors, positives = embedded.split(len(pair_rows[0]))
         else:
