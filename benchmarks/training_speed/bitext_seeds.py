@@ -25,22 +25,20 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-CELLS = ("sts12_16", "stsb_test", "sts17_en_en", "sts17_es_es", "sts17_es_en", "tatoeba_spa", "tatoeba_fra",
-         "tatoeba_deu")
-"""The main job's cells of the bitext model (Tatoeba: error %, mean of both directions; the rest: Pearson x100)."""
+CELLS = {"sts12_16": "STS12-16 (papers)", "stsb_test": "STS-B test", "sts17_en_en": "STS17 en-en",
+         "sts17_es_es": "STS17 es-es", "sts17_es_en": "STS17 es-en (4a)", "tatoeba_spa": "Tatoeba spa err",
+         "tatoeba_fra": "Tatoeba fra err", "tatoeba_deu": "Tatoeba deu err"}
+"""The main job's cells of the bitext model: record key -> row of ``benchmarks/quality/side_by_side.py`` (Tatoeba:
+error %, mean of both directions; the rest: Pearson x100)."""
 
 
 def scores(eval_dir: Path) -> dict[str, float]:
-    """The :data:`CELLS` of a ``paranmt-hf eval --output`` folder (the main job's side-by-side table's numbers)."""
-    from paranmt_hf.hub.eval_results import eval_tables, load_eval_results
+    """The :data:`CELLS` of a ``paranmt-hf eval --output`` folder, as the main job's side-by-side table reads them."""
+    sys.path.insert(0, str(HERE.parent / "quality"))
+    from side_by_side import rows
 
-    tables = eval_tables(load_eval_results(str(eval_dir)))
-    sts = {(task, subset): pearson for task, split, subset, pearson, _ in tables["other_sts"] if split == "test"}
-    tatoeba = {subset.split("-")[0]: (a + b) / 2 for _, subset, a, b in tables["bitext"]}
-    out = {"sts12_16": tables["average"][0], "stsb_test": sts[("STSBenchmark", "default")],
-           **{f"sts17_{pair.replace('-', '_')}": sts[("STS17", pair)] for pair in ("en-en", "es-es", "es-en")},
-           **{f"tatoeba_{lang}": tatoeba[lang] for lang in ("spa", "fra", "deu")}}
-    return {k: round(float(v), 2) for k, v in out.items()}
+    found = rows(str(eval_dir))
+    return {key: round(float(found[row]), 2) for key, row in CELLS.items()}
 
 
 def train_and_evaluate(code: Path, seed: int, pivots: Path, work: Path) -> dict[str, float]:
