@@ -133,3 +133,37 @@ def test_paranmt_trainer_writes_checkpoint_files_from_the_saving_process_only(tm
     monkeypatch.setattr(TrainingArguments, "should_save", property(lambda self: True))  # rank 0
     trainer._save(str(tmp_path / "rank0"))
     assert (tmp_path / "rank0" / "config.json").is_file() and (tmp_path / "rank0" / "modules.json").is_file()
+
+
+def test_paranmt_trainer_trains_with_loaded_objects_out_of_full_collections(tmp_path):
+    """The objects alive before ``train`` are frozen (``gc.freeze``) while it runs: transformers' loop starts with a
+    full collection (accelerate's ``free_memory``) that would walk every imported library's objects. Unfrozen
+    after; a caller's own freeze is left as it was."""
+    import gc
+
+    from transformers import TrainerCallback
+
+    from paranmt_hf.training.hf_trainer import ParaNMTTrainer
+
+    encoder = build_encoder("word", corpus=ANCHORS + POSITIVES, embedding_dim=8, seed=0)
+    model = SentenceTransformer(modules=[ParaNMTInputModule.from_encoder(encoder)], device="cpu")
+    frozen: list[int] = []
+
+    class FreezeCount(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            frozen.append(gc.get_freeze_count())
+
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4,
+                                                max_steps=2, use_cpu=True, report_to="none", save_strategy="no")
+    trainer = ParaNMTTrainer(model=model, args=args, callbacks=[FreezeCount()],
+                             train_dataset=Dataset.from_dict({"anchor": ANCHORS, "positive": POSITIVES}),
+                             loss=MegaBatchMarginLoss(model, megabatch_size=1))
+    assert gc.get_freeze_count() == 0
+    trainer.train()
+    assert len(frozen) == 2 and min(frozen) > 100_000 and gc.get_freeze_count() == 0
+    gc.freeze()  # the caller's own
+    try:
+        trainer.train()
+        assert gc.get_freeze_count() > 100_000  # still frozen: not unfrozen by the trainer
+    finally:
+        gc.unfreeze()

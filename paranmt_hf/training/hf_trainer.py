@@ -7,8 +7,11 @@ Imports sentence-transformers at module level: import this module only when trai
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +80,25 @@ def training_arguments(
     )
 
 
+@contextmanager
+def loaded_objects_frozen() -> Iterator[None]:
+    """Keep the objects alive on entry out of garbage collection until exit (``gc.freeze`` / ``gc.unfreeze``).
+
+    A training process holds some 500K objects of the libraries it imported (functions, types, dicts), none of
+    them garbage; every full collection walks them all. transformers' loop starts with one (accelerate's
+    ``free_memory`` calls ``gc.collect``), and Python runs more as training allocates. Frozen objects are skipped;
+    objects made inside are collected as usual. A caller that froze objects itself keeps them frozen.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 class ParaNMTTrainer(SentenceTransformerTrainer):
     """``SentenceTransformerTrainer`` whose logged gradient norm also works with sparse embedding gradients.
 
@@ -87,6 +109,15 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
     ``tests/test_loss_trainer.py`` pins the signature and that call: a transformers release that changes them
     fails that test instead of silently logging nothing or failing on sparse gradients.
     """
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        """``Trainer.train`` with the objects alive before it outside the garbage collector's full passes.
+
+        See :func:`loaded_objects_frozen`: the same training, without a collection over every object of the
+        imported libraries at its start (accelerate's ``free_memory``) and at Python's own full collections.
+        """
+        with loaded_objects_frozen():
+            return super().train(*args, **kwargs)
 
     def _get_grad_norm(self, model: Any, grad_norm: Any = None) -> Any:
         if grad_norm is not None:
