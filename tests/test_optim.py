@@ -81,3 +81,30 @@ def test_summed_rows_take_distinct_sorted_rows_as_they_are_and_coalesce_the_rest
         rows, got = summed_rows(grad)
         want = grad.coalesce()
         assert torch.equal(rows, want.indices()[0]) and torch.equal(got, want.values())
+
+
+def test_sparse_steps_in_blocks_of_rows_equal_one_block_bit_for_bit(monkeypatch):
+    """LazyAdam updates a sparse gradient's rows a cache-sized block at a time: the values of one whole-table pass."""
+    from paranmt_hf.training import optim
+
+    def trained(block_bytes: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        monkeypatch.setattr(optim, "BLOCK_BYTES", block_bytes)
+        generator = torch.Generator().manual_seed(0)
+        weight = torch.nn.Parameter(torch.randn(200, 16, generator=generator))
+        opt = LazyAdam([weight], lr=0.05)
+        for _ in range(4):
+            rows = torch.randperm(200, generator=generator)[:90].sort().values
+            weight.grad = torch.sparse_coo_tensor(rows[None], torch.randn(90, 16, generator=generator), (200, 16))
+            opt.step()
+        state = opt.state[weight]
+        return weight.detach(), state["exp_avg"], state["exp_avg_sq"]
+
+    whole = trained(1 << 40)
+    for block_bytes in (16 * 4, 7 * 16 * 4):  # one row, seven rows (90 rows: a short last block)
+        assert all(torch.equal(a, b) for a, b in zip(trained(block_bytes), whole, strict=True))
+    blocks = []
+    update = optim._lazy_rows
+    monkeypatch.setattr(optim, "_lazy_rows", lambda p, m, v, rows, *rest: blocks.append(len(rows)) or update(
+        p, m, v, rows, *rest))
+    trained(7 * 16 * 4)
+    assert blocks == [7] * 12 + [6] + [7] * 12 + [6] + [7] * 12 + [6] + [7] * 12 + [6]  # 4 steps of 90 rows
