@@ -184,6 +184,21 @@ def test_sampling_modes_respect_exclusions():
         select_negatives(queries, candidates, allowed, "HARD")
 
 
+def test_hash_rows_tells_apart_every_distinct_sentence_of_a_large_sample():
+    generator = torch.Generator().manual_seed(0)
+    sentences = {(), (0,), (0, 0), (5,), (5, 0), (0, 5), (6, 5)}
+    while len(sentences) < 20_000:  # short sentences over a small vocabulary: near misses of each other
+        length = int(torch.randint(0, 8, (1,), generator=generator))
+        sentences.add(tuple(torch.randint(0, 4, (length,), generator=generator).tolist()))
+    sentences = sorted(sentences)
+    rows = Rows(torch.tensor([i for s in sentences for i in s], dtype=torch.long),
+                torch.tensor([len(s) for s in sentences]))
+    hashes = hash_rows(rows)
+    assert len(set(hashes.tolist())) == len(sentences)  # no two distinct sentences share a fingerprint
+    repeated = Rows.cat([rows, rows.select(torch.arange(len(sentences) - 1, -1, -1))])
+    assert hash_rows(repeated).tolist() == hashes.tolist() + hashes.flip(0).tolist()  # a batch's order: same hash
+
+
 def test_rows_round_trip_and_hash_identity():
     padded = {"input_ids": torch.tensor([[5, 6, 0], [7, 0, 0], [5, 6, 0]]),
               "attention_mask": torch.tensor([[1, 1, 0], [1, 0, 0], [1, 1, 0]]), "modality": "text"}

@@ -14,9 +14,6 @@ from typing import Any
 
 import torch
 
-HASH_PRIME = 2_147_483_647  # 2**31 - 1: products of two residues fit in int64
-HASH_BASES = (1_000_003, 911_382_323)
-
 
 @dataclass
 class Rows:
@@ -112,28 +109,31 @@ def pad_value(features: dict[str, Any]) -> int:
     return int(features["input_ids"][~mask.bool()][0])
 
 
-_POWERS: dict[int, torch.Tensor] = {}
+_WEIGHTS: list[torch.Tensor] = []
+_MASK64 = (1 << 64) - 1
 
 
-def _powers(base: int, length: int) -> torch.Tensor:
-    """``base ** (i + 1) mod HASH_PRIME`` for ``i < length`` (cached, grown by doubling)."""
-    table = _POWERS.get(base)
-    if table is None or table.shape[0] < length:
-        size = max(length, 2 * (0 if table is None else table.shape[0]), 64)
-        values, power = [], 1
-        for _ in range(size):
-            power = power * base % HASH_PRIME
-            values.append(power)
-        table = torch.tensor(values, dtype=torch.int64)
-        _POWERS[base] = table
-    return table[:length]
+def _position_weights(length: int) -> torch.Tensor:
+    """Odd 64-bit pseudo-random weights of the first ``length`` token positions (splitmix64; cached, grown)."""
+    if not _WEIGHTS or _WEIGHTS[0].shape[0] < length:
+        values, state = [], 0
+        for _ in range(max(length, 2 * (_WEIGHTS[0].shape[0] if _WEIGHTS else 0), 64)):
+            state = (state + 0x9E3779B97F4A7C15) & _MASK64
+            z = (state ^ (state >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _MASK64
+            z = (z ^ (z >> 31)) | 1
+            values.append(z - (1 << 64) if z >= 1 << 63 else z)  # as a signed int64
+        _WEIGHTS[:] = [torch.tensor(values, dtype=torch.int64)]
+    return _WEIGHTS[0][:length]
 
 
 def hash_rows(rows: Rows) -> torch.Tensor:
-    """A 62-bit fingerprint of each sentence's token ids [B]: equal ids, equal hash; collisions ~ L / 2**62 per pair.
+    """A 64-bit fingerprint of each sentence's token ids [B]: equal ids, equal hash.
 
-    Two polynomial (Rabin-Karp) hashes modulo 2**31 - 1 with different bases, combined; computed with tensor ops only.
-    Sentences that tokenize identically have identical embeddings, so this is the identity the loss excludes.
+    ``sum_i (id_i + 1) * w_i`` in int64 arithmetic (modulo 2**64), with odd pseudo-random weights ``w_i`` per
+    position: two different sentences collide only if their id differences weighted by ``w`` sum to 0 modulo 2**64
+    (a sentence and its extension never do: each extra token adds an odd multiple of its weight). Four tensor ops per
+    token. Sentences that tokenize identically have identical embeddings, so this is the identity the loss excludes.
     """
     count = len(rows)
     ids = rows.ids.long()
@@ -141,11 +141,5 @@ def hash_rows(rows: Rows) -> torch.Tensor:
         return torch.zeros(count, dtype=torch.int64, device=ids.device)
     bag = torch.repeat_interleave(torch.arange(count, device=ids.device), rows.lengths, output_size=int(ids.shape[0]))
     position = torch.arange(ids.shape[0], device=ids.device) - rows.starts[bag]
-    longest = int(rows.lengths.max())
-    result = torch.zeros(count, dtype=torch.int64, device=ids.device)
-    for base in HASH_BASES:
-        weights = _powers(base, longest).to(ids.device)[position]
-        terms = (ids % HASH_PRIME + 1) * weights % HASH_PRIME
-        h = torch.zeros(count, dtype=torch.int64, device=ids.device).index_add_(0, bag, terms) % HASH_PRIME
-        result = result * HASH_PRIME + h
-    return result
+    weights = _position_weights(int(rows.lengths.max())).to(ids.device)[position]
+    return torch.zeros(count, dtype=torch.int64, device=ids.device).index_add_(0, bag, (ids + 1) * weights)
