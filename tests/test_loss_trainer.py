@@ -133,6 +133,8 @@ def test_paranmt_trainer_writes_checkpoint_files_from_the_saving_process_only(tm
     monkeypatch.setattr(TrainingArguments, "should_save", property(lambda self: True))  # rank 0
     trainer._save(str(tmp_path / "rank0"))
     assert (tmp_path / "rank0" / "config.json").is_file() and (tmp_path / "rank0" / "modules.json").is_file()
+    assert (tmp_path / "rank0" / "training_args.bin").is_file()
+    assert not (tmp_path / "rank0" / "README.md").exists()  # a checkpoint has no model card (the model has)
 
 
 def test_paranmt_trainer_trains_with_loaded_objects_out_of_full_collections(tmp_path):

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from sentence_transformers import SentenceTransformerTrainer
 from transformers import TrainerCallback
+from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from ..utils.atomic import atomic_write_json
@@ -202,10 +203,19 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
         transformers 5 calls ``Trainer._save`` on every process and checks ``args.should_save`` inside it;
         sentence-transformers' override writes without that check, so under ``torchrun`` every rank wrote the same
         checkpoint files at the same moment (one rank could find a file the other was replacing and fail the run).
-        ``tests/test_loss_trainer.py`` pins that only the saving process writes.
+        ``tests/test_loss_trainer.py`` pins that only the saving process writes. The files are
+        sentence-transformers' (model, tokenizer, training arguments) but no model card: a checkpoint is for
+        resuming, and the card (dataset statistics, widget examples) costs more than the weights of a small model;
+        the saved model gets its own.
         """
-        if self.args.should_save:
-            super()._save(output_dir, state_dict=state_dict)
+        if not self.args.should_save:
+            return
+        output_dir = output_dir if output_dir is not None else self.args.output_dir
+        os.makedirs(output_dir, exist_ok=True)
+        self.model.save_pretrained(output_dir, create_model_card=False)
+        if self.processing_class is not None:
+            self.processing_class.save_pretrained(output_dir)
+        torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
 
 
 class RunStateCallback(TrainerCallback):
