@@ -35,9 +35,11 @@ class _BagMean(torch.autograd.Function):
 
     torch's own backward expands the bags' gradients to one row per token (the token count x D, where a mini-batch
     repeats frequent tokens hundreds of times) and leaves the sum to a sparse coalesce or a dense scatter. Here the
-    rows' gradients are one sparse-dense product, (used rows x bags) @ (bags x D), one row per used token. Same sums
-    up to float rounding; for sparse tables in CPU training (``_bag_lookup``; dense tables keep torch's backward,
-    which is faster for them).
+    backward is the forward transposed: each used row is a bag of the sentences it occurs in, weighted by one over
+    their lengths, summed by ``F.embedding_bag`` itself into one row per used token (the same values as the sparse
+    product (used rows x bags) @ (bags x D), without its zero-filled output). Same sums up to float rounding as
+    torch's; for sparse tables in CPU training (``_bag_lookup``; dense tables keep torch's backward, which is faster
+    for them).
     """
 
     @staticmethod
@@ -53,12 +55,10 @@ class _BagMean(torch.autograd.Function):
         bag = torch.repeat_interleave(torch.arange(offsets.shape[0], device=ids.device), lengths,
                                       output_size=ids.shape[0])
         order = torch.argsort(ids, stable=True)
-        rows, row = torch.unique_consecutive(ids[order], return_inverse=True)
-        bags = bag[order]
-        scale = (1.0 / lengths.to(grad.dtype))[bags]
-        product = torch.sparse_coo_tensor(torch.stack([row, bags]), scale, (rows.shape[0], grad.shape[0]),
-                                          check_invariants=False)  # valid by construction
-        values = torch.sparse.mm(product, grad.contiguous())
+        rows, counts = torch.unique_consecutive(ids[order], return_counts=True)
+        bags = bag[order]  # per used row (in row order), the sentences it occurs in
+        values = F.embedding_bag(bags, grad.contiguous(), torch.cumsum(counts, 0) - counts, mode="sum",
+                                 per_sample_weights=(1.0 / lengths.to(grad.dtype))[bags])
         table = torch.sparse_coo_tensor(rows.unsqueeze(0), values, (ctx.rows, grad.shape[1]), is_coalesced=True,
                                         check_invariants=False)
         return table, None, None
