@@ -6,7 +6,8 @@ whitespace; sp: ``Metaspace`` makes each chunk ``"▁" + c``; subword: ``BertPre
 trigram: each chunk's window ``" " + words + " "`` plus one trigram across each space; combinations: each
 component's ids, shifted). So a batch is normalised at once, split into chunks by Python, each distinct chunk is
 tokenised once by the tokenizer's own pre-tokenizer and model and cached, and the ids are gathered with NumPy
-(trigrams looked up in NumPy; a unigram model's new chunks segmented by :mod:`.unigram_search`).
+(trigrams looked up in NumPy; a unigram model's new chunks segmented by :mod:`.unigram_search`). A trigram model
+alone reads its ASCII sentences straight off the batch's bytes (:mod:`.ascii_trigrams`: no Python per chunk).
 
 Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, characters Python splits on but
 ``tokenizers`` does not, added-token strings), other tokenizer configurations and the ParaNMT-50M lookup rules take
@@ -32,6 +33,7 @@ from ..modeling.segmentation_paranmt import (
     _TokenizersSegmenter,
     _TrigramSegmenter,
 )
+from .ascii_trigrams import byte_classes, cut_places, trigram_ids, trigram_text
 from .unigram_search import UnigramSegmenter, run_places
 
 MARK = "\x00"
@@ -394,6 +396,7 @@ class TrigramIds(ChunkStore):
         order = np.argsort(keys, kind="stable")
         self.keys = np.append(keys[order], np.iinfo(np.int64).max)
         self.key_ids = np.append(ids[~small][order], self.unk)
+        self.classes = byte_classes(self.unsafe_ascii_chars)
         self.clear()
 
     def clear(self) -> None:
@@ -401,11 +404,35 @@ class TrigramIds(ChunkStore):
         super().clear()
         self.first = np.zeros(1024, dtype=np.int64)  # entry -> code point of the first character of its words
         self.last = np.zeros(1024, dtype=np.int64)  # ... and of the last
+        self.cut_at = np.zeros(1024, dtype=np.int64)  # entry -> its first place in ``cuts`` (see ``_cuts``)
+        self.cut_count = np.zeros(1024, dtype=np.int64)
+        self.cuts, self.cuts_used = np.zeros(1024, dtype=np.int64), 0
 
     def _grow(self, entries: int, ids: int) -> None:
         super()._grow(entries, ids)
         if entries > len(self.first):
-            self.first, self.last = np.resize(self.first, len(self.starts)), np.resize(self.last, len(self.starts))
+            size = len(self.starts)
+            self.first, self.last = np.resize(self.first, size), np.resize(self.last, size)
+            self.cut_at, self.cut_count = np.resize(self.cut_at, size), np.resize(self.cut_count, size)
+
+    def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat ids (int64) and per-sentence lengths.
+
+        ASCII sentences straight off the batch's bytes (:mod:`.ascii_trigrams`), the others chunk by chunk.
+        """
+        if not texts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        text, left = trigram_text(texts, self.classes, self._cuts)
+        flat, lengths = trigram_ids(text, self.ascii_table)
+        if not left:
+            return flat, lengths
+        return replace_rows(flat, lengths, left, *super().__call__([texts[i] for i in left]))
+
+    def _cuts(self, chunks: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Where each ASCII chunk is cut into its words (offsets inside it back to back, and how many per chunk)."""
+        ks = entries((self,), chunks)
+        counts = self.cut_count[ks]
+        return self.cuts[run_places(self.cut_at[ks], counts)], counts
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
         """The words of each new chunk (``WORD_SPLIT_PATTERN``)."""
@@ -426,6 +453,14 @@ class TrigramIds(ChunkStore):
         self._grow(n + len(new), 0)
         self.first[n : n + len(new)] = codes[ends - sizes - 1]
         self.last[n : n + len(new)] = codes[ends - 2]
+        places, per_chunk = cut_places(words, counts)
+        used = self.cuts_used
+        if used + len(places) > len(self.cuts):
+            self.cuts = np.resize(self.cuts, max(2 * len(self.cuts), used + len(places)))
+        self.cuts[used : used + len(places)] = places
+        self.cut_at[n : n + len(new)] = used + np.cumsum(per_chunk) - per_chunk
+        self.cut_count[n : n + len(new)] = per_chunk
+        self.cuts_used = used + len(places)
         return flat, lens
 
     def ids(self, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:

@@ -67,11 +67,10 @@ class TextIds:
             else:
                 mask = features["attention_mask"].numpy().astype(bool)
                 ids, lengths = features["input_ids"].numpy()[mask], mask.sum(axis=1)
-            id_parts.append(ids)
+            # int32 at once where the ids allow (the int64 batch is freed: fresh memory costs more than the copy)
+            id_parts.append(ids.astype(np.int32) if ids.size == 0 or int(ids.max()) < 2**31 else ids)
             length_parts.append(lengths.astype(np.int64))
-        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64)
-        if ids.size == 0 or int(ids.max()) < 2**31:
-            ids = ids.astype(np.int32)
+        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)  # int64 if any part is
         lengths = np.concatenate(length_parts)
         starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
