@@ -108,3 +108,16 @@ def test_sparse_steps_in_blocks_of_rows_equal_one_block_bit_for_bit(monkeypatch)
         p, m, v, rows, *rest))
     trained(7 * 16 * 4)
     assert blocks == [7] * 12 + [6] + [7] * 12 + [6] + [7] * 12 + [6] + [7] * 12 + [6]  # 4 steps of 90 rows
+
+
+def test_a_sparse_gradient_without_rows_is_a_step_that_changes_nothing():
+    """A table the step did not use (``zero_grad(set_to_none=False)``): an empty sparse gradient, no error."""
+    table = torch.nn.Embedding(10, 4, sparse=True)
+    opt = LazyAdam(table.parameters(), lr=0.1)
+    table(torch.tensor([1, 2])).sum().backward()
+    opt.step()
+    opt.zero_grad(set_to_none=False)
+    assert table.weight.grad._nnz() == 0
+    before = table.weight.detach().clone()
+    opt.step()
+    assert torch.equal(table.weight.detach(), before)

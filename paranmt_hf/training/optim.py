@@ -60,7 +60,7 @@ class LazyAdam(torch.optim.Optimizer):
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 if p.grad.is_sparse:
                     rows, values = summed_rows(p.grad)
-                    block = max(1, BLOCK_BYTES // max(1, values[0].numel() * values.element_size()))
+                    block = max(1, BLOCK_BYTES // max(1, values.shape[1:].numel() * values.element_size()))
                     for begin in range(0, rows.shape[0], block):  # each block's temporaries stay in cache
                         _lazy_rows(p, m, v, rows[begin : begin + block], values[begin : begin + block],
                                    beta1, beta2, eps, -lr / correction1, correction2)
