@@ -61,7 +61,7 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
     sb = torch.load(run_folder(part) / "checkpoints/checkpoint-6" / LOSS_STATE_FILE, weights_only=True)
     assert sa["steps"] == sb["steps"] == 6
     for ea, eb in zip(sa["pool"], sb["pool"], strict=True):
-        for key in ("ids", "lengths", "hashes"):
+        for key in ("ids", "lengths"):
             for x, y in zip(ea[key], eb[key], strict=True):
                 assert torch.equal(x, y)
         for x, y in zip(ea["units"], eb["units"], strict=True):
@@ -268,7 +268,8 @@ def test_a_saved_run_leaves_no_run_folder_unless_asked(tmp_path, capsys):
 
 
 def test_the_loss_state_keeps_the_pool_with_its_pair_kinds_and_unit_embeddings():
-    """A restored pool mines as the saved one: the same rows, unit embeddings, hashes and pair kinds."""
+    """A restored pool mines as the saved one: the same rows, unit embeddings, hashes (recomputed from the rows, so
+    a state written before a change of the fingerprint function still excludes the same texts) and pair kinds."""
     from paranmt_hf.losses import MegaBatchMarginLoss
     from tests.test_loss_one_pass import BATCHES, model_of
 
@@ -277,7 +278,10 @@ def test_the_loss_state_keeps_the_pool_with_its_pair_kinds_and_unit_embeddings()
     for i, (anchors, positives) in enumerate(BATCHES[:2]):
         loss([model.preprocess(anchors), model.preprocess(positives)], torch.tensor([i, 0, 1]))
     restored = MegaBatchMarginLoss(model, megabatch_size=3)
-    restored.load_training_state(loss.training_state())
+    state = loss.training_state()
+    for item in state["pool"]:  # a state written with another fingerprint function: the rows decide
+        item["hashes"] = [torch.arange(len(n)) for n in item["lengths"]]
+    restored.load_training_state(state)
     assert restored.steps == 2 and len(restored.pool) == len(loss.pool) == 2
     for a, b in zip(loss.pool, restored.pool, strict=True):
         assert torch.equal(a.translation, b.translation)

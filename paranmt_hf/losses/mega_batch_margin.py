@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import Tensor, nn
 
-from .features import Rows, features_from_rows, is_flat, rows_from_features
+from .features import Rows, features_from_rows, hash_rows, is_flat, rows_from_features
 from .mining import CANDIDATES, SAMPLING, allowed_candidates, other_language, select_negatives
 from .pool import INPUT_KEYS, PoolEntry, gather_entry, make_entry, unit_rows
 
@@ -155,7 +155,6 @@ class MegaBatchMarginLoss(nn.Module):
                 "ids": [r.ids.cpu() for r in entry.rows],
                 "lengths": [r.lengths.cpu() for r in entry.rows],
                 "units": [u.cpu() for u in entry.units],
-                "hashes": [h.cpu() for h in entry.hashes],
                 "translation": None if entry.translation is None else entry.translation.cpu(),
             }
             for entry in self.pool
@@ -171,7 +170,7 @@ class MegaBatchMarginLoss(nn.Module):
             # "embeddings": a pool saved before it kept unit embeddings, scaled as a new entry is
             units = tuple(u.to(device) for u in item["units"]) if "units" in item else tuple(
                 unit_rows(e.to(device)) for e in item["embeddings"])
-            hashes = tuple(h.to(device) for h in item["hashes"])
+            hashes = tuple(hash_rows(r) for r in rows)  # from the rows: a state's own (older) hashes may differ
             kinds = item.get("translation")
             self.pool.append(PoolEntry(rows, units, hashes, None if kinds is None else kinds.to(device)))
 
