@@ -131,10 +131,13 @@ def test_paranmt_trainer_writes_checkpoint_files_from_the_saving_process_only(tm
     trainer._save(str(tmp_path / "other-rank"))
     assert not (tmp_path / "other-rank").exists()
     monkeypatch.setattr(TrainingArguments, "should_save", property(lambda self: True))  # rank 0
-    trainer._save(str(tmp_path / "rank0"))
-    assert (tmp_path / "rank0" / "config.json").is_file() and (tmp_path / "rank0" / "modules.json").is_file()
-    assert (tmp_path / "rank0" / "training_args.bin").is_file()
-    assert not (tmp_path / "rank0" / "README.md").exists()  # a checkpoint has no model card (the model has)
+    trainer._save(str(tmp_path / "checkpoint-3"))
+    saved = tmp_path / "checkpoint-3"
+    assert (saved / "config.json").is_file() and (saved / "modules.json").is_file()
+    assert (saved / "training_args.bin").is_file()
+    assert not (saved / "README.md").exists()  # a checkpoint has no model card
+    trainer.save_model(str(tmp_path / "final"))
+    assert (tmp_path / "final" / "README.md").is_file() and (tmp_path / "final" / "modules.json").is_file()
 
 
 def test_paranmt_trainer_trains_with_loaded_objects_out_of_full_collections(tmp_path):

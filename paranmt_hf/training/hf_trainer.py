@@ -88,7 +88,8 @@ def loaded_objects_frozen() -> Iterator[None]:
     A training process holds some 500K objects of the libraries it imported (functions, types, dicts), none of
     them garbage; every full collection walks them all. transformers' loop starts with one (accelerate's
     ``free_memory`` calls ``gc.collect``), and Python runs more as training allocates. Frozen objects are skipped;
-    objects made inside are collected as usual. A caller that froze objects itself keeps them frozen.
+    objects made inside are collected as usual. The freeze is the process's (other threads' objects too) until
+    exit, where everything frozen is unfrozen; a caller that froze objects itself keeps them frozen (nothing is done).
     """
     if gc.get_freeze_count():
         yield
@@ -204,15 +205,16 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
         sentence-transformers' override writes without that check, so under ``torchrun`` every rank wrote the same
         checkpoint files at the same moment (one rank could find a file the other was replacing and fail the run).
         ``tests/test_loss_trainer.py`` pins that only the saving process writes. The files are
-        sentence-transformers' (model, tokenizer, training arguments) but no model card: a checkpoint is for
-        resuming, and the card (dataset statistics, widget examples) costs more than the weights of a small model;
-        the saved model gets its own.
+        sentence-transformers' (model, tokenizer, training arguments); a checkpoint's come without a model card: it
+        is for resuming, and the card (dataset statistics, widget examples) costs more than the weights of a small
+        model. ``save_model`` into any other folder writes the card.
         """
         if not self.args.should_save:
             return
         output_dir = output_dir if output_dir is not None else self.args.output_dir
         os.makedirs(output_dir, exist_ok=True)
-        self.model.save_pretrained(output_dir, create_model_card=False)
+        checkpoint = Path(output_dir).name.startswith(f"{PREFIX_CHECKPOINT_DIR}-")
+        self.model.save_pretrained(output_dir, create_model_card=not checkpoint)
         if self.processing_class is not None:
             self.processing_class.save_pretrained(output_dir)
         torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
