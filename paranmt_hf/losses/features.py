@@ -130,9 +130,9 @@ def _position_weights(length: int) -> torch.Tensor:
 def hash_rows(rows: Rows) -> torch.Tensor:
     """A 64-bit fingerprint of each sentence's token ids [B]: equal ids, equal hash.
 
-    ``sum_i (id_i + 1) * w_i`` in int64 arithmetic (modulo 2**64), with odd pseudo-random weights ``w_i`` per
-    position: two different sentences collide only if their id differences weighted by ``w`` sum to 0 modulo 2**64
-    (a sentence and its extension never do: each extra token adds an odd multiple of its weight). Four tensor ops per
+    ``sum_i (id_i + 1) * w_i`` modulo 2**64 (int64 products and sums wrap around, as torch's CPU and CUDA kernels
+    do), with odd pseudo-random weights ``w_i`` per position: two different sentences collide only if their id
+    differences weighted by ``w`` sum to 0 modulo 2**64, for token ids about once in 2**64 pairs. Four tensor ops per
     token. Sentences that tokenize identically have identical embeddings, so this is the identity the loss excludes.
     """
     count = len(rows)

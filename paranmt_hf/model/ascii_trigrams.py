@@ -1,4 +1,4 @@
-r"""Character-trigram ids of ASCII sentences read straight off the batch's bytes in NumPy (no Python per chunk).
+r"""Character-trigram ids of ASCII sentences read straight off the batch's bytes in NumPy.
 
 A trigram segmenter's trigram text of a sentence is ``" " + " ".join(words) + " "`` (lower-cased, words by
 ``WORD_SPLIT_PATTERN``; see :class:`~.token_ids.TrigramIds`). For ASCII text it is the lower-cased sentence with

@@ -7,7 +7,8 @@ trigram: each chunk's window ``" " + words + " "`` plus one trigram across each 
 component's ids, shifted). So a batch is normalised at once, split into chunks by Python, each distinct chunk is
 tokenised once by the tokenizer's own pre-tokenizer and model and cached, and the ids are gathered with NumPy
 (trigrams looked up in NumPy; a unigram model's new chunks segmented by :mod:`.unigram_search`). A trigram model
-alone reads its ASCII sentences straight off the batch's bytes (:mod:`.ascii_trigrams`: no Python per chunk).
+alone reads its ASCII sentences straight off the batch's bytes (:mod:`.ascii_trigrams`: Python only for chunks
+with punctuation).
 
 Sentences this cannot reproduce exactly (``\x00`` or ``▁`` in the text, characters Python splits on but
 ``tokenizers`` does not, added-token strings), other tokenizer configurations and the ParaNMT-50M lookup rules take
