@@ -93,8 +93,16 @@ def _blanked(texts: Sequence[str], rows: list[int]) -> list[str]:
     return out
 
 
+def ascii_keys(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
+    """The index of each trigram of 7-bit code points ``(c0, c1, c2)`` in a trigram model's ASCII table (2**21 ids)."""
+    keys = c0 << 14
+    keys |= c1 << 7
+    keys |= c2
+    return keys
+
+
 def trigram_ids(text: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ids (``table[c0 << 14 | c1 << 7 | c2]``) of the windows of ``text`` inside a sentence, and the count of each.
+    """Ids (``table[ascii_keys(c0, c1, c2)]``) of the windows of ``text`` inside a sentence, and the count of each.
 
     ``text``: :func:`trigram_text`'s bytes.
     """
@@ -103,9 +111,7 @@ def trigram_ids(text: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.nda
     bounds[0], bounds[1:-1], bounds[-1] = -1, separators, len(text)
     lengths = np.maximum(np.diff(bounds) - 3, 0)  # each sentence's bytes, less 2
     codes = text.astype(np.int32)
-    keys = codes[:-2] << 14
-    keys |= codes[1:-1] << 7
-    keys |= codes[2:]
+    keys = ascii_keys(codes[:-2], codes[1:-1], codes[2:])
     valid = np.ones(max(len(text) - 2, 0), dtype=bool)
     for shift in (0, 1, 2):  # the windows that hold a separator
         starts = separators - shift
@@ -124,4 +130,4 @@ def cut_places(words: list[str], counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return within[~last], np.maximum(counts - 1, 0)
 
 
-__all__ = ["byte_classes", "trigram_text", "trigram_ids", "cut_places"]
+__all__ = ["ascii_keys", "byte_classes", "trigram_text", "trigram_ids", "cut_places"]

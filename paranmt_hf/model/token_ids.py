@@ -34,7 +34,7 @@ from ..modeling.segmentation_paranmt import (
     _TokenizersSegmenter,
     _TrigramSegmenter,
 )
-from .ascii_trigrams import byte_classes, cut_places, trigram_ids, trigram_text
+from .ascii_trigrams import ascii_keys, byte_classes, cut_places, trigram_ids, trigram_text
 from .unigram_search import UnigramSegmenter, run_places
 
 MARK = "\x00"
@@ -392,7 +392,7 @@ class TrigramIds(ChunkStore):
         c = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64).reshape(-1, 3)
         ids = np.fromiter((i for _, i in trigrams), dtype=np.int64, count=len(trigrams))
         small = c.max(axis=1, initial=0) < 128
-        self.ascii_table[(c[small, 0] << 14) | (c[small, 1] << 7) | c[small, 2]] = ids[small]
+        self.ascii_table[ascii_keys(c[small, 0], c[small, 1], c[small, 2])] = ids[small]
         keys = (c[~small, 0] << 42) | (c[~small, 1] << 21) | c[~small, 2]
         order = np.argsort(keys, kind="stable")
         self.keys = np.append(keys[order], np.iinfo(np.int64).max)
@@ -467,7 +467,7 @@ class TrigramIds(ChunkStore):
     def ids(self, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
         """Ids of the trigrams with code points ``(c0, c1, c2)`` (unknown trigrams: the unknown id)."""
         small = (c0 < 128) & (c1 < 128) & (c2 < 128)
-        ids = self.ascii_table[np.where(small, (c0 << 14) | (c1 << 7) | c2, 0)]
+        ids = self.ascii_table[np.where(small, ascii_keys(c0, c1, c2), 0)]
         if not small.all():
             big = np.flatnonzero(~small)
             keys = (c0[big] << 42) | (c1[big] << 21) | c2[big]
