@@ -23,18 +23,21 @@ WORD, SPACE, OTHER, SEPARATOR, UNSAFE = 0, 1, 2, 3, 4
 r"""Byte classes: a ``\w`` character, whitespace, any other character (a chunk holding one may be several words),
 the sentence separator ``\x00``, a character whose sentence the caller reads otherwise."""
 
+PY_ONLY_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace() and not re.match(r"\s", c, re.ASCII))
+r"""The characters ``str.split`` splits on but the tokenizers' ``\s`` does not (``\x1c``-``\x1f``)."""
+
 Cuts = Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
 """Chunks -> where each is cut into words: (offsets inside the chunk back to back, how many per chunk)."""
 
 
 def byte_classes(unsafe: Sequence[str] = ()) -> bytes:
-    r"""The class of every byte value, as a ``bytes.translate`` table (``str.isspace`` but not ``\s``: unsafe)."""
+    r"""The class of every byte value, as a ``bytes.translate`` table (:data:`PY_ONLY_SPACE`: unsafe)."""
     classes = bytearray([UNSAFE] * 256)
     for code in range(128):
         char = chr(code)
         if code == 0:
             classes[code] = SEPARATOR
-        elif char in unsafe or (char.isspace() and not re.match(r"\s", char, re.ASCII)):
+        elif char in unsafe or char in PY_ONLY_SPACE:
             classes[code] = UNSAFE
         elif char.isspace():
             classes[code] = SPACE

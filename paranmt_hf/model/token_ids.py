@@ -34,7 +34,7 @@ from ..modeling.segmentation_paranmt import (
     _TokenizersSegmenter,
     _TrigramSegmenter,
 )
-from .ascii_trigrams import ascii_keys, byte_classes, cut_places, trigram_ids, trigram_text
+from .ascii_trigrams import PY_ONLY_SPACE, ascii_keys, byte_classes, cut_places, trigram_ids, trigram_text
 from .unigram_search import UnigramSegmenter, run_places
 
 MARK = "\x00"
@@ -42,7 +42,7 @@ MARK = "\x00"
 
 Reference = Callable[[Sequence[str]], list[list[int]]]
 FastIds = Callable[[Sequence[str]], tuple[np.ndarray, np.ndarray]]
-_PY_ONLY_SPACE = re.compile("[\x1c-\x1f]")  # str.split() splits on these, the tokenizers' ``\s`` does not
+_PY_ONLY_SPACE = re.compile(f"[{re.escape(PY_ONLY_SPACE)}]")  # str.split() splits on these, ``\s`` does not
 _BATCHED_UNIGRAM_MIN = 256  # new unigram words in a batch from which the batched search is faster than the model
 _MAX_ENTRIES = 500_000  # cached chunks (about 100 MB) before the cache starts over (``ChunkStore.max_entries``)
 _SPLIT = {"type": "Split", "pattern": {"Regex": WORD_SPLIT_PATTERN}, "behavior": "Removed", "invert": True}
