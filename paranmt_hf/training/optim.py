@@ -72,9 +72,8 @@ class LazyAdam(torch.optim.Optimizer):
 
 
 BLOCK_BYTES = 512 * 1024
-"""Bytes of gradient rows ``LazyAdam`` updates at a time: the block's ten passes (gathers, moments, update) then
-run in the core's cache instead of memory (2-2.5x faster on 1024-d rows, the same values: every pass is per
-element)."""
+"""Bytes of gradient rows ``LazyAdam`` updates at a time: the block's passes (gathers, moments, update, scatters)
+then run in the core's cache instead of memory, with the same values (every pass is per element)."""
 
 
 def _lazy_rows(
