@@ -145,6 +145,30 @@ def test_bugs_keep_their_traceback_and_verbose_shows_every_one(tiny_model, monke
         main(["-v", "train", "--recipe", "acl2018-trigam", "--train", "x", "--output", "y"])
 
 
+def test_an_error_raised_while_unwinding_a_stop_is_the_stop(tiny_model, tmp_path, monkeypatch, capsys):
+    def stopped(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:  # as a worker pool whose manager process the same Ctrl-C stopped
+            raise FileNotFoundError(2, "No such file or directory") from None
+
+    import paranmt_hf.cli.embed as embed
+
+    monkeypatch.setattr(embed, "run", stopped)
+    assert main(["embed", str(tiny_model), "--input", "x", "--output", "y"]) == 130
+    assert "interrupted" in one_line(capsys.readouterr().err)
+    try:
+        raise SystemExit(143)  # the corpus commands' SIGTERM handler
+    except SystemExit:
+        try:
+            raise ConnectionRefusedError("the manager is gone")
+        except ConnectionRefusedError as err:
+            assert errors.interruption(err) == 15
+    assert errors.interruption(FileNotFoundError("a real missing file")) is None
+    with pytest.raises(FileNotFoundError):  # --verbose: a corpus command's mistake keeps its traceback too
+        main(["-v", "corpus", "filter", str(tmp_path / "missing.tsv"), "-o", str(tmp_path / "out.tsv")])
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..data.configs import CONFIG_NAMES
 from .decoding_flags import add_decoding_flags, decoding_options
+from .errors import interruption
 
 FILTER_OPTIONS = {
     "sim_low": (float, "pras: lowest paraphrase score kept (PRAS: 0.4; its README example 0.7)"),
@@ -172,11 +173,15 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
         if err.code == 128 + signal.SIGTERM:
             print(_stopped(args.corpus_command, "terminated"), file=sys.stderr)
         raise
-    except known as err:
-        print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
-        return 1
-    except ImportError as err:
-        if "paranmt-hf[" not in str(err):
+    except Exception as err:
+        stop = interruption(err)  # raised while unwinding Ctrl-C or `kill`: the stop, not an error of the run
+        if stop is not None:
+            print(_stopped(args.corpus_command, "interrupted" if stop == signal.SIGINT else "terminated"),
+                  file=sys.stderr)
+            return 128 + stop
+        if getattr(args, "verbose", False) or not (
+            isinstance(err, known) or (isinstance(err, ImportError) and "paranmt-hf[" in str(err))
+        ):
             raise
         print(f"paranmt-hf corpus {args.corpus_command}: error: {err}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ is a bug and keeps its traceback; ``--verbose`` shows the traceback of every err
 from __future__ import annotations
 
 import difflib
+import signal
 import sys
 from collections.abc import Iterable
 
@@ -105,6 +106,26 @@ def message_of(err: BaseException) -> str:
     for line in lines:
         folded += line if not folded else (" " if folded.endswith(":") else "; ") + line
     return folded or type(err).__name__
+
+
+def interruption(err: BaseException) -> int | None:
+    """The signal a run was stopped by, when ``err`` was raised while unwinding that stop; ``None`` otherwise.
+
+    Ctrl-C (``KeyboardInterrupt``: SIGINT) or ``kill`` (``SystemExit(128 + SIGTERM)``, the commands' SIGTERM handler)
+    anywhere in ``err``'s chain of contexts. Unwinding can raise again: a pool of worker processes, stopped at the
+    same time by the same signal sent to the whole process group (a terminal, ``timeout``, a cluster's job
+    scheduler), fails to reach its manager process while it terminates. That error is the stop, not a failure.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, KeyboardInterrupt):
+            return int(signal.SIGINT)
+        if isinstance(cause, SystemExit) and cause.code == 128 + signal.SIGTERM:
+            return int(signal.SIGTERM)
+        cause = cause.__context__
+    return None
 
 
 def user_error(err: BaseException, extra: Iterable[type[BaseException]] = ()) -> int | None:

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from ..utils.no_space import is_no_space, no_space_error
-from .errors import CommandFailed, cli_wording, message_of, user_error
+from .errors import CommandFailed, cli_wording, interruption, message_of, user_error
 from .progress import progress_as_asked
 
 # Sub-command modules, in help order.
@@ -110,14 +110,14 @@ def main(argv: list[str] | None = None) -> int:
             result = args.func(args)
         sys.stdout.flush()
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of an interrupted command (as the corpus tools)
-        print(f"paranmt-hf {_command_name(args)}: interrupted; {_not_written(args)}: "  # noqa: T201 - one line
-              f"{RERUN.get(args.command, 'run the same command again')}", file=sys.stderr)
-        return 128 + signal.SIGINT
+        return _interrupted(args)
     except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
         return 128 + getattr(signal, "SIGPIPE", 13)  # the status of a process killed by SIGPIPE
     except Exception as err:
+        if interruption(err) == signal.SIGINT:  # raised while unwinding Ctrl-C (e.g. by a worker process): the stop
+            return _interrupted(args)
         if isinstance(err, ModuleNotFoundError):  # a core install without the extra the command needs
             from ..utils.imports import extra_hint
 
@@ -133,6 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
     return int(result or 0)
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Report a command stopped by Ctrl-C in one line; the shell's status of an interrupted command."""
+    print(f"paranmt-hf {_command_name(args)}: interrupted; {_not_written(args)}: "  # noqa: T201 - one line
+          f"{RERUN.get(args.command, 'run the same command again')}", file=sys.stderr)
+    return 128 + signal.SIGINT
 
 
 RERUN = {"train": "run the same command again with --resume (it continues from the last checkpoint)"}
