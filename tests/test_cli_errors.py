@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import configparser
 import importlib
+import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +169,27 @@ def test_an_error_raised_while_unwinding_a_stop_is_the_stop(tiny_model, tmp_path
     assert errors.interruption(FileNotFoundError("a real missing file")) is None
     with pytest.raises(FileNotFoundError):  # --verbose: a corpus command's mistake keeps its traceback too
         main(["-v", "corpus", "filter", str(tmp_path / "missing.tsv"), "-o", str(tmp_path / "out.tsv")])
+
+
+def test_kill_stops_a_command_as_ctrl_c_does(tiny_model, monkeypatch, capsys):
+    def killed(args):
+        os.kill(os.getpid(), signal.SIGTERM)  # `kill`, `timeout`, a job scheduler
+        raise AssertionError("the command went on after SIGTERM")
+
+    def not_unwound(signum, frame):
+        raise RuntimeError("SIGTERM reached the caller's handler: the command did not unwind it")
+
+    import paranmt_hf.cli.embed as embed
+
+    monkeypatch.setattr(embed, "run", killed)
+    previous = signal.signal(signal.SIGTERM, not_unwound)
+    try:
+        assert main(["embed", str(tiny_model), "--input", "x", "--output", "y"]) == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) is not_unwound  # the caller's handler is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("paranmt-hf embed: terminated; y was not written"), line
 
 
 def test_every_listed_user_error_exists():

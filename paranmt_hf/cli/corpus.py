@@ -123,22 +123,13 @@ def _run(args: argparse.Namespace) -> Any:
 def _user_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Report a problem of the input, the options or the installation as one line on stderr with exit status 1.
 
-    SIGTERM unwinds like Ctrl-C: temporary outputs are removed, the work folder is kept for resuming.
+    Ctrl-C and SIGTERM (which :func:`~paranmt_hf.cli.main.main` unwinds like Ctrl-C) remove temporary outputs and
+    keep the work folder for resuming.
     """
 
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
-        import signal
-        import threading
-
-        previous = None
-        if threading.current_thread() is threading.main_thread():  # `kill`: unwind, removing temporary outputs
-            previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-        try:
-            return _reported(func, args)
-        finally:  # called from Python (main([...])), the caller's handler comes back: forked workers get the default
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+        return _reported(func, args)
 
     return run
 
@@ -169,10 +160,11 @@ def _reported(func: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; a scale command's work folder is kept
         print(_stopped(args.corpus_command, "interrupted"), file=sys.stderr)
         return 128 + signal.SIGINT
-    except SystemExit as err:  # `kill` (SIGTERM, unwound by _user_errors)
-        if err.code == 128 + signal.SIGTERM:
-            print(_stopped(args.corpus_command, "terminated"), file=sys.stderr)
-        raise
+    except SystemExit as err:  # `kill` (SIGTERM, unwound by paranmt_hf.cli.main)
+        if err.code != 128 + signal.SIGTERM:
+            raise
+        print(_stopped(args.corpus_command, "terminated"), file=sys.stderr)
+        return 128 + signal.SIGTERM
     except Exception as err:
         stop = interruption(err)  # raised while unwinding Ctrl-C or `kill`: the stop, not an error of the run
         if stop is not None:

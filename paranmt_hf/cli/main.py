@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 from ..utils.no_space import is_no_space, no_space_error
@@ -105,19 +106,27 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # `kill`, a job scheduler: unwind as from Ctrl-C
+        previous = signal.signal(signal.SIGTERM, _unwind)
     try:
         with progress_as_asked(args):
             result = args.func(args)
         sys.stdout.flush()
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of an interrupted command (as the corpus tools)
-        return _interrupted(args)
+        return _stopped(args, signal.SIGINT)
+    except SystemExit as err:
+        if err.code != 128 + signal.SIGTERM:
+            raise
+        return _stopped(args, signal.SIGTERM)
     except BrokenPipeError:  # `paranmt-hf score ... | head`: the reader left; stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then has nowhere to fail
         return 128 + getattr(signal, "SIGPIPE", 13)  # the status of a process killed by SIGPIPE
     except Exception as err:
-        if interruption(err) == signal.SIGINT:  # raised while unwinding Ctrl-C (e.g. by a worker process): the stop
-            return _interrupted(args)
+        stop = interruption(err)
+        if stop is not None:  # raised while unwinding Ctrl-C or `kill` (e.g. by a worker process): the stop
+            return _stopped(args, stop)
         if isinstance(err, ModuleNotFoundError):  # a core install without the extra the command needs
             from ..utils.imports import extra_hint
 
@@ -132,14 +141,23 @@ def main(argv: list[str] | None = None) -> int:
         line = f"paranmt-hf {_command_name(args)}: {message}"
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
+    finally:  # called from Python (main([...])), the caller's handler comes back
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return int(result or 0)
 
 
-def _interrupted(args: argparse.Namespace) -> int:
-    """Report a command stopped by Ctrl-C in one line; the shell's status of an interrupted command."""
-    print(f"paranmt-hf {_command_name(args)}: interrupted; {_not_written(args)}: "  # noqa: T201 - one line
+def _unwind(signum: int, frame: Any) -> None:
+    """SIGTERM's handler: unwind the command as Ctrl-C does (temporary outputs removed, checkpoints kept)."""
+    sys.exit(128 + signum)
+
+
+def _stopped(args: argparse.Namespace, signum: int) -> int:
+    """Report a command stopped by Ctrl-C (SIGINT) or ``kill`` (SIGTERM) in one line; the shell's status for it."""
+    how = "interrupted" if signum == signal.SIGINT else "terminated"
+    print(f"paranmt-hf {_command_name(args)}: {how}; {_not_written(args)}: "  # noqa: T201 - one line
           f"{RERUN.get(args.command, 'run the same command again')}", file=sys.stderr)
-    return 128 + signal.SIGINT
+    return 128 + signum
 
 
 RERUN = {"train": "run the same command again with --resume (it continues from the last checkpoint)"}
