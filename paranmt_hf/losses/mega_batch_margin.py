@@ -167,9 +167,7 @@ class MegaBatchMarginLoss(nn.Module):
         self.pool.clear()
         for item in state["pool"]:
             rows = tuple(Rows(i.to(device), n.to(device)) for i, n in zip(item["ids"], item["lengths"], strict=True))
-            # "embeddings": a pool saved before it kept unit embeddings, scaled as a new entry is
-            units = tuple(u.to(device) for u in item["units"]) if "units" in item else tuple(
-                unit_rows(e.to(device)) for e in item["embeddings"])
+            units = tuple(u.to(device) for u in item["units"])
             hashes = tuple(hash_rows(r) for r in rows)  # from the rows: a state's own (older) hashes may differ
             kinds = item.get("translation")
             self.pool.append(PoolEntry(rows, units, hashes, None if kinds is None else kinds.to(device)))
