@@ -247,3 +247,27 @@ def test_sentencepiece_words_are_cached_whatever_their_position():
     if fast_never is not None:
         flat, lengths = fast_never(texts)
         assert (flat.tolist(), lengths.tolist()) == tuple(x.tolist() for x in ids_to_flat(reference(never)(texts)))
+
+
+def test_ragged_store_keeps_each_entry_across_growth():
+    """The chunk cache's ragged store (token ids, word cuts): entries appended batch by batch, past the first sizes of
+    both the per-entry and the value arrays, are gathered back exactly, in any order and repeated, as int64."""
+    from paranmt_hf.model.token_ids import Ragged
+
+    rng = np.random.default_rng(5)
+    store = Ragged(entries=1)
+    expected: list[list[int]] = [[]]
+    for size in (1, 700, 3, 1500, 40):  # entries per append: 2244 in all; values about 3 x 2244
+        counts = rng.integers(0, 7, size=size)
+        values = rng.integers(-(2**40), 2**40, size=int(counts.sum()))
+        store.append(values, counts)
+        ends = np.cumsum(counts)
+        expected += [values[e - c : e].tolist() for c, e in zip(counts, ends, strict=True)]
+    assert store.entries == len(expected) and store.used == sum(map(len, expected))
+    ks = np.concatenate([rng.integers(0, len(expected), size=3000), [0, len(expected) - 1, 0]])
+    values, counts = store.gather(ks)
+    assert values.dtype == counts.dtype == np.int64
+    assert counts.tolist() == [len(expected[k]) for k in ks]
+    assert values.tolist() == [v for k in ks for v in expected[k]]
+    empty_values, empty_counts = store.gather(np.zeros(0, dtype=np.int64))
+    assert len(empty_values) == len(empty_counts) == 0

@@ -350,8 +350,7 @@ class ChunkAverager:
         self._vectors[0], self._kept[0] = 0, 0
         new = np.arange(start, n)
         for k, (part, table) in enumerate(zip(self.parts, self.model.tables, strict=True)):
-            lens = part.lens[new]
-            ids = part.store[run_places(part.starts[new], lens)]
+            ids, lens = part.chunk_ids.gather(new)
             owner = np.repeat(np.arange(len(new)), lens)
             if self.model.drop[k]:
                 keep = ~np.isin(ids, self.model.unknown[k])
@@ -394,9 +393,9 @@ class ChunkAverager:
         for k, part in enumerate(self.parts):
             totals = None
             if limit is not None:
-                totals = np.bincount(sentence, weights=part.lens[rows], minlength=count).astype(np.int64)
+                totals = np.bincount(sentence, weights=part.chunk_ids.counts[rows], minlength=count).astype(np.int64)
             if isinstance(part, TrigramIds):
-                wordless = part.lens[rows] == 0  # a chunk without words (never expected): the id path
+                wordless = part.chunk_ids.counts[rows] == 0  # a chunk without words (never expected): the id path
                 if wordless.any():
                     redo.update(sentence[wordless].tolist())
                 space = np.full(len(pairs), 32, dtype=np.int64)

@@ -171,8 +171,44 @@ def replace_rows(
     return np.concatenate(pieces), lengths
 
 
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array``, or a copy of it with room for at least ``size`` items (twice its length at least)."""
+    return array if size <= len(array) else np.resize(array, max(2 * len(array), size))
+
+
+class Ragged:
+    """Int64 values of numbered entries: each entry's values back to back in one flat array, grown by doubling.
+
+    The one layout of whatever a chunk cache keeps a varying number of per chunk (its token ids, its word cuts).
+
+    Args:
+        entries: how many empty entries it starts with (e.g. the sentence marker, entry 0).
+    """
+
+    def __init__(self, entries: int = 0) -> None:
+        self.starts = np.zeros(max(1024, entries), dtype=np.int64)  # entry -> its first place in ``values``
+        self.counts = np.zeros(len(self.starts), dtype=np.int64)  # entry -> its number of values
+        self.values = np.zeros(4096, dtype=np.int64)
+        self.entries, self.used = entries, 0  # entries so far; places of ``values`` in use
+
+    def append(self, values: np.ndarray, counts: np.ndarray) -> None:
+        """Add the entries ``entries .. entries + len(counts) - 1``, whose values are ``values`` back to back."""
+        n, k, u = self.entries, len(counts), self.used
+        self.starts, self.counts = _grown(self.starts, n + k), _grown(self.counts, n + k)
+        self.values = _grown(self.values, u + len(values))
+        self.counts[n : n + k] = counts
+        self.starts[n : n + k] = u + np.cumsum(counts) - counts
+        self.values[u : u + len(values)] = values
+        self.entries, self.used = n + k, u + len(values)
+
+    def gather(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values of the entries ``ks`` back to back, and how many each entry has."""
+        counts = self.counts[ks]
+        return self.values[run_places(self.starts[ks], counts)], counts
+
+
 class ChunkStore(_Chunked):
-    """A cache of per-chunk token ids (one entry per distinct chunk, ids back to back in one array)."""
+    """A cache of per-chunk token ids (one entry per distinct chunk, in :attr:`chunk_ids`)."""
 
     generation = 0
     """How many times the cache started over (caches of values per entry, e.g. summed rows, follow it)."""
@@ -183,26 +219,17 @@ class ChunkStore(_Chunked):
         """Forget every cached chunk."""
         self.generation += 1
         self.index: dict[str, int] = {MARK: 0}  # chunk -> entry; entry 0 is the sentence marker (no ids)
-        self.starts = np.zeros(1024, dtype=np.int64)  # entry -> first id in store
-        self.lens = np.zeros(1024, dtype=np.int64)  # entry -> number of ids
-        self.store = np.zeros(4096, dtype=np.int64)
-        self.entries, self.used = 1, 0
+        self.chunk_ids = Ragged(entries=1)  # entry -> the chunk's token ids
 
-    def _grow(self, entries: int, ids: int) -> None:
-        if entries > len(self.starts):
-            size = max(2 * len(self.starts), entries)
-            self.starts, self.lens = np.resize(self.starts, size), np.resize(self.lens, size)
-        if ids > len(self.store):
-            self.store = np.resize(self.store, max(2 * len(self.store), ids))
+    @property
+    def entries(self) -> int:
+        """Cached chunks so far, counting the sentence marker (entry 0)."""
+        return self.chunk_ids.entries
 
     def _add(self, new: list[str], flat: np.ndarray, lens: np.ndarray) -> None:
-        n, k, u = self.entries, len(new), self.used
-        self._grow(n + k, u + len(flat))
-        self.lens[n : n + k] = lens
-        self.starts[n : n + k] = u + np.cumsum(lens) - lens
-        self.store[u : u + len(flat)] = flat
-        self.index.update(zip(new, range(n, n + k), strict=True))
-        self.entries, self.used = n + k, u + len(flat)
+        n = self.entries
+        self.chunk_ids.append(flat, lens)
+        self.index.update(zip(new, range(n, n + len(new)), strict=True))
 
     words_key: str | None = None
     """Identifies how chunks split into words (parts with equal keys can share :meth:`words`); None: no words."""
@@ -242,16 +269,15 @@ class ChunkStore(_Chunked):
 
         Returns (flat ids, the position of each entry's first free slot, per-sentence lengths).
         """
-        k_lens = self.lens[ks]
-        source = run_places(self.starts[ks], k_lens)  # each gathered id's place in the store
+        ids, k_lens = self.chunk_ids.gather(ks)
         if extra is None:
             ends = np.cumsum(k_lens)
-            return self.store[source], ends, _sentence_lengths(ends, ks)
+            return ids, ends, _sentence_lengths(ends, ks)
         out_lens = k_lens + extra
         ends = np.cumsum(out_lens)
         out_starts = ends - out_lens
         flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        flat[run_places(out_starts, k_lens)] = self.store[source]
+        flat[run_places(out_starts, k_lens)] = ids
         return flat, out_starts + k_lens, _sentence_lengths(ends, ks)
 
 
@@ -405,16 +431,7 @@ class TrigramIds(ChunkStore):
         super().clear()
         self.first = np.zeros(1024, dtype=np.int64)  # entry -> code point of the first character of its words
         self.last = np.zeros(1024, dtype=np.int64)  # ... and of the last
-        self.cut_at = np.zeros(1024, dtype=np.int64)  # entry -> its first place in ``cuts`` (see ``_cuts``)
-        self.cut_count = np.zeros(1024, dtype=np.int64)
-        self.cuts, self.cuts_used = np.zeros(1024, dtype=np.int64), 0
-
-    def _grow(self, entries: int, ids: int) -> None:
-        super()._grow(entries, ids)
-        if entries > len(self.first):
-            size = len(self.starts)
-            self.first, self.last = np.resize(self.first, size), np.resize(self.last, size)
-            self.cut_at, self.cut_count = np.resize(self.cut_at, size), np.resize(self.cut_count, size)
+        self.cuts = Ragged(entries=1)  # entry -> where the chunk is cut into its words (see ``_cuts``)
 
     def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Flat ids (int64) and per-sentence lengths.
@@ -431,9 +448,8 @@ class TrigramIds(ChunkStore):
 
     def _cuts(self, chunks: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Where each ASCII chunk is cut into its words (offsets inside it back to back, and how many per chunk)."""
-        ks = entries((self,), chunks)
-        counts = self.cut_count[ks]
-        return self.cuts[run_places(self.cut_at[ks], counts)], counts
+        ks = entries((self,), chunks)  # first: it may start the cache over, replacing ``self.cuts``
+        return self.cuts.gather(ks)
 
     def words(self, new: list[str]) -> tuple[list[str], np.ndarray] | None:
         """The words of each new chunk (``WORD_SPLIT_PATTERN``)."""
@@ -450,18 +466,11 @@ class TrigramIds(ChunkStore):
         flat, lens = self.lookup(codes, len(new))
         sizes = np.fromiter(map(len, joined), dtype=np.int64, count=len(joined))
         ends = np.cumsum(sizes + 3)  # after each window " x " and its MARK
-        n = self.entries
-        self._grow(n + len(new), 0)
-        self.first[n : n + len(new)] = codes[ends - sizes - 1]
-        self.last[n : n + len(new)] = codes[ends - 2]
-        places, per_chunk = cut_places(words, counts)
-        used = self.cuts_used
-        if used + len(places) > len(self.cuts):
-            self.cuts = np.resize(self.cuts, max(2 * len(self.cuts), used + len(places)))
-        self.cuts[used : used + len(places)] = places
-        self.cut_at[n : n + len(new)] = used + np.cumsum(per_chunk) - per_chunk
-        self.cut_count[n : n + len(new)] = per_chunk
-        self.cuts_used = used + len(places)
+        n, k = self.entries, len(new)
+        self.first, self.last = _grown(self.first, n + k), _grown(self.last, n + k)
+        self.first[n : n + k] = codes[ends - sizes - 1]
+        self.last[n : n + k] = codes[ends - 2]
+        self.cuts.append(*cut_places(words, counts))
         return flat, lens
 
     def ids(self, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
@@ -492,7 +501,7 @@ class TrigramIds(ChunkStore):
         pairs = np.flatnonzero(between)
         space = np.full(len(pairs), 32, dtype=np.int64)
         flat[free[pairs]] = self.ids(self.last[ks[pairs]], space, self.first[ks[pairs + 1]])
-        wordless = is_chunk & (self.lens[ks] == 0)  # a chunk without words (never expected): reference path
+        wordless = is_chunk & (self.chunk_ids.counts[ks] == 0)  # no words (never expected): reference path
         if wordless.any():
             sentence = np.cumsum(~is_chunk)[wordless]
             bad = sorted(set(bad) | set(sentence.tolist()))
