@@ -109,17 +109,27 @@ def trigram_ids(text: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.nda
 
     ``text``: :func:`trigram_text`'s bytes.
     """
-    separators = np.flatnonzero(text == 0)
-    bounds = np.empty(len(separators) + 2, dtype=np.int64)
-    bounds[0], bounds[1:-1], bounds[-1] = -1, separators, len(text)
-    lengths = np.maximum(np.diff(bounds) - 3, 0)  # each sentence's bytes, less 2
+    valid, lengths = unmarked_windows(np.flatnonzero(text == 0), len(text))
     codes = text.astype(np.int32)
     keys = ascii_keys(codes[:-2], codes[1:-1], codes[2:])
-    valid = np.ones(max(len(text) - 2, 0), dtype=bool)
-    for shift in (0, 1, 2):  # the windows that hold a separator
-        starts = separators - shift
-        valid[starts[(starts >= 0) & (starts < len(valid))]] = False
     return table[keys[valid]], lengths
+
+
+def unmarked_windows(marks: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The trigrams of a text whose sentences (or chunks) are separated by marks: the windows that touch no mark.
+
+    Returns which windows of a text of ``size`` characters touch none of the (sorted) places ``marks``, and how many
+    such windows each stretch between marks has (``len(marks) + 1`` stretches: before the first mark, between two,
+    after the last).
+    """
+    bounds = np.empty(len(marks) + 2, dtype=np.int64)
+    bounds[0], bounds[1:-1], bounds[-1] = -1, marks, size
+    counts = np.maximum(np.diff(bounds) - 3, 0)  # each stretch's characters, less 2
+    valid = np.ones(max(size - 2, 0), dtype=bool)
+    for shift in (0, 1, 2):  # the windows that hold a mark
+        starts = marks - shift
+        valid[starts[(starts >= 0) & (starts < len(valid))]] = False
+    return valid, counts
 
 
 def cut_places(words: list[str], counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -133,4 +143,4 @@ def cut_places(words: list[str], counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return within[~last], np.maximum(counts - 1, 0)
 
 
-__all__ = ["ascii_keys", "byte_classes", "trigram_text", "trigram_ids", "cut_places"]
+__all__ = ["ascii_keys", "byte_classes", "trigram_text", "trigram_ids", "unmarked_windows", "cut_places"]

@@ -34,7 +34,15 @@ from ..modeling.segmentation_paranmt import (
     _TokenizersSegmenter,
     _TrigramSegmenter,
 )
-from .ascii_trigrams import PY_ONLY_SPACE, ascii_keys, byte_classes, cut_places, trigram_ids, trigram_text
+from .ascii_trigrams import (
+    PY_ONLY_SPACE,
+    ascii_keys,
+    byte_classes,
+    cut_places,
+    trigram_ids,
+    trigram_text,
+    unmarked_windows,
+)
 from .unigram_search import UnigramSegmenter, run_places
 
 MARK = "\x00"
@@ -486,11 +494,9 @@ class TrigramIds(ChunkStore):
 
     def lookup(self, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Ids of every trigram of the code points that touches no marker, and the count per marked segment."""
-        mark = codes == 0
-        valid = ~(mark[:-2] | mark[1:-1] | mark[2:])
-        segment = np.cumsum(mark)[:-2][valid] - 1
+        valid, counts = unmarked_windows(np.flatnonzero(codes == 0), len(codes))
         ids = self.ids(codes[:-2][valid], codes[1:-1][valid], codes[2:][valid])
-        return ids, np.bincount(segment, minlength=n).astype(np.int64)
+        return ids, counts[1 : n + 1]  # the n segments between the leading and the trailing marker
 
     def ids_from_entries(self, texts: Sequence[str], ks: np.ndarray, bad: list[int]) -> tuple[np.ndarray, ...]:
         """Flat trigram ids (int64) and per-sentence lengths of a batch whose chunks have the entries ``ks``."""
