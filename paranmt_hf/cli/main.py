@@ -9,12 +9,14 @@ command (:mod:`paranmt_hf.cli.errors`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ..utils.no_space import is_no_space, no_space_error
@@ -106,11 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    previous = None
-    if threading.current_thread() is threading.main_thread():  # `kill`, a job scheduler: unwind as from Ctrl-C
-        previous = signal.signal(signal.SIGTERM, _unwind)
     try:
-        with progress_as_asked(args):
+        with _sigterm_unwinds(), progress_as_asked(args):
             result = args.func(args)
         sys.stdout.flush()
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of an interrupted command (as the corpus tools)
@@ -127,10 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         stop = interruption(err)
         if stop is not None:  # raised while unwinding Ctrl-C or `kill` (e.g. by a worker process): the stop
             return _stopped(args, stop)
-        if isinstance(err, ModuleNotFoundError):  # a core install without the extra the command needs
-            from ..utils.imports import extra_hint
-
-            err = extra_hint(err) or err
         err = _one_sentence(err, args)
         status = user_error(err, getattr(args, "user_errors", ()))
         if status is None or args.verbose:
@@ -141,10 +136,24 @@ def main(argv: list[str] | None = None) -> int:
         line = f"paranmt-hf {_command_name(args)}: {message}"
         print(line, file=sys.stderr)  # noqa: T201 - the command's error, one line
         raise CommandFailed(line, status) from err
-    finally:  # called from Python (main([...])), the caller's handler comes back
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     return int(result or 0)
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs, SIGTERM (`kill`, a job scheduler) unwinds it as Ctrl-C does.
+
+    The caller's handler comes back after (``main([...])`` called from Python). Signal handlers can be set in the main
+    thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _unwind(signum: int, frame: Any) -> None:
@@ -170,9 +179,12 @@ def _not_written(args: argparse.Namespace) -> str:
 
 
 def _one_sentence(err: Exception, args: argparse.Namespace) -> Exception:
-    """The user's error that a library's exception stands for (a pickled weights file, a full disk), else ``err``."""
+    """The user's error a library's exception stands for (missing extra, pickled weights, full disk), or ``err``."""
     from ..model.pickled_weights import pickled_code_error
+    from ..utils.imports import extra_hint
 
+    if isinstance(err, ModuleNotFoundError):  # a core install without the extra the command needs
+        return extra_hint(err) or err
     if is_no_space(err):
         return no_space_error(getattr(args, "output", None), *([RERUN[args.command]] if args.command in RERUN else []))
     return pickled_code_error(err) or err  # a model loader other than ours (a translation model, ...)
