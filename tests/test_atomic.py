@@ -10,6 +10,7 @@ import pytest
 from paranmt_hf.utils.atomic import (
     OutputExistsError,
     OutputIsInputError,
+    OutputKindError,
     atomic_output,
     atomic_write_json,
     check_output,
@@ -45,6 +46,24 @@ def test_existing_output_needs_overwrite(tmp_path):
         assert tmp.name.endswith("out.txt") and tmp.parent == tmp_path
         tmp.write_text("new")
     assert out.read_text() == "new"
+
+
+def test_overwrite_never_puts_a_file_where_a_folder_is_nor_the_reverse(tmp_path):
+    folder, file = tmp_path / "folder", tmp_path / "file.txt"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "keep.txt").write_text("important")
+    file.write_text("old")
+    with pytest.raises(OutputKindError, match="is a folder and this writes a file"):
+        with atomic_output(folder, overwrite=True) as tmp:
+            tmp.write_text("one file")
+    with pytest.raises(OutputKindError, match="is a file and this writes a folder"):
+        with atomic_output(file, overwrite=True, directory=True) as tmp:
+            (tmp / "weights").write_text("x")
+    assert (folder / "sub" / "keep.txt").read_text() == "important" and file.read_text() == "old"
+    with pytest.raises(OutputKindError):  # the early check of a command, before its work
+        check_output(folder, overwrite=True, directory=False)
+    assert check_output(folder, overwrite=True, directory=True) == folder  # same kind: replaced as before
+    assert sorted(os.listdir(tmp_path)) == ["file.txt", "folder"]  # no temporary left
 
 
 def test_failure_leaves_old_output_and_no_temp(tmp_path):

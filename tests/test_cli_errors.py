@@ -192,6 +192,17 @@ def test_kill_stops_a_command_as_ctrl_c_does(tiny_model, monkeypatch, capsys):
     assert line.startswith("paranmt-hf embed: terminated; y was not written"), line
 
 
+def test_overwrite_refuses_to_put_a_file_where_a_folder_is(tiny_model, tmp_path, capsys):
+    folder = tmp_path / "results"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "keep.txt").write_text("important")
+    (tmp_path / "s.txt").write_text("a man plays the guitar\n")
+    with pytest.raises(SystemExit) as out:
+        main(["embed", str(tiny_model), "--input", str(tmp_path / "s.txt"), "--output", str(folder), "--overwrite"])
+    assert out.value.code == 1 and (folder / "sub" / "keep.txt").read_text() == "important"
+    assert "is a folder and this writes a file" in one_line(capsys.readouterr().err)
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")

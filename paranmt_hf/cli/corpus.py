@@ -427,7 +427,7 @@ def _pivot(args: argparse.Namespace) -> int:
     from ..data.writer import write_pairs
     from ..utils.atomic import atomic_output, check_output
 
-    check_output(args.output, args.inputs, args.overwrite)
+    check_output(args.output, args.inputs, args.overwrite, directory=False)
     stats = PivotStats()
     options = {} if args.english_first is None else {"english_first": args.english_first == "yes"}
     pairs = pivot_files(args.inputs, max_group=args.max_group, stats=stats, progress=not args.no_progress, **options)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format.startswith("onnx"):
         require_extras("onnx", feature="ONNX export")
     locate(args)  # a Hub id: its snapshot in the Hub's cache
-    check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite)
+    check_output(args.output, [args.model_dir, *model_files(args.model_dir)], args.overwrite, directory=True)
     if args.format == "static":  # from config.json, before the model is loaded
         problem = static_format_problem(args.model_dir)
         if problem:

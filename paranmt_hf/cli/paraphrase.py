@@ -65,7 +65,7 @@ def _paraphrase(args: argparse.Namespace) -> int:
 
     settings = decoding_options(args)
     if args.input and args.output:
-        check_output(args.output, [args.input], args.overwrite)
+        check_output(args.output, [args.input], args.overwrite, directory=False)
     generator = ParaphraseGenerator.from_pretrained(args.model_dir, args.trust_remote_code)
     generator.translator(settings)  # the options checked against the model before any generation
     if args.input and args.output:

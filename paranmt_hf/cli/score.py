@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     check_text_input(args.input, "--input")  # before the model loads
     locate(args)  # a Hub id: its snapshot in the Hub's cache
     if args.output != "-":
-        check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite)
+        check_output(args.output, [args.input, *model_files(args.model_dir)], args.overwrite, directory=False)
     encoder = load_model(args)
     report = score_file(encoder, args.input, args.output, batch_size=args.batch_size,
                         chunk_size=args.chunk_size, overwrite=args.overwrite)

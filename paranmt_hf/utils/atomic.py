@@ -55,6 +55,13 @@ class OutputExistsError(FileExistsError):
     """The output already exists and ``overwrite`` was not given."""
 
 
+class OutputKindError(OutputExistsError):
+    """The output path holds a folder where a file goes, or a file where a folder goes.
+
+    ``overwrite`` never changes a path's kind: replacing a folder tree by one file would delete everything in it.
+    """
+
+
 class OutputBusyError(OutputExistsError):
     """Another process is writing the same output right now."""
 
@@ -100,11 +107,17 @@ def _is_input(out: Path, src: Path) -> bool:
     return out.resolve() == src.resolve() or (out.is_dir() and src.resolve().is_relative_to(out.resolve()))
 
 
-def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False) -> Path:
+def check_output(
+    output: PathLike, inputs: Iterable[PathLike] = (), overwrite: bool = False, directory: bool | None = None
+) -> Path:
     """Refuse an output that is (or contains) an input, or that exists without ``overwrite``; return it as a Path.
+
+    ``directory``: whether the output is a folder (``None``: not checked); an existing path of the other kind is
+    refused even with ``overwrite``.
 
     Raises:
         OutputIsInputError: ``output`` is one of ``inputs``, a file a folder input's loader reads, or holds one.
+        OutputKindError: ``output`` is a folder and a file goes there, or the reverse.
         OutputExistsError: ``output`` exists and ``overwrite`` is false.
     """
     out = Path(output)
@@ -116,6 +129,10 @@ def check_output(output: PathLike, inputs: Iterable[PathLike] = (), overwrite: b
                 named = src if src == Path(item) else f"{src} (a file of the input folder {item})"
                 raise OutputIsInputError(f"output {out} is the input {named}: writing it would destroy the input; "
                                          "choose another output path")
+    if directory is not None and out.exists() and out.is_dir() != directory:
+        found, written = ("folder", "file") if out.is_dir() else ("file", "folder")
+        raise OutputKindError(f"output {out} is a {found} and this writes a {written}: --overwrite (overwrite=True) "
+                              f"replaces a {found} only with a {found}; choose another path")
     if (out.exists() or out.is_symlink()) and not overwrite:
         kind = "directory" if out.is_dir() else "file"
         raise OutputExistsError(f"output {kind} {out} already exists: pass --overwrite (overwrite=True) to replace "
@@ -499,7 +516,7 @@ def atomic_output(
     """
     inputs = list(inputs)
     with output_lock(output, wait=wait):
-        target = check_output(output, inputs, overwrite)
+        target = check_output(output, inputs, overwrite, directory=directory)
         remove_stale_temps(target)
         tmp = temp_sibling(target, directory=directory)
         try:

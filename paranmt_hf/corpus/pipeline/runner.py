@@ -535,6 +535,11 @@ def _daemonic() -> bool:
     return multiprocessing.current_process().daemon
 
 
+FOLDER_OUTPUTS = ("export", "make")
+"""The commands whose output is a folder (the others write one file): an existing path of the other kind is refused,
+even with ``overwrite``."""
+
+
 def make_spec(command: str, inputs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str],
               run: RunOptions, overwrite: bool, options: JobOptions | None = None,
               protected: Sequence[Any] = ()) -> tuple[JobSpec, int]:
@@ -600,7 +605,7 @@ def execute(spec: JobSpec, stages: Sequence[Stage], run: RunOptions, workers: in
     ``complete`` is False when only some tasks ran here or the run was submitted.
     """
     with run_lock(spec, run):
-        check_output(spec.output, spec.all_inputs, spec.overwrite)
+        check_output(spec.output, spec.all_inputs, spec.overwrite, directory=spec.command in FOLDER_OUTPUTS)
         check_work_outside_inputs(spec)
         open_work_dir(spec, signature if signature is not None else {"options": spec.options.identity()}, run.restart)
         write_job(spec, stages, run.keep_work)
