@@ -331,3 +331,29 @@ def test_a_short_real_run_improves_dev_pearson(tmp_path, data_dir):
 
     before, after = dev_pearson(run_folder(out) / "initial-model"), dev_pearson(out)
     assert after > before + 2.0, (before, after)  # measured 62.6 -> 66.0
+
+
+def test_a_diverged_run_stops_in_one_sentence_and_saves_nothing(tmp_path, capsys):
+    """An overflowing learning rate: the weights turn to NaN; the run stops before any checkpoint or model of them."""
+    out = tmp_path / "diverged"
+    flags = train_flags(write_pairs(tmp_path / "pairs.tsv.gz"), out, 16, 4, "--lr", "1e300", "--save-steps", "3",
+                        "--max-steps", "6", "--dev", "none")
+    with pytest.raises(SystemExit) as stopped:
+        cli(flags)
+    line = [x for x in capsys.readouterr().err.splitlines() if x.startswith("paranmt-hf train:")][-1]
+    assert stopped.value.code == 1 and "the run diverged" in line and "was not saved" in line, line
+    assert not out.exists() and not list((run_folder(out) / "checkpoints").glob("checkpoint-*"))
+
+
+@pytest.mark.parametrize("flag", ["--lr", "--epochs", "--margin"])
+def test_numbers_that_are_not_finite_are_refused(tmp_path, flag, capsys):
+    with pytest.raises(SystemExit) as refused:
+        cli(train_flags(tmp_path / "pairs.tsv", tmp_path / "out", 16, 4, flag, "inf"))
+    assert refused.value.code == 2 and "must be a finite number, got inf" in capsys.readouterr().err
+    from dataclasses import replace
+
+    from paranmt_hf.training.plan import check_trainable
+    from paranmt_hf.training.recipes import RecipeError
+
+    with pytest.raises(RecipeError, match="learning_rate must be a finite number"):  # the Python API's check
+        check_trainable(replace(get_recipe("pras-sp"), learning_rate=float("inf")))

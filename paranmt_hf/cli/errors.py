@@ -60,6 +60,7 @@ USER_ERRORS: tuple[str, ...] = (
     "paranmt_hf.evaluation.download.DataUnavailableError",
     "paranmt_hf.evaluation.streaming.InputLineError",
     "paranmt_hf.training.checkpoints.ResumeError",
+    "paranmt_hf.training.hf_trainer.RunDivergedError",
     "paranmt_hf.hub.publish.PublishError",
     "paranmt_hf.hub.eval_results.EvalResultsError",
 )

@@ -8,6 +8,7 @@ value; ``none`` turns an optional field off (``--anneal none``, ``--word-vectors
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -114,6 +115,17 @@ class _Off:
 TURNED_OFF = _Off()
 
 
+def _value(kind: Callable[[str], Any], text: str) -> Any:
+    """``kind(text)``, refused as the flag's parse error when it is not a value or not a finite number."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):  # inf passes "> 0", and nan fails every range
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
 def _parser_type(flag: str, spec: Flag, optional: bool) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         if text.lower() == OFF:
@@ -122,10 +134,7 @@ def _parser_type(flag: str, spec: Flag, optional: bool) -> Callable[[str], Any]:
             return TURNED_OFF
         if spec.choices and text not in spec.choices:
             raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(spec.choices)})")
-        try:
-            value = spec.type(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {spec.type.__name__} value: {text!r}") from None
+        value = _value(spec.type, text)
         if spec.range is not None and not spec.range.check(value):
             raise argparse.ArgumentTypeError(f"must be {spec.range.text}, got {text}")
         return value
@@ -138,10 +147,7 @@ def checked_number(kind: Callable[[str], Any], valid: Range, allowed: tuple[Any,
     """An argparse ``type`` for a number in ``valid`` (or one of ``allowed``, e.g. ``-1`` for "no limit")."""
 
     def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        value = _value(kind, text)
         if value not in allowed and not valid.check(value):
             extra = f" (or {', '.join(map(str, allowed))})" if allowed else ""
             raise argparse.ArgumentTypeError(f"must be {valid.text}{extra}, got {text}")

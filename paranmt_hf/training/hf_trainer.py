@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ def training_arguments(
         eval_strategy="steps" if evaluate else "no",
         eval_steps=eval_steps or save_steps,
         logging_steps=logging_steps,
+        logging_nan_inf_filter=False,  # a diverged run's loss is logged as it is (DivergenceCallback stops it)
         disable_tqdm=not show_progress,
         dataloader_drop_last=False,
         ddp_backend="gloo" if world_size() > 1 else None,
@@ -218,6 +220,38 @@ class ParaNMTTrainer(SentenceTransformerTrainer):
         if self.processing_class is not None:
             self.processing_class.save_pretrained(output_dir)
         torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
+
+
+class RunDivergedError(ValueError):
+    """The training loss or the model's weights became infinite or NaN: the run diverged."""
+
+
+class DivergenceCallback(TrainerCallback):
+    """Stops a run that diverged before its model or a checkpoint is saved.
+
+    A diverged model embeds every sentence as NaN, and nothing after training would say so. Reads the losses the
+    trainer logs (``logging_nan_inf_filter=False``: as they are), and checks the weights are finite before each
+    checkpoint (a resume would otherwise finish from a diverged one); no extra work at other steps.
+    """
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """Raise :class:`RunDivergedError` at a log whose training loss is infinite or NaN."""
+        logs = logs or {}
+        loss = logs.get("loss", logs.get("train_loss"))  # the last log of a run: its mean loss
+        if isinstance(loss, (int, float)) and not math.isfinite(loss):
+            raise RunDivergedError(_diverged(f"the training loss is {loss}", state, args))
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        """Raise :class:`RunDivergedError` before a checkpoint of weights that are not all finite."""
+        if control.should_save and model is not None and not all(
+            bool(torch.isfinite(p.detach()).all()) for p in model.parameters()
+        ):
+            raise RunDivergedError(_diverged("the model's weights are not finite", state, args))
+
+
+def _diverged(what: str, state: Any, args: Any) -> str:
+    return (f"{what} at step {state.global_step}: the run diverged (learning rate {args.learning_rate} too high?); "
+            "the model was not saved")
 
 
 class RunStateCallback(TrainerCallback):

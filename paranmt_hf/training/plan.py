@@ -15,6 +15,7 @@ work. The whole recipe still defines the run's identity (:meth:`Recipe.to_dict` 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from .initial_model import ModelSpec
@@ -84,9 +85,14 @@ def check_trainable(recipe: Recipe) -> None:
     ``learning_rate``. A frozen teacher table next to a trained component (e.g. ``trigram+subword``) is a normal run.
 
     Raises:
-        RecipeError: a negative learning rate, no component that trains at a positive rate (naming the field and
-            the ``paranmt-hf train`` flag that froze it), an unknown optimizer, or gradient clipping with LazyAdam.
+        RecipeError: a number that is not finite, a negative learning rate, no component that trains at a positive
+            rate (naming the field and the ``paranmt-hf train`` flag that froze it), an unknown optimizer, or
+            gradient clipping with LazyAdam.
     """
+    for field in fields(recipe):
+        value = getattr(recipe, field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise RecipeError(f"{field.name} must be a finite number, got {value}")
     for name, flag in (("learning_rate", "--lr"), ("teacher_learning_rate", "--teacher-lr")):
         rate = getattr(recipe, name)
         if rate is not None and rate < 0:

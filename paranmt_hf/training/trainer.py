@@ -268,7 +268,15 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
 
     from ..model.encoder import ParaNMTEncoder
     from ..modeling.input_module_paranmt import ParaNMTInputModule
-    from .hf_trainer import ParaNMTTrainer, RunStateCallback, dev_scores, finished_run, loss_stats, training_arguments
+    from .hf_trainer import (
+        DivergenceCallback,
+        ParaNMTTrainer,
+        RunStateCallback,
+        dev_scores,
+        finished_run,
+        loss_stats,
+        training_arguments,
+    )
 
     parsed = [s if isinstance(s, PairSource) else PairSource.parse(s) for s in sources]
     require_extras(*training_extras(recipe, [s.config for s in parsed]), feature="training")
@@ -325,7 +333,7 @@ def _train(recipe: Recipe, sources: list[PairSource | str], out: Path, options: 
                 loss=loss,
                 evaluator=options.dev_evaluator,
                 optimizers=(optimizer, None),
-                callbacks=[RunStateCallback(loss, record, checkpoint)],
+                callbacks=[RunStateCallback(loss, record, checkpoint), DivergenceCallback()],
             )
             if not options.show_progress:  # without the bar the trainer prints its logs instead: silent is silent
                 from transformers import PrinterCallback
