@@ -203,6 +203,19 @@ def test_overwrite_refuses_to_put_a_file_where_a_folder_is(tiny_model, tmp_path,
     assert "is a folder and this writes a file" in one_line(capsys.readouterr().err)
 
 
+def test_a_folder_of_no_known_model_is_one_sentence_for_every_reader(tmp_path, capsys):
+    (tmp_path / "tokenizer-only").mkdir()
+    (tmp_path / "tokenizer-only" / "tokenizer.json").write_text("{}")
+    (tmp_path / "s.txt").write_text("a man plays the guitar\n")
+    for argv in (["embed", str(tmp_path / "tokenizer-only"), "--input", str(tmp_path / "s.txt"), "--output",
+                  str(tmp_path / "e.npy")],
+                 ["score", str(tmp_path / "tokenizer-only"), "--input", str(tmp_path / "s.txt")]):
+        with pytest.raises(SystemExit) as out:
+            main(argv)
+        assert out.value.code == 1, argv
+        assert "not a ParaNMT, model2vec or sentence-transformers model directory" in one_line(capsys.readouterr().err)
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")

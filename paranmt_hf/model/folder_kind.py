@@ -28,7 +28,7 @@ def model_kind(path: str | os.PathLike[str]) -> str:
     """``"paranmt"``, ``"model2vec"`` or ``"sentence-transformers"`` for a model directory.
 
     Raises:
-        FileNotFoundError: not a directory. ValueError: no known layout.
+        FileNotFoundError: not a directory. NotAParaNMTFolderError: no known layout.
     """
     base = Path(path)
     if not base.is_dir():
@@ -43,7 +43,7 @@ def model_kind(path: str | os.PathLike[str]) -> str:
         return "model2vec"
     if (base / "modules.json").is_file() or (base / "sentence_bert_config.json").is_file():
         return "sentence-transformers"
-    raise ValueError(f"{base}: not a ParaNMT, model2vec or sentence-transformers model directory")
+    raise NotAParaNMTFolderError(f"{base}: not a ParaNMT, model2vec or sentence-transformers model directory")
 
 
 def _saved_by_model2vec(base: Path) -> bool:
