@@ -86,3 +86,16 @@ def test_messages_name_flags_on_the_command_line_and_keywords_in_python(tmp_path
                  "--chunk-bytes", "2000", "--quiet"]) == 1
     line = _one_line(capsys)
     assert "add --restart to start over" in line and "RunOptions" not in line and "=True" not in line, line
+
+
+def test_a_scoring_model_that_is_not_there_stops_annotate_before_any_work(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """Checked before the run: no work folder is left to refuse the corrected command as "another run"."""
+    src = tmp_path / "pairs.tsv"
+    src.write_text("a man plays\ta guy plays\t0.5\n", encoding="utf-8")
+    out = tmp_path / "annotated.tsv"
+    capsys.readouterr()
+    assert main(["corpus", "annotate", str(src), "--model", str(tmp_path / "no-such-model"), "-o", str(out),
+                 "--quiet", "--workers", "1"]) == 1
+    assert "no-such-model not found" in _one_line(capsys)
+    assert not out.exists() and not (tmp_path / ".annotated.tsv.paranmt-work").exists()

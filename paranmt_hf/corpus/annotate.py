@@ -191,6 +191,10 @@ def annotate_corpus(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
         spec = get_measure(name)
         if spec.compute is None:
             raise ValueError(f"{name} cannot be computed from the texts: it comes from {spec.given_by}")
+    if model is not None:
+        from ..model.locate import locate_model
+
+        locate_model(model)  # one that is not there stops the command now, before a work folder exists
     header = common_header(inputs, member_pattern)
     context = MeasureContext(tokenizer=tokenizer, encoder=None if model is None else os.fspath(model),
                              language_model=language_model, classifier=classifier, langid_model=langid_model,
