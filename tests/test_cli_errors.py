@@ -216,6 +216,13 @@ def test_a_folder_of_no_known_model_is_one_sentence_for_every_reader(tmp_path, c
         assert "not a ParaNMT, model2vec or sentence-transformers model directory" in one_line(capsys.readouterr().err)
 
 
+def test_a_message_of_several_lines_is_one_line():
+    hub = OSError("We couldn't connect to 'https://huggingface.co'.\nCheck your internet connection.")
+    assert errors.message_of(hub) == "We couldn't connect to 'https://huggingface.co'. Check your internet connection."
+    listed = ValueError("bad rows:\n- row 3\n- row 9\nfix them")
+    assert errors.message_of(listed) == "bad rows: row 3; row 9; fix them"
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")

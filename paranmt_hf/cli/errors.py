@@ -95,7 +95,8 @@ def message_of(err: BaseException) -> str:
     """The error's own sentence, on one line.
 
     A ``KeyError``'s message without its quotes; the lines of a message that lists things (``what:``, then
-    ``- a`` and ``- b`` on lines of their own, then ``what to do``) joined as ``what: a; b; what to do``.
+    ``- a`` and ``- b`` on lines of their own, then ``what to do``) joined as ``what: a; b; what to do``; a line
+    after a full stop follows it as the next sentence.
     """
     from ..utils.no_space import NoSpaceError
 
@@ -105,7 +106,7 @@ def message_of(err: BaseException) -> str:
     lines = [line.strip().removeprefix("- ").strip() for line in text.strip().splitlines() if line.strip()]
     folded = ""
     for line in lines:
-        folded += line if not folded else (" " if folded.endswith(":") else "; ") + line
+        folded += line if not folded else (" " if folded.endswith((":", ".")) else "; ") + line
     return folded or type(err).__name__
 
 

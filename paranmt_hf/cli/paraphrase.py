@@ -49,13 +49,14 @@ def run(args: argparse.Namespace) -> int:
     """Generate: into --output, or printed (with the input before each candidate when it comes from --input)."""
     from ..paraphrase_generator.train import GeneratorError
     from ..utils.atomic import OutputExistsError
+    from .errors import message_of
 
     if bool(args.texts) == bool(args.input):
         raise SystemExit("paranmt-hf paraphrase: give sentences or --input FILE (one of them)")
     try:
         return _paraphrase(args)
     except (GeneratorError, ValueError, OutputExistsError, FileNotFoundError) as err:
-        raise SystemExit(f"paranmt-hf paraphrase: {err}") from err
+        raise SystemExit(f"paranmt-hf paraphrase: {message_of(err)}") from err
 
 
 def _paraphrase(args: argparse.Namespace) -> int:
