@@ -223,6 +223,19 @@ def test_a_message_of_several_lines_is_one_line():
     assert errors.message_of(listed) == "bad rows: row 3; row 9; fix them"
 
 
+def test_paraphrase_reports_a_model_it_cannot_read_in_one_line(monkeypatch):
+    import paranmt_hf.cli.paraphrase as paraphrase
+    from paranmt_hf.paraphrase_generator.train import GeneratorError
+
+    def unreadable(args):
+        raise GeneratorError("cannot read a model config from org/name: no connection.\nCheck your connection.")
+
+    monkeypatch.setattr(paraphrase, "_paraphrase", unreadable)
+    with pytest.raises(SystemExit) as out:
+        main(["paraphrase", "org/name", "a sentence"])
+    assert "\n" not in str(out.value.code) and str(out.value.code).endswith("no connection. Check your connection.")
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")
