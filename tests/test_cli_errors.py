@@ -236,6 +236,16 @@ def test_paraphrase_reports_a_model_it_cannot_read_in_one_line(monkeypatch):
     assert "\n" not in str(out.value.code) and str(out.value.code).endswith("no connection. Check your connection.")
 
 
+@pytest.mark.parametrize("argv", [["train-translator", "{missing}", "--source-lang", "de", "-o", "{out}"],
+                                  ["train-generator", "{missing}", "--output", "{out}"]])
+def test_generator_and_translator_training_name_a_missing_input(argv, tmp_path, capsys):
+    missing = tmp_path / "nope.tsv"
+    with pytest.raises(SystemExit) as out:
+        main([a.format(missing=missing, out=tmp_path / "out") for a in argv])
+    said = out.value.code if isinstance(out.value.code, str) else one_line(capsys.readouterr().err)  # status 1 both
+    assert "\n" not in said and said.endswith(f"input file {missing} not found"), said
+
+
 def test_every_listed_user_error_exists():
     for dotted in errors.USAGE_ERRORS + errors.USER_ERRORS:
         module, _, name = dotted.rpartition(".")

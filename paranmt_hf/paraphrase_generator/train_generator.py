@@ -19,6 +19,7 @@ from typing import Any
 from ..corpus.measures.registry import MeasureContext
 from ..corpus.selection.filters import Bound
 from ..corpus.translation.transformers_engine import DecodingOptions
+from ..data.reader import check_input_files
 from ..utils.atomic import atomic_output, atomic_write_json, check_output, local_paths
 from .build import Seq2SeqSize
 from .data import generator_pairs, read_pairs
@@ -72,6 +73,7 @@ def train_generator(
         the training result and the evaluation (None without held-out pairs).
     """
     settings = settings or Seq2SeqTrainingSettings()
+    check_input_files(inputs)
     check_output(output, [*inputs, *local_paths(model, score_model, eval_model)], overwrite)
     context = MeasureContext(encoder=score_model, trust_remote_code=trust_remote_code)
     data = generator_pairs(read_pairs(inputs, fmt), bounds, context, both_directions, held_out, max_pairs,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.configs import bitext_sides
+from ..data.reader import check_input_files
 from ..data.records import BadLineReport, iter_records
 from ..utils.atomic import atomic_output, check_output
 from ..utils.imports import require
@@ -186,6 +187,7 @@ def train_translator(
     """
     settings = settings or Seq2SeqTrainingSettings()
     inputs = [os.fspath(p) for p in (*bitext, *test)]
+    check_input_files(inputs)
     check_output(output, inputs, overwrite)
     if not source_lang or not target_lang:
         raise TranslatorError("--source-lang and --target-lang must be language codes, e.g. de and en")
