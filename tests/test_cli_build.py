@@ -129,3 +129,95 @@ def test_build_tokenizer_says_when_the_corpus_gives_fewer_pieces(tmp_path, capsy
     assert size < 1000  # a 40-line corpus cannot give 50,000 pieces
     assert f"({size} tokens, fewer than the 50000 asked" in capsys.readouterr().out
     assert f"asked for 50000 pieces, the corpus gave {size}" in caplog.text
+
+
+def _one_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _bad_corpus(tmp_path, case):
+    """(input files, extra flags) of one bad corpus."""
+    if case == "bad utf-8":
+        (tmp_path / "bad.txt").write_bytes(b"a man plays .\n\xff\xfe two dogs\n")
+        return [str(tmp_path / "bad.txt")], []
+    if case == "folder":
+        (tmp_path / "folder").mkdir()
+        return [str(tmp_path / "folder")], []
+    if case == "empty":
+        (tmp_path / "empty.txt").write_bytes(b"\n \n")
+        return [str(tmp_path / "empty.txt")], []
+    return [_corpus(tmp_path)], {"column past the last": ["--columns", "0,5"],
+                                 "rare tokens": ["--min-count", "100000000"]}[case]
+
+
+BAD_CORPORA = {
+    "bad utf-8": "bad.txt:2: not valid UTF-8",
+    "folder": "folder is a folder",
+    "empty": "no sentence in ",
+    "column past the last": "pairs.tsv.gz:1: the line has 2 column(s), --columns 0,5 asks for column 5",
+    "rare tokens": "no word token seen at least --min-count 100000000 times",
+}
+
+
+@pytest.mark.parametrize("command", ["build-tokenizer", "build"])
+@pytest.mark.parametrize("case", list(BAD_CORPORA))
+def test_a_corpus_that_gives_no_vocabulary_is_one_sentence(command, case, tmp_path, capsys):
+    inputs, flags = _bad_corpus(tmp_path, case)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as status:
+        main([command, "--kind", "word", "--input", *inputs, *flags, "--output", str(out)])
+    line = _one_line(capsys.readouterr().err)
+    assert status.value.code == 1 and line.startswith(f"paranmt-hf {command}: ") and BAD_CORPORA[case] in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["build-tokenizer", "build"])
+@pytest.mark.parametrize(("flag", "value", "says"), [
+    ("--columns", "x,y", "is not 'all' or a comma-separated list of column numbers"),
+    ("--columns", "-1", "is not 'all' or a comma-separated list of column numbers"),
+    ("--limit", "0", "must be > 0"),
+    ("--limit", "-1", "must be > 0"),
+    ("--vocab-size", "0", "must be"),
+    ("--vocab-size", "-5", "must be"),
+    ("--min-count", "-1", "must be >= 0"),
+])
+def test_out_of_range_corpus_flags_are_refused_when_parsed(command, flag, value, says, tmp_path, capsys):
+    with pytest.raises(SystemExit) as status:
+        main([command, "--kind", "word", "--input", _corpus(tmp_path), f"{flag}={value}", "--output",
+              str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status.value.code == 2 and f"argument {flag}: " in err and says in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["build-tokenizer", "build"])
+def test_an_sp_vocabulary_smaller_than_the_characters_names_vocab_size(command, tmp_path, capsys):
+    with pytest.raises(SystemExit) as status:
+        main([command, "--kind", "sp", "--input", _corpus(tmp_path), "--vocab-size", "5", "--output",
+              str(tmp_path / "out")])
+    line = _one_line(capsys.readouterr().err)
+    assert status.value.code == 1 and line.startswith(f"paranmt-hf {command}: --vocab-size 5 is smaller than "), line
+
+
+def test_iter_sentences_reads_asked_columns_and_refuses_what_it_cannot_read(tmp_path):
+    from paranmt_hf.data.reader import InputError
+    from paranmt_hf.data.sentences import iter_sentences
+    from paranmt_hf.model.tokenization import VocabularyError, build_tokenizer
+
+    path = tmp_path / "c.tsv"
+    path.write_bytes("\ufeffa\tb\tc\n\n d \t\te\n".encode())
+    assert list(iter_sentences([str(path)])) == ["a", "b", "c", " d ", "e"]
+    assert list(iter_sentences([str(path)], "2,0", limit=1)) == ["c", "a"]
+    for columns in ("1;2", "one", "", "0,-1"):
+        with pytest.raises(InputError, match="column numbers"):
+            list(iter_sentences([str(path)], columns))
+    blank = tmp_path / "blank.tsv"
+    blank.write_text("a\t \nb\t\n")
+    with pytest.raises(InputError, match="no sentence in columns 1 of "):
+        list(iter_sentences([str(blank)], "1"))
+    with pytest.raises(ValueError, match="limit must be >= 1"):
+        list(iter_sentences([str(path)], limit=0))
+    with pytest.raises(VocabularyError, match="vocab_size=2 leaves no room"):
+        build_tokenizer("word", ["a b"], vocab_size=2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .errors import UsageError
-from .parsers import command_parser
+from .parsers import add_corpus_flags, command_parser
 from .progress import add_progress_flag
 from .recipe_flags import MODEL_FLAGS, add_recipe_flags, recipe_from_args, recipe_help
 
@@ -25,8 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         EPILOG, fill=True)
     p.add_argument("--recipe", default=None, help=f"start from a preset's model fields; {recipe_help()}")
     p.add_argument("--input", nargs="+", required=True, help="text or TSV files (.gz ok)")
-    p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1'")
-    p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
+    add_corpus_flags(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random initial weights (default 0)")
     p.add_argument("--output", required=True, help="model directory to write")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from ..model.tokenization import TOKENIZER_BUILDERS
-from .parsers import command_parser
+from ..model.tokenization import MIN_VOCAB_SIZE, TOKENIZER_BUILDERS
+from .parsers import add_corpus_flags, command_parser
 from .progress import add_progress_flag
+from .recipe_flags import NON_NEGATIVE, Range, checked_number
+
+VOCAB_SIZE = Range(lambda v: v >= MIN_VOCAB_SIZE, f">= {MIN_VOCAB_SIZE} ([PAD], [UNK] and one token)")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,10 +25,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--from", dest="source", default=None,
                    help="subword: adapt this tokenizer (tokenizer.json, model directory or Hub id) instead of "
                         "training one")
-    p.add_argument("--columns", default="all", help="TSV columns to read, e.g. '0,1' (default: all)")
-    p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size incl. [PAD]/[UNK] (sp: 50000)")
-    p.add_argument("--min-count", type=int, default=1, help="word/trigram: minimum frequency")
-    p.add_argument("--limit", type=int, default=None, help="read at most this many lines per file")
+    add_corpus_flags(p)
+    p.add_argument("--vocab-size", type=checked_number(int, VOCAB_SIZE), default=None,
+                   help="vocabulary size incl. [PAD]/[UNK] (sp: 50000)")
+    p.add_argument("--min-count", type=checked_number(int, NON_NEGATIVE), default=1,
+                   help="word/trigram: minimum frequency")
     p.add_argument("--output", required=True, help="directory to save the tokenizer to")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
     add_progress_flag(p)

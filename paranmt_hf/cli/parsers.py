@@ -56,3 +56,25 @@ def check_hub_ids(args: argparse.Namespace, flags: dict[str, str]) -> None:
                 check_repo_id(value, flag)
             except PublishError as err:
                 raise UsageError(str(err)) from None
+
+
+def _columns(text: str) -> str:
+    """The argparse type of ``--columns``: ``all`` or column numbers (checked here, read by the library)."""
+    from ..data.reader import InputError
+    from ..data.sentences import parse_columns
+
+    try:
+        parse_columns(text)
+    except InputError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def add_corpus_flags(parser: argparse.ArgumentParser) -> None:
+    """``--columns`` and ``--limit``: which sentences of the ``--input`` corpus build a vocabulary."""
+    from .recipe_flags import POSITIVE, checked_number
+
+    parser.add_argument("--columns", type=_columns, default="all",
+                        help="TSV columns to read, counted from 0, e.g. '0,1' (default: all)")
+    parser.add_argument("--limit", type=checked_number(int, POSITIVE), default=None,
+                        help="read at most this many lines per file")

@@ -12,7 +12,7 @@ from ..modeling.configuration_paranmt import ParaNMTConfig
 from ..modeling.kinds_paranmt import ENCODER_KIND_SPECS, RECURRENT_TOKENS, parse_kinds
 from ..modeling.modeling_paranmt import ParaNMTModel
 from .encoder import ParaNMTEncoder
-from .tokenization import build_tokenizer
+from .tokenization import VocabularyError, build_tokenizer, check_vocab_size
 from .tokenization.combined import combine_tokenizers
 from .tokenization.word import build_word_tokenizer, count_words, select_vocab
 from .word_vectors import load_word_vectors
@@ -67,13 +67,18 @@ def build_encoder(
         lookup: how word / trigram tokens read raw text: ``"split"`` or ``"paranmt50m"`` (``LOOKUP_RULES``).
         subword_tokenizer: ``subword`` components' tokenizer (object, path or Hub id; ``None``: WordPiece on corpus).
         **config_kwargs: more ``ParaNMTConfig`` fields (``pooling``, ``scramble_rate``, ``rnn_hidden_size``, ...).
+
+    Raises:
+        VocabularyError: a corpus with no sentence, or one a vocabulary cannot be built from as asked (no token seen
+            ``min_count`` times, ``vocab_size`` below 3 or, for sp, below the corpus's characters).
     """
     kinds = parse_kinds(kind)
     if token_type not in RECURRENT_TOKENS:
         raise ValueError(f"token_type must be one of {RECURRENT_TOKENS}, got {token_type!r}")
+    check_vocab_size(vocab_size)
     corpus = list(corpus)
-    if not corpus:
-        raise ValueError("corpus is empty")
+    if not any(text.strip() for text in corpus):
+        raise VocabularyError("the corpus has no sentence to build the vocabularies from; give a corpus with text")
     dims = [embedding_dim] * len(kinds) if isinstance(embedding_dim, int) else [int(d) for d in embedding_dim]
     if len(dims) != len(kinds):
         raise ValueError(f"embedding_dim gives {len(dims)} sizes for {len(kinds)} kinds {kinds}")
@@ -85,6 +90,9 @@ def build_encoder(
         words = None
         if vectors is not None and tok_type == "word":
             words = _vector_vocab(corpus, vectors, vocab_size, min_count, vector_vocab_size)
+            if not words:
+                raise VocabularyError(f"no corpus word seen at least min_count={min_count} times has a word vector "
+                                      "(and vector_vocab_size adds none): the word vocabulary would be empty")
             tok = build_word_tokenizer(vocab=words, lookup=lookup)
         else:
             tok = build_tokenizer(tok_type, corpus, vocab_size, min_count, lookup,

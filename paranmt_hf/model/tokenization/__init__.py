@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .errors import VocabularyError
+
+MIN_VOCAB_SIZE = 3
+"""The smallest vocabulary: ``[PAD]``, ``[UNK]`` and one token."""
+
 
 def _word(corpus: Iterable[str] | None, vocab_size: int | None, min_count: int, lookup: str, source: Any) -> Any:
     from .word import build_word_tokenizer
@@ -72,13 +77,36 @@ def build_tokenizer(
         min_count: word/trigram: drop rarer tokens.
         lookup: word/trigram: how raw text is read (``"split"`` or ``"paranmt50m"``).
         source: subword: a tokenizer to adapt (tokenizer.json, model directory, Hub id or ``tokenizers`` object).
+
+    Raises:
+        VocabularyError: ``vocab_size`` below 3, a corpus that gives no token (none at all, or none seen
+            ``min_count`` times), or (sp) a ``vocab_size`` smaller than the corpus's characters.
     """
     if tokens not in TOKENIZER_BUILDERS:
         raise ValueError(f"unknown token kind {tokens!r}; choose one of {TOKEN_KINDS}")
     if source is not None and tokens != "subword":
         raise ValueError("a tokenizer to adapt (source) is for subword tokens only")
+    check_vocab_size(vocab_size)
     builder, _ = TOKENIZER_BUILDERS[tokens]
-    return builder(corpus, vocab_size, min_count, lookup, source)
+    tok = builder(corpus, vocab_size, min_count, lookup, source)
+    if len(tok) < MIN_VOCAB_SIZE:
+        rare = f" seen at least min_count={min_count} times" if min_count > 1 else ""
+        hint = "give a lower min_count (or more text)" if rare else "give a corpus with text"
+        raise VocabularyError(f"the corpus gives no {tokens} token{rare}: the vocabulary would hold only [PAD] and "
+                              f"[UNK]; {hint}")
+    return tok
 
 
-__all__ = ["TOKENIZER_BUILDERS", "TOKEN_KINDS", "build_tokenizer"]
+def check_vocab_size(vocab_size: int | None) -> None:
+    """Refuse a vocabulary size with no room for a token besides ``[PAD]`` and ``[UNK]`` (None: the default).
+
+    Raises:
+        VocabularyError: ``vocab_size`` below :data:`MIN_VOCAB_SIZE`.
+    """
+    if vocab_size is not None and vocab_size < MIN_VOCAB_SIZE:
+        raise VocabularyError(f"vocab_size={vocab_size} leaves no room for a token besides [PAD] and [UNK]: give at "
+                              f"least {MIN_VOCAB_SIZE}")
+
+
+__all__ = ["MIN_VOCAB_SIZE", "TOKENIZER_BUILDERS", "TOKEN_KINDS", "VocabularyError", "build_tokenizer",
+           "check_vocab_size"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
+from .errors import VocabularyError
 from .fast import to_transformers
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ def train_unigram_tokenizer(
         max_piece_length: longest piece, in characters.
         show_progress: show the trainer's progress bar.
 
+    Raises:
+        VocabularyError: ``vocab_size`` is smaller than the corpus's distinct characters (plus ``[PAD]``/``[UNK]``).
+
     Returns:
         A ``transformers`` fast tokenizer; ``[PAD]`` is id 0, ``[UNK]`` id 1. Its size can be smaller than
         ``vocab_size``: the trainer stops when the corpus offers no more pieces (a warning then gives both sizes;
@@ -68,7 +72,14 @@ def train_unigram_tokenizer(
         max_piece_length=max_piece_length,
         show_progress=show_progress,
     )
-    tok.train_from_iterator(corpus, trainer=trainer)
+    try:
+        tok.train_from_iterator(corpus, trainer=trainer)
+    except Exception as err:  # tokenizers raises a bare Exception
+        if "vocabulary is not large enough" not in str(err):
+            raise
+        raise VocabularyError(f"vocab_size={vocab_size} is smaller than the number of distinct characters of the "
+                              "corpus (every character must be a piece, with [PAD] and [UNK]): give a larger "
+                              "vocab_size") from None
     if tok.get_vocab_size() < vocab_size:
         logger.warning("unigram tokenizer: asked for %d pieces, the corpus gave %d (the trainer finds no more pieces "
                        "in it); the vocabulary has %d", vocab_size, tok.get_vocab_size(), tok.get_vocab_size())

@@ -1,0 +1,7 @@
+"""The error of a vocabulary that cannot be built as asked (a user's corpus or size, not a bug)."""
+
+from __future__ import annotations
+
+
+class VocabularyError(ValueError):
+    """A corpus that gives no token to keep, or a vocabulary size the corpus or the tokenizer kind cannot take."""
