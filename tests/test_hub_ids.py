@@ -102,5 +102,56 @@ def test_a_mistyped_name_is_one_sentence_in_from_pretrained(tmp_path, monkeypatc
     with pytest.raises(FileNotFoundError) as err:
         ParaNMTEncoder.from_pretrained("my-mdoel")
     message = str(err.value)
-    assert message.startswith("my-mdoel is not a folder here, and the Hub did not give it") and "\n" not in message
+    assert message.startswith("my-mdoel is not a folder here, and it is not in the Hub's local cache")
+    assert "\n" not in message
     assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_static_encoder_says_the_sentence_paranmt_encoder_says(hub_cache):
+    from paranmt_hf import StaticEncoder
+
+    said = []
+    for loader in (StaticEncoder, ParaNMTEncoder):
+        with pytest.raises(FileNotFoundError) as err:
+            loader.from_pretrained("me/absent")
+        assert err.value.__cause__ is None and err.value.__suppress_context__
+        said.append(str(err.value))
+    assert said[0] == said[1] and said[0].startswith("me/absent is not a folder here, and it is not in the Hub's "
+                                                     "local cache")
+    np.testing.assert_allclose(StaticEncoder.from_pretrained("me/tiny").encode(["a man plays ."]),
+                               ParaNMTEncoder.from_pretrained("me/tiny").encode(["a man plays ."]), atol=1e-6)
+
+
+def _one_line(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_tokenizer_to_adapt_that_cannot_be_read_is_one_sentence(hub_cache, tmp_path, capsys):
+    text = tmp_path / "s.txt"
+    text.write_text("a man plays .\n")
+    for source, says in (("me/absent", "me/absent is not a folder here, and it is not in the Hub's local cache"),
+                         (str(text), f"{text} is not a tokenizer.json that the tokenizers library reads")):
+        with pytest.raises(SystemExit) as status:
+            main(["build-tokenizer", "--kind", "subword", "--from", source, "--output", str(tmp_path / "out")])
+        line = _one_line(capsys.readouterr().err)
+        assert status.value.code == 1 and line.startswith(f"paranmt-hf build-tokenizer: {says}"), line
+    assert main(["build-tokenizer", "--kind", "subword", "--from", "me/tiny", "--output", str(tmp_path / "out")]) == 0
+    assert "saved subword tokenizer" in capsys.readouterr().out  # a Hub id in the cache is adapted
+
+
+@pytest.mark.parametrize("command", ["build", "train"])
+def test_a_teacher_the_hub_cache_does_not_hold_is_one_sentence(command, hub_cache, tmp_path, capsys):
+    pytest.importorskip("model2vec.distill")
+    corpus = tmp_path / "pairs.tsv"
+    corpus.write_text("a man plays .\tsomeone plays .\n" * 4)
+    data = ["--input", str(corpus)] if command == "build" else ["--train", str(corpus), "--dev", "none"]
+    with pytest.raises(SystemExit) as status:
+        main([command, "--kind", "trigram+subword", "--teacher", "me/absent", *data, "--output", str(tmp_path / "m")])
+    err = capsys.readouterr().err  # train says where its checkpoints go first
+    line = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and sum(line.startswith("paranmt-hf ") for line in err.splitlines()) == 1, err
+    assert status.value.code == 1, line
+    assert line.startswith(f"paranmt-hf {command}: me/absent is not a folder here, and it is not in the Hub's local "
+                           "cache"), line

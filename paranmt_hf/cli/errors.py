@@ -51,6 +51,7 @@ USER_ERRORS: tuple[str, ...] = (
     "paranmt_hf.utils.integrity.DamagedFileError",
     "paranmt_hf.data.reader.InputError",
     "paranmt_hf.model.tokenization.errors.VocabularyError",
+    "paranmt_hf.model.tokenization.errors.TokenizerSourceError",
     "paranmt_hf.data.records.BadLineError",
     "paranmt_hf.corpus.errors.CorpusError",
     "paranmt_hf.corpus.measures.language_model.LanguageModelError",

@@ -29,8 +29,10 @@ import torch
 
 from ..modeling.kinds_paranmt import parse_kinds
 from ..utils.imports import require
+from ..utils.integrity import check_model_path
 from .build import build_encoder
 from .encoder import ParaNMTEncoder
+from .locate import hub_error
 from .tokenization.subword import adapt_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -92,6 +94,9 @@ def distill_teacher(
 
     Returns:
         A ``model2vec.StaticModel``.
+
+    Raises:
+        FileNotFoundError: a missing local path, or a Hub id the Hub (offline: its cache) does not give: one sentence.
     """
     require("model2vec.distill", "peers")
     from model2vec import StaticModel
@@ -108,14 +113,21 @@ def distill_teacher(
     if target is not None and (target / "model.safetensors").is_file():
         logger.info("distilled table of %s from the cache %s", path, target)
         return StaticModel.from_pretrained(str(target))
-    model = distill(
-        model_name=path,
-        vocabulary=list(vocabulary) if vocabulary else None,
-        pca_dims=pca_dims,
-        sif_coefficient=sif_coefficient,
-        device=device,
-        quantize_to="float32",
-    )
+    check_model_path(path)  # a missing local folder is named, not asked of the Hub
+    try:
+        model = distill(
+            model_name=path,
+            vocabulary=list(vocabulary) if vocabulary else None,
+            pca_dims=pca_dims,
+            sif_coefficient=sif_coefficient,
+            device=device,
+            quantize_to="float32",
+        )
+    except Exception as err:  # a Hub id the Hub did not give: the sentence every loader says
+        said = hub_error(path, err) if not os.path.isdir(path) else None
+        if said is None:
+            raise
+        raise said from None
     if target is not None:
         tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
         model.save_pretrained(str(tmp))

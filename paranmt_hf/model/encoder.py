@@ -106,11 +106,15 @@ class ParaNMTEncoder:
             refused = pickled_code_error(err)
             if refused is not None:
                 raise refused from None
-            if not os.path.isdir(name_or_path) and isinstance(err, OSError):  # a Hub id the Hub did not give
-                from .locate import not_found
+            if not os.path.isdir(name_or_path):  # a Hub id the Hub did not give: the sentence every loader says
+                from .locate import hub_error, not_found
 
-                detail = str(err).splitlines()[0].rstrip(".") if str(err) else type(err).__name__
-                raise not_found(str(name_or_path), f"the Hub did not give it ({detail})") from None
+                said = hub_error(str(name_or_path), err, kwargs.get("revision"))
+                if said is None and isinstance(err, OSError):
+                    detail = str(err).splitlines()[0].rstrip(".") if str(err) else type(err).__name__
+                    said = not_found(str(name_or_path), f"the Hub did not give it ({detail})")
+                if said is not None:
+                    raise said from None
             damaged = damaged_file_error(name_or_path, err) if os.path.isdir(name_or_path) else None
             if damaged is None:
                 raise

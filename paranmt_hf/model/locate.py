@@ -4,7 +4,8 @@ A name that is a folder is that folder. Any other name is a Hub id (``org/name``
 tag or commit), fetched with ``huggingface_hub.snapshot_download`` into the Hub's cache (``HF_HUB_CACHE``; offline,
 with ``HF_HUB_OFFLINE=1``, the cached snapshot). The snapshot's folder is named by the commit it holds, so the
 revision a command used is known (:func:`hub_commit_of`). A name that is neither is one sentence
-(``FileNotFoundError``), never the Hub client's traceback.
+(``FileNotFoundError``), never the Hub client's traceback: :func:`hub_error` words it, for this resolver and for every
+loader that takes a Hub id (``ParaNMTEncoder``, ``StaticEncoder``, a subword tokenizer's ``--from``, a teacher).
 """
 
 from __future__ import annotations
@@ -58,32 +59,54 @@ def locate_model(name: str | os.PathLike[str], revision: str | None = None) -> P
 
 def _hub_snapshot(name: str, revision: str | None) -> Path:
     import huggingface_hub
-    from huggingface_hub import errors
-    from huggingface_hub.utils import validate_repo_id
 
     repo_id, revision = split_revision(name, revision)
     try:
-        validate_repo_id(repo_id)
-    except errors.HFValidationError:
-        raise not_found(name, "it is not a valid Hub id") from None
-    try:
         return Path(huggingface_hub.snapshot_download(repo_id, revision=revision))
-    except errors.RevisionNotFoundError:
-        raise not_found(name, f"the Hub's {repo_id} has no revision {revision!r}") from None
-    except errors.RepositoryNotFoundError:
-        raise not_found(name, "the Hub has no model by that name (or it is private: log in with `hf auth login`)") \
-            from None
-    except errors.OfflineModeIsEnabled:
-        raise not_found(name, "it is not in the Hub's local cache (HF_HUB_OFFLINE=1: the Hub was not asked)") \
-            from None
-    except errors.LocalEntryNotFoundError:
-        offline = huggingface_hub.constants.HF_HUB_OFFLINE
-        why = ("it is not in the Hub's local cache (HF_HUB_OFFLINE=1: the Hub was not asked)" if offline
-               else "the Hub could not be reached and its local cache does not hold it")
-        raise not_found(name, why) from None
-    except OSError as err:  # a connection error of the Hub client
-        raise not_found(name, f"the Hub could not be reached ({str(err).splitlines()[0] if str(err) else err})") \
-            from None
+    except Exception as err:
+        said = hub_error(name, err, revision)
+        if said is None and isinstance(err, OSError):  # a connection error of the Hub client
+            said = not_found(name, f"the Hub could not be reached ({_first_line(err)})")
+        if said is None:
+            raise
+        raise said from None
+
+
+def hub_error(name: str, err: BaseException, revision: str | None = None) -> FileNotFoundError | None:
+    """The one sentence (:func:`not_found`) of an error the Hub client raised fetching ``name``; None for others.
+
+    The Hub client's error may be ``err`` or, when a library (transformers, model2vec) wrapped it, in its chain of
+    causes; every loader that takes a Hub id says the same sentence for the same failure.
+    """
+    from huggingface_hub import constants, errors
+
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, errors.HFValidationError):
+            return not_found(name, "it is not a valid Hub id")
+        if isinstance(cause, errors.RevisionNotFoundError):
+            return not_found(name, f"the Hub's {split_revision(name)[0]} has no revision {revision!r}")
+        if isinstance(cause, errors.RepositoryNotFoundError):
+            return not_found(name, "the Hub has no model by that name (or it is private: log in with `hf auth "
+                                   "login`)")
+        if isinstance(cause, errors.OfflineModeIsEnabled) or \
+                (isinstance(cause, errors.LocalEntryNotFoundError) and constants.HF_HUB_OFFLINE):
+            return not_found(name, "it is not in the Hub's local cache (HF_HUB_OFFLINE=1: the Hub was not asked)")
+        if isinstance(cause, errors.LocalEntryNotFoundError):
+            return not_found(name, "the Hub could not be reached and its local cache does not hold it")
+        if isinstance(cause, errors.EntryNotFoundError):
+            return not_found(name, f"the Hub's {split_revision(name)[0]} lacks a file ({_first_line(cause)})")
+        if type(cause).__module__.startswith(("huggingface_hub", "httpx", "requests", "urllib3")):
+            return not_found(name, f"the Hub could not be reached ({_first_line(cause)})")
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0].rstrip(".") if text else type(err).__name__
 
 
 def hub_commit_of(folder: str | os.PathLike[str]) -> str | None:

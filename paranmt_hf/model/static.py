@@ -48,12 +48,17 @@ def _file(name_or_path: str, filename: str, hub: dict[str, Any], required: bool 
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
+    from .locate import hub_error
+
     try:
         return hf_hub_download(name_or_path, filename, **hub)
-    except EntryNotFoundError:
-        if required:
+    except Exception as err:
+        if isinstance(err, EntryNotFoundError) and not required:
+            return None
+        said = hub_error(name_or_path, err, hub.get("revision"))  # the sentence ParaNMTEncoder and `embed` say
+        if said is None:
             raise
-        return None
+        raise said from None
 
 
 def _read_json(path: str) -> dict[str, Any]:
@@ -161,7 +166,8 @@ class StaticEncoder:
         """Load a model directory or Hub repository saved by paranmt_hf (``ParaNMTEncoder.save_pretrained``).
 
         Raises:
-            FileNotFoundError: a missing local path, or a directory without the model's files.
+            FileNotFoundError: a missing local path, a directory without the model's files, or a name that is no
+                folder here and that the Hub (offline: its cache) does not give: one sentence.
             ValueError: a recurrent model (it needs torch: ``ParaNMTEncoder``), or files that do not match.
         """
         from ..utils.imports import install_command

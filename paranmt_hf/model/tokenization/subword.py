@@ -27,6 +27,7 @@ import numpy as np
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
+from .errors import TokenizerSourceError
 from .fast import to_transformers
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ def load_tokenizer(source: Any) -> tuple[Tokenizer, str | None]:
     Args:
         source: a ``tokenizers.Tokenizer``, a transformers fast tokenizer, a ``tokenizer.json`` path, a model
             directory holding one, or a Hub model id (loaded with ``AutoTokenizer``).
+
+    Raises:
+        TokenizerSourceError: a file that is not a ``tokenizer.json``, or a model without a fast tokenizer.
+        FileNotFoundError: a missing local path, or a Hub id the Hub (offline: its cache) does not give.
     """
     if isinstance(source, Tokenizer):
         return Tokenizer.from_str(source.to_str()), None
@@ -71,16 +76,39 @@ def load_tokenizer(source: Any) -> tuple[Tokenizer, str | None]:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if os.path.isfile(path):
-            return Tokenizer.from_file(path), None
+            return _from_file(path), None
         if os.path.isfile(os.path.join(path, "tokenizer.json")):
-            return Tokenizer.from_file(os.path.join(path, "tokenizer.json")), _pad_from_config(path)
-        from transformers import AutoTokenizer
-
-        fast = AutoTokenizer.from_pretrained(path, use_fast=True)
-        if getattr(fast, "backend_tokenizer", None) is None:
-            raise ValueError(f"{path}: no fast (tokenizers) tokenizer to build a subword model from")
-        return Tokenizer.from_str(fast.backend_tokenizer.to_str()), fast.pad_token
+            return _from_file(os.path.join(path, "tokenizer.json")), _pad_from_config(path)
+        return _from_transformers(path)
     raise TypeError(f"cannot read a tokenizer from a {type(source).__name__}")
+
+
+def _from_file(path: str) -> Tokenizer:
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as err:  # tokenizers raises a bare Exception
+        raise TokenizerSourceError(f"{path} is not a tokenizer.json that the tokenizers library reads ({err}): give "
+                                   "a tokenizer.json, a model folder or a Hub id") from None
+
+
+def _from_transformers(path: str) -> tuple[Tokenizer, str | None]:
+    """The fast tokenizer of a model folder or Hub id (the Hub's failures said as every loader says them)."""
+    from transformers import AutoTokenizer
+
+    from ...utils.integrity import check_model_path
+    from ..locate import hub_error
+
+    check_model_path(path)  # a missing local folder is named, not asked of the Hub
+    try:
+        fast = AutoTokenizer.from_pretrained(path, use_fast=True)
+    except Exception as err:
+        said = hub_error(path, err) if not os.path.isdir(path) else None
+        if said is None:
+            raise
+        raise said from None
+    if getattr(fast, "backend_tokenizer", None) is None:
+        raise TokenizerSourceError(f"{path}: no fast (tokenizers) tokenizer to build a subword model from")
+    return Tokenizer.from_str(fast.backend_tokenizer.to_str()), fast.pad_token
 
 
 def _pad_from_config(directory: str) -> str | None:
