@@ -8,7 +8,6 @@ value; ``none`` turns an optional field off (``--anneal none``, ``--word-vectors
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -21,6 +20,8 @@ class Range(NamedTuple):
     check: Callable[[float], bool]
     text: str
 
+
+INFINITY = float("inf")
 
 POSITIVE = Range(lambda v: v > 0, "> 0")
 NON_NEGATIVE = Range(lambda v: v >= 0, ">= 0")
@@ -121,7 +122,7 @@ def _value(kind: Callable[[str], Any], text: str) -> Any:
         value = kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
-    if isinstance(value, float) and not math.isfinite(value):  # inf passes "> 0", and nan fails every range
+    if isinstance(value, float) and not -INFINITY < value < INFINITY:  # inf passes "> 0", nan fails every range
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     return value
 
