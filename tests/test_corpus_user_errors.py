@@ -99,3 +99,42 @@ def test_a_scoring_model_that_is_not_there_stops_annotate_before_any_work(tmp_pa
                  "--quiet", "--workers", "1"]) == 1
     assert "no-such-model not found" in _one_line(capsys)
     assert not out.exists() and not (tmp_path / ".annotated.tsv.paranmt-work").exists()
+
+
+@pytest.mark.parametrize("options", [[], ["--limit", "5"], ["--format", "bitext"]])
+def test_histogram_of_pairs_without_scores_says_to_annotate_them_first(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                       options: list[str]) -> None:
+    """Every pass (all tasks, the first pairs, a format without a score column) refuses a two-column file in one
+    sentence naming it."""
+    src = tmp_path / "two.tsv"
+    src.write_text("a b c\td e f\ng h i\tj k l\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["corpus", "histogram", str(src), *options, "--json", str(tmp_path / "h.json"), "--quiet",
+                 "--workers", "1"]) == 1
+    line = _one_line(capsys)
+    assert str(src) in line and "score" in line and "corpus annotate" in line, line
+    assert not (tmp_path / "h.json").exists()
+
+
+def test_histogram_counts_refuse_a_nan_score_as_a_missing_one() -> None:
+    from paranmt_hf.corpus.errors import CorpusError
+    from paranmt_hf.corpus.output.histogram import HistogramCounts
+
+    with pytest.raises(CorpusError, match="1 of the 2 scores are NaN"):
+        HistogramCounts().add(["a b c", "d e f"], ["a b c", "d e f"], [0.5, float("nan")], [None, None])
+
+
+@pytest.mark.parametrize(("fmt", "said"), [("paranmt", "no valid line in"), ("pairs", "without a paraphrase score")])
+def test_acl2018_filter_of_pairs_without_scores_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                fmt: str, said: str) -> None:
+    """The fold bounds rank every pair's score: a two-column file is refused as the other filters refuse it (its
+    lines are bad lines of the ``paranmt`` format; pairs without a score in the ``pairs`` format)."""
+    src = tmp_path / "two.tsv"
+    src.write_text("a b c d e f\tg h i j k l\nm n o p q r\ts t u v w x\n", encoding="utf-8")
+    out = tmp_path / "kept.tsv"
+    capsys.readouterr()
+    assert main(["corpus", "filter", str(src), "--format", fmt, "--filter", "acl2018", "-o", str(out), "--quiet",
+                 "--workers", "1"]) == 1
+    line = _one_line(capsys)
+    assert str(src) in line and said in line, line
+    assert not out.exists()

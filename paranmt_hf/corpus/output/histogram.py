@@ -25,6 +25,7 @@ from ..pipeline.task_process import write_file
 # Table 3 of ParaNMT-50M: (-0.1, 0.2], (0.2, 0.4], (0.4, 0.6], (0.6, 0.8], (0.8, 1.0]
 TABLE3_EDGES = (-0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 TOP_TOLERANCE = 1e-6
+NO_SCORE_ADVICE = "add the scores with `paranmt-hf corpus annotate ... --model MODEL` first"
 """Scores up to this much above the top edge count in the top bin: the cosine of two float32 embeddings of the same
 sentence comes out as 1.0000002 (a rounding error, not a score above 1)."""
 # Table 3's pair counts (millions) and mean trigram overlap (mean, std) per bin, for comparison.
@@ -63,13 +64,19 @@ class HistogramCounts:
 
     def add(self, text_a: Sequence[str], text_b: Sequence[str], scores: Sequence[float | None],
             overlaps: Sequence[float | None], tokenizer: str = "nltk") -> None:
-        """Count a batch; missing overlaps of in-range pairs are computed with ``tokenizer``."""
+        """Count a batch; missing overlaps of in-range pairs are computed with ``tokenizer``.
+
+        Raises:
+            MissingScoreError: a pair without a score, or with a NaN one (in no bin, neither below nor above).
+        """
+        from ..errors import MissingScoreError
+
         if any(s is None for s in scores):
-            raise ValueError("the histogram needs a score for every pair (add them with `paranmt-hf corpus annotate`)")
+            raise MissingScoreError(f"the histogram needs a paraphrase score on every pair: {NO_SCORE_ADVICE}")
         score = np.asarray(scores, dtype=np.float64)
-        if np.isnan(score).any():  # in no bin, neither below nor above: refused as a missing score is
-            raise ValueError(f"the histogram needs a real score for every pair: {int(np.isnan(score).sum())} of "
-                             f"the {len(score)} scores are NaN")
+        if np.isnan(score).any():
+            raise MissingScoreError(f"the histogram needs a real score on every pair: {int(np.isnan(score).sum())} "
+                                    f"of the {len(score)} scores are NaN")
         self.total += len(score)
         edges = np.asarray(self.edges)
         low, high = score <= edges[0], score > edges[-1] + TOP_TOLERANCE
@@ -164,6 +171,7 @@ class HistogramStep(CorpusStep):
         for batch in data or ():
             with self.track_time(unit="batch"):
                 parsed = batch.parsed
+                _check_scored(batch.source, parsed.numbers, parsed.score)
                 counts.add(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap, self.tokenizer)
         path = Path(self.folder) / f"{rank:05d}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,7 +209,7 @@ def histogram_files(inputs: Sequence[str | os.PathLike[str]], output: str | os.P
     from ..pipeline.runner import JobOptions, RunOptions, Stage, execute, make_spec, merge_stage
 
     run = run or RunOptions()
-    header = _score_header(inputs, member_pattern)
+    header = _score_header(inputs, member_pattern, fmt)
     settings = {"format": fmt, "member": member_pattern, "tokenizer": tokenizer, "strict": strict,
                 "header": None if header is None else header.line}
     spec, workers = make_spec("histogram", inputs, output, run, overwrite,
@@ -265,7 +273,7 @@ def _first_pairs_histogram(inputs: Sequence[str | os.PathLike[str]], limit: int,
     """The histogram of the first ``limit`` valid pairs of ``inputs`` (one process; a header read by name)."""
     from ..pipeline.batches import PairReader
 
-    header = _score_header(inputs, member_pattern)
+    header = _score_header(inputs, member_pattern, fmt)
     counts = HistogramCounts(tuple(edges))
     left = limit
     reader = PairReader(inputs, fmt, strict=strict, member_pattern=member_pattern, header=header)
@@ -273,6 +281,7 @@ def _first_pairs_histogram(inputs: Sequence[str | os.PathLike[str]], limit: int,
         if left <= 0:
             break
         parsed, take = batch.parsed, min(left, len(batch.parsed.text_a))
+        _check_scored(batch.source, parsed.numbers[:take], parsed.score[:take])
         counts.add(parsed.text_a[:take], parsed.text_b[:take], parsed.score[:take], parsed.overlap[:take],
                    tokenizer)
         left -= take
@@ -282,16 +291,33 @@ def _first_pairs_histogram(inputs: Sequence[str | os.PathLike[str]], limit: int,
     return result
 
 
-def _score_header(inputs: Sequence[str | os.PathLike[str]], member_pattern: str | None) -> Any:
-    """The inputs' common header (None: none); refused when it has no paraphrase score column."""
+def _check_scored(source: str, numbers: Sequence[int], scores: Sequence[float | None]) -> None:
+    """Refuse a batch with a pair without a score, naming its first such line (``file:line``)."""
+    first = next((n for n, s in zip(numbers, scores, strict=True) if s is None), None)
+    if first is not None:
+        from ..errors import MissingScoreError
+
+        raise MissingScoreError(f"{source}:{first} has a pair without a paraphrase score, and the histogram counts "
+                                f"pairs by score: {NO_SCORE_ADVICE}")
+
+
+def _score_header(inputs: Sequence[str | os.PathLike[str]], member_pattern: str | None, fmt: str = "pairs") -> Any:
+    """The inputs' common header (None: none).
+
+    Refused before any work when neither the header nor the line format has a paraphrase score column.
+    """
+    from ...data.records import line_format
+    from ..errors import MissingScoreError
     from ..measures.columns import common_header
 
     header = common_header(inputs, member_pattern)
+    names = ", ".join(map(os.fspath, inputs))
     if header is not None and header.score_index is None:
-        from ..errors import CorpusError
-
-        raise CorpusError(f"{', '.join(map(os.fspath, inputs))} has no paraphrase_score column (its columns: "
-                          f"{', '.join(header.columns)}): add one with `paranmt-hf corpus annotate ... --model MODEL`")
+        raise MissingScoreError(f"{names} has no paraphrase_score column (its columns: {', '.join(header.columns)}): "
+                                f"{NO_SCORE_ADVICE}")
+    if header is None and line_format(fmt).score_column is None:
+        raise MissingScoreError(f"the {fmt} format has no score column, and the histogram counts the pairs of "
+                                f"{names} by score: {NO_SCORE_ADVICE}")
     return header
 
 

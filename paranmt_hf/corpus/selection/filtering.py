@@ -29,6 +29,7 @@ from ..pipeline.runner import (
     RunOptions,
     Stage,
     Summary,
+    check_some_valid,
     execute,
     make_spec,
     merge_stage,
@@ -53,8 +54,11 @@ class ScoresStep(CorpusStep):
         """Write the task's scores (float64); pass nothing on."""
         chunks: list[np.ndarray] = []
         for batch in data or ():
-            if any(s is None for s in batch.parsed.score):
-                raise ValueError(f"{batch.source}: the ACL-2018 recipe needs a score on every line")
+            parsed = batch.parsed
+            first = next((n for n, s in zip(parsed.numbers, parsed.score, strict=True) if s is None), None)
+            if first is not None:
+                raise MissingScoreError(f"{batch.source}:{first} has a pair without a paraphrase score, and "
+                                        f"{NO_SCORE_ADVICE}")
             chunks.append(np.asarray(batch.parsed.score, dtype=np.float64))
         path = part_path(self.folder, rank, ".npy")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,16 +76,25 @@ def write_fold_bounds(folder: str | os.PathLike[str], options: ConfigOptions, ta
 
 
 class BoundsStep(CorpusStep):
-    """The one task that turns the scores into fold bounds."""
+    """The one task that turns the scores into fold bounds.
+
+    Input without a valid line (so without a score to rank) is refused as the other stages refuse it
+    (:func:`~paranmt_hf.corpus.pipeline.runner.check_some_valid`: a :class:`~paranmt_hf.corpus.errors.CorpusError`
+    naming the bad lines).
+    """
 
     name = "fold bounds"
 
-    def __init__(self, folder: str, options: ConfigOptions, target: str) -> None:
+    def __init__(self, folder: str, options: ConfigOptions, target: str, spec: JobSpec | None = None,
+                 scores_stage: str = "scores") -> None:
         super().__init__()
         self.folder, self.options, self.target = folder, options, target
+        self.spec, self.scores_stage = spec, scores_stage
 
     def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Iterator[Any]:
         """Write the bounds; pass nothing on."""
+        if self.spec is not None:
+            check_some_valid(self.spec, self.scores_stage, os.fspath(self.spec.output))
         write_fold_bounds(self.folder, self.options, self.target)
         return iter(())
 
@@ -97,7 +110,8 @@ def bounds_stages(spec: JobSpec, options: ConfigOptions, fmt: str, member_patter
     folder, target = spec.parts_dir(f"{prefix}scores"), str(spec.work / f"{prefix}{BOUNDS_FILE}")
     return [Stage(f"{prefix}scores", [spec.reader(f"{prefix}scores", fmt, options.strict, member_pattern, header),
                                       ScoresStep(folder)], counts=False),
-            Stage(f"{prefix}bounds", [BoundsStep(str(folder), options, target)], tasks=1, counts=False,
+            Stage(f"{prefix}bounds", [BoundsStep(str(folder), options, target, spec, f"{prefix}scores")], tasks=1,
+                  counts=False,
                   reads_input=False)], target
 
 
