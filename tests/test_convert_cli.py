@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 
 import numpy as np
@@ -86,3 +87,67 @@ def test_convert_pras_cli(tmp_path):
     assert component.unknown_ids == sorted({1, *enc.config.resolved_components()[0]["unknown_token_ids"]})
     ids = [vocab[p] for p in sp.EncodeAsPieces("a man rides a horse .") if p in vocab]
     np.testing.assert_allclose(enc.encode("A man rides a horse ."), emb.weight[ids].mean(0).detach(), atol=1e-6)
+
+
+def _refusal(capsys, args: list[str]) -> str:
+    """The one line a refused conversion prints (status 1, no traceback)."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as err:
+        main(args)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert err.value.code == 1 and len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"", "an empty file"),
+    (b"hello world\n", "is not a readable pickle"),
+    (pickle.dumps([np.zeros(3), {"a": 0}], protocol=2)[:20], "truncated"),
+    (pickle.dumps({"a": 1}, protocol=2), "not a ParaNMT-50M model pickle: it holds a dict"),
+])
+def test_convert_paranmt50m_of_a_file_that_is_no_model_pickle_is_one_sentence(tmp_path, capsys, content, said):
+    """Text, an empty or cut file, a pickle of something else: the file named, never called a pickle of code."""
+    src = tmp_path / "m.pickle"
+    src.write_bytes(content)
+    line = _refusal(capsys, ["convert", "paranmt50m", str(src), "--output", str(tmp_path / "out")])
+    assert line.startswith("paranmt-hf convert paranmt50m: ") and str(src) in line and said in line, line
+    assert "code" not in line and "nothing ran" not in line, line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"", "an empty file"),
+    (b"hello world\n", "not a torch file"),
+    (b"\x80\x02K\x01", "is not a readable torch checkpoint"),  # a pickle cut short
+])
+def test_convert_pras_of_a_file_that_is_no_checkpoint_is_one_sentence(tmp_path, capsys, content, said):
+    src = tmp_path / "model.pt"
+    src.write_bytes(content)
+    (tmp_path / "sp.model").write_bytes(b"hello world\n")
+    line = _refusal(capsys, ["convert", "pras", str(src), "--sp-model", str(tmp_path / "sp.model"),
+                             "--output", str(tmp_path / "out")])
+    assert line.startswith("paranmt-hf convert pras: ") and str(src) in line and said in line, line
+    assert "nothing ran" not in line and "nothing was executed" not in line, line
+    torch.save({"w": torch.zeros(2)}, src)
+    line = _refusal(capsys, ["convert", "pras", str(src), "--sp-model", str(tmp_path / "sp.model"),
+                             "--output", str(tmp_path / "out")])
+    assert f"{src} is not a PRAS checkpoint: missing" in line, line
+
+
+class _Code:
+    def __init__(self, target) -> None:
+        self.target = str(target)
+
+    def __reduce__(self):
+        return (os.system, (f"echo ran > {self.target}",))
+
+
+@pytest.mark.parametrize("source", ["paranmt50m", "pras"])
+def test_convert_still_refuses_pickled_code_without_running_it(tmp_path, capsys, source):
+    target = tmp_path / "ran"
+    src = tmp_path / "evil.bin"
+    src.write_bytes(pickle.dumps([1.0, _Code(target), {"UUUNKKK": 0}], protocol=2))
+    extra = ["--sp-model", str(src)] if source == "pras" else []
+    line = _refusal(capsys, ["convert", source, str(src), *extra, "--output", str(tmp_path / "out")])
+    assert "refusing to load" in line and "system" in line and "nothing was executed" in line, line
+    assert not target.exists()

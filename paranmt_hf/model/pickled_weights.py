@@ -34,14 +34,19 @@ def pickled_code_error(err: BaseException) -> UnsafePickleError | None:
     """The one-sentence error for a pickled weights file refused by torch's safe loader (None for other errors).
 
     ``err`` or an exception it was raised from must be torch's ``UnpicklingError``; the file is found in its
-    traceback.
+    traceback. A :class:`~paranmt_hf.utils.integrity.DamagedFileError` on the way already says what the file is (no
+    pickle at all, e.g. text or an empty file): that is no refused pickle.
     """
+    from ..utils.integrity import DamagedFileError
+
     seen: set[int] = set()
     current: BaseException | None = err
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, UnsafePickleError):
             return current
+        if isinstance(current, DamagedFileError):
+            return None
         if isinstance(current, pickle.UnpicklingError):
             path = _loaded_file(current.__traceback__) or "the model's pickled weights file"
             named = re.search(r"GLOBAL ([\w.]+)", str(current))

@@ -15,8 +15,13 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import struct
+import zipfile
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+from .integrity import DamagedFileError, torch_file_problem
 
 LEGACY_PICKLE_ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {
@@ -42,6 +47,30 @@ LEGACY_PICKLE_ALLOWED: frozenset[tuple[str, str]] = frozenset(
 
 class UnsafePickleError(pickle.UnpicklingError):
     """A pickle referenced a global outside the allow-list (it was not loaded, nothing was called)."""
+
+
+UNREADABLE_ERRORS: tuple[type[BaseException], ...] = (pickle.UnpicklingError, EOFError, KeyError, IndexError,
+                                                       ValueError, TypeError, struct.error, OverflowError,
+                                                       RuntimeError, zipfile.BadZipFile)
+"""What an unpickler raises on bytes that are no (complete) pickle: an empty or truncated file, text, random bytes
+(a memo index that was never stored, a stack that underflows, an unknown opcode), a damaged zip."""
+
+
+def _unreadable(path: str | os.PathLike[str], what: str, err: BaseException) -> DamagedFileError:
+    """The one sentence for a file that is no readable ``what`` (never for a refused global)."""
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if not magic:
+        problem = "an empty file"
+    elif what == "torch checkpoint":
+        problem = torch_file_problem(Path(path))
+    elif magic == b"PK\x03\x04":
+        problem = "a zip archive, as PyTorch saves its checkpoints, not a Python pickle"
+    else:
+        problem = None
+    problem = problem or f"{type(err).__name__}: {' '.join(str(err).split())}".removesuffix(": ")
+    return DamagedFileError(f"{os.fspath(path)} is not a readable {what} ({problem}): give the model's original "
+                            "file (copy or download it again if it was cut short)")
 
 
 class RestrictedUnpickler(pickle.Unpickler):
@@ -77,6 +106,10 @@ class RestrictedUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+def _is_no_torch_file(path: str | os.PathLike[str]) -> bool:
+    return torch_file_problem(Path(path)) is not None
+
+
 def _numpy_major() -> int:
     import numpy as np
 
@@ -94,9 +127,15 @@ def load_legacy_pickle(
 
     Raises:
         UnsafePickleError: the pickle references any other global (e.g. ``os.system``).
+        DamagedFileError: the file is no readable pickle (empty, truncated, text, a PyTorch zip checkpoint...).
     """
     with open(path, "rb") as f:
-        return RestrictedUnpickler(f, allowed=allowed, source=os.fspath(path), encoding="latin1").load()
+        try:
+            return RestrictedUnpickler(f, allowed=allowed, source=os.fspath(path), encoding="latin1").load()
+        except UnsafePickleError:
+            raise
+        except UNREADABLE_ERRORS as err:
+            raise _unreadable(path, "pickle", err) from err
 
 
 def load_torch_checkpoint(path: str | os.PathLike[str], allowed_globals: Iterable[Any] = ()) -> Any:
@@ -109,13 +148,18 @@ def load_torch_checkpoint(path: str | os.PathLike[str], allowed_globals: Iterabl
 
     Raises:
         UnsafePickleError: the checkpoint references a global outside PyTorch's safe set and ``allowed_globals``.
+        DamagedFileError: the file is no readable torch checkpoint (empty, truncated, text, random bytes...).
     """
     import torch
 
     try:
         with torch.serialization.safe_globals(list(allowed_globals)):
             return torch.load(path, map_location="cpu", weights_only=True)
+    except UnsafePickleError:
+        raise
     except pickle.UnpicklingError as err:
+        if "GLOBAL" not in str(err) and _is_no_torch_file(path):  # bytes that are no pickle at all
+            raise _unreadable(path, "torch checkpoint", err) from err
         detail = str(err).split("Please file an issue")[0].strip()
         hint = next((line.strip() for line in detail.splitlines() if "GLOBAL" in line or "global" in line), detail)
         raise UnsafePickleError(
@@ -123,6 +167,8 @@ def load_torch_checkpoint(path: str | os.PathLike[str], allowed_globals: Iterabl
             f"allowed classes {[getattr(g, '__qualname__', str(g)) for g in allowed_globals]}. Loading it could run "
             f"arbitrary code; nothing was executed. PyTorch said: {hint[:500]}"
         ) from err
+    except UNREADABLE_ERRORS as err:
+        raise _unreadable(path, "torch checkpoint", err) from err
 
 
 __all__ = [

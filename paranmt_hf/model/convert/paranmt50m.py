@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ...utils.integrity import DamagedFileError
 from ...utils.safe_pickle import load_legacy_pickle
 from ..tokenization.fast import to_transformers
 from . import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
@@ -47,16 +48,26 @@ _LSTM_ARRAYS = len(LASAGNE_LSTM_PARAMS)
 
 
 def load_paranmt50m_pickle(path: str | os.PathLike[str]) -> tuple[list[np.ndarray], list[dict[str, int]]]:
-    """Load a ParaNMT-50M pickle safely; return ``(parameter arrays, vocabularies)`` (one or two vocabularies)."""
+    """Load a ParaNMT-50M pickle safely; return ``(parameter arrays, vocabularies)`` (one or two vocabularies).
+
+    Raises:
+        UnsafePickleError: the pickle names code (nothing ran).
+        DamagedFileError: the file is no readable pickle, or a pickle of something else than a saved model.
+    """
     values = load_legacy_pickle(path)
+    source = os.fspath(path)
     if not isinstance(values, list) or len(values) < 2:
-        raise ValueError(f"{os.fspath(path)} is not a ParaNMT-50M model pickle (expected [arrays..., words])")
+        held = f"a list of {len(values)}" if isinstance(values, list) else f"a {type(values).__name__}"
+        raise DamagedFileError(f"{source} is not a ParaNMT-50M model pickle: it holds {held}, not the list "
+                               "[arrays..., words] that saving a model writes")
     words, params = values[-1], values[:-1]
     vocabs = [words] if isinstance(words, dict) else list(words) if isinstance(words, list | tuple) else None
     if not vocabs or not all(isinstance(v, dict) for v in vocabs) or len(vocabs) > 2:
-        raise ValueError(f"{os.fspath(path)}: the last element must be a vocabulary dict or a pair of them")
+        raise DamagedFileError(f"{source} is not a ParaNMT-50M model pickle: its last element must be a vocabulary "
+                               "dict or a pair of them")
     if not all(isinstance(p, np.ndarray) for p in params):
-        raise ValueError(f"{os.fspath(path)}: every element but the last must be a numpy array")
+        raise DamagedFileError(f"{source} is not a ParaNMT-50M model pickle: every element but the last must be a "
+                               "numpy array")
     return params, vocabs
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ...utils.integrity import DamagedFileError
 from ...utils.safe_pickle import load_torch_checkpoint
 from ..tokenization.fast import to_transformers
 from .sentencepiece import (
@@ -71,13 +72,18 @@ def load_pras_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load a PRAS ``.pt`` checkpoint safely (``weights_only=True``, only ``argparse.Namespace`` allowed).
 
     Returns the checkpoint dict (``state_dict``, ``vocab``, ``vocab_fr``, ``args``, ``optimizer``, ``epoch``).
+
+    Raises:
+        UnsafePickleError: the checkpoint names code (nothing ran).
+        DamagedFileError: the file is no readable torch checkpoint, or one of something else than a PRAS model.
     """
     ckpt = load_torch_checkpoint(path, PRAS_SAFE_GLOBALS)
     missing = {"state_dict", "vocab", "args"} - set(ckpt if isinstance(ckpt, dict) else ())
     if missing:
-        raise ValueError(f"{os.fspath(path)} is not a PRAS checkpoint: missing {sorted(missing)}")
+        raise DamagedFileError(f"{os.fspath(path)} is not a PRAS checkpoint: missing {sorted(missing)}")
     if not isinstance(ckpt["vocab"], dict) or UNK_STRING not in ckpt["vocab"]:
-        raise ValueError(f"{os.fspath(path)}: `vocab` must be a dict holding {UNK_STRING!r}")
+        raise DamagedFileError(f"{os.fspath(path)} is not a PRAS checkpoint: its `vocab` must be a dict holding "
+                               f"{UNK_STRING!r}")
     return ckpt
 
 
