@@ -99,8 +99,10 @@ def load_paranmt(
         raise cause from None
     splits = builder.info.splits
     if splits is None or not any(s.num_examples for s in splits.values()):
+        from ..data.reader import InputError
+
         where = ", ".join(files) if files else "the ParaNMT-50M download"
-        raise ValueError(f"{where}: no valid pair to load for config {config!r} (the file is empty, or every line "
+        raise InputError(f"{where}: no valid pair to load for config {config!r} (the file is empty, or every line "
                          f"is bad or filtered out; load_paranmt({config!r}, ..., strict=True) names the first bad "
                          "line)")
     return builder.as_dataset(split=split)

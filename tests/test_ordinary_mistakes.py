@@ -61,6 +61,47 @@ def test_good_training_files_pass_the_check(tmp_path: Path) -> None:
     check_training_file(str(tmp_path / "header.tsv"))
 
 
+def test_a_repeat_count_below_one_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("a man plays .\tsomeone plays .\n")
+    with pytest.raises(SystemExit) as err:
+        main(["train", "--kind", "word", "--train", f"{pairs}@0", "--output", str(tmp_path / "m"), "--dev", "none"])
+    line = _one_line(capsys.readouterr().err)
+    assert err.value.code == 2 and f"{pairs}@0" in line and "repeat count after '@' must be 1 or more" in line, line
+    assert not (tmp_path / "m").exists()
+
+
+def test_two_columns_read_as_full_are_refused_before_loading(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``full`` reads reference, paraphrase and score: a two-column file is named, with the config that reads it."""
+    import paranmt_hf.dataset_scripts.loading as loading
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file was loaded before the check")
+
+    monkeypatch.setattr(loading, "load_paranmt", never)
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("a man plays .\tsomeone plays .\n" * 3)
+    with pytest.raises(SystemExit) as err:
+        main(["train", "--kind", "word", "--train", f"full:{pairs}", "--output", str(tmp_path / "m"), "--dev",
+              "none"])
+    line = _one_line(capsys.readouterr().err)
+    assert err.value.code == 1 and str(pairs) in line and "the full config reads 3" in line, line
+    assert f"pairs:{pairs}" in line and not (tmp_path / "m").exists()
+
+
+def test_a_training_file_without_a_valid_pair_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Lines that look like pairs but are all bad (a score that is no number) are counted by the builder: then
+    the file is named in one sentence."""
+    scored = tmp_path / "scored.tsv"
+    scored.write_text("a man plays .\tsomeone plays .\tnot-a-number\n" * 3)
+    with pytest.raises(SystemExit) as err:
+        main(["train", "--kind", "word", "--train", f"full:{scored}", "--output", str(tmp_path / "m"), "--dev",
+              "none", "--no-progress"])
+    line = _one_line(capsys.readouterr().err)
+    assert err.value.code == 1 and f"{scored}: no valid pair to load for config 'full'" in line, line
+
+
 @pytest.mark.parametrize(("kind", "found"), [("trigram", "is a trigram model"),
                                              ("trigram+word", "is a trigram+word combination"),
                                              ("lstm", "is a recurrent lstm model")])

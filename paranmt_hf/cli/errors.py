@@ -28,6 +28,7 @@ USAGE_ERRORS: tuple[str, ...] = (
     "paranmt_hf.cli.errors.UsageError",
     "paranmt_hf.data.errors.UnknownTaskError",
     "paranmt_hf.training.recipes.RecipeError",
+    "paranmt_hf.training.data.SourceSpecError",
 )
 """Exceptions that say the command line names something that does not exist (exit status 2), by
 ``module.ClassName``."""

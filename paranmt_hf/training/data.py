@@ -9,18 +9,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.configs import CONFIGS, bitext_sides
+from ..data.records import FORMATS
 from ..utils.imports import require
 
 _REPEAT = re.compile(r"@(\d+)$")
 
+
+class SourceSpecError(ValueError):
+    """A training source spelled wrongly (``--train``): a repeat count after ``@`` below 1."""
+
+
 def split_repeat(spec: str) -> tuple[str, int]:
-    """``("CONFIG:PATH[,PATH]", N)`` from ``"CONFIG:PATH[,PATH]@N"`` (N = 1 without the suffix)."""
+    """``("CONFIG:PATH[,PATH]", N)`` from ``"CONFIG:PATH[,PATH]@N"`` (N = 1 without the suffix).
+
+    Raises:
+        SourceSpecError: ``N`` is below 1.
+    """
     match = _REPEAT.search(spec)
     if not match:
         return spec, 1
     repeat = int(match.group(1))
     if repeat < 1:
-        raise ValueError(f"source {spec!r}: the repeat count after '@' must be >= 1")
+        raise SourceSpecError(f"training source {spec!r}: the repeat count after '@' must be 1 or more (the times "
+                              f"the source is read per epoch), got {repeat}")
     return spec[: match.start()], repeat
 
 
@@ -59,7 +70,7 @@ class PairSource:
         for path in files:
             if "://" not in path and not os.path.exists(path):
                 raise FileNotFoundError(f"training file {path!r} does not exist")
-            check_training_file(path)
+            check_training_file(path, config)
         return cls(config, files, repeat=repeat)
 
 
@@ -68,16 +79,17 @@ HEAD_BYTES = 1 << 16
 """How much of a training file :func:`check_training_file` reads."""
 
 
-def check_training_file(path: str) -> None:
+def check_training_file(path: str, config: str = "pairs") -> None:
     """Refuse at once, in one sentence, a training file that cannot hold pairs.
 
-    An empty file, a binary file (a NumPy ``.npy`` array, any file with NUL bytes or not UTF-8) and a file whose
-    first lines have no tab (one column) are refused before anything is loaded; a URL, a zip archive (its members
-    are read by the builder) and a file whose first lines look like pairs are left to the builder, which counts the
-    bad lines it meets.
+    An empty file, a binary file (a NumPy ``.npy`` array, any file with NUL bytes or not UTF-8), a file whose
+    first lines have no tab (one column), and one whose first lines have fewer columns than ``config``'s line
+    format needs (two columns read as ``full``, which needs the score) are refused before anything is loaded; a URL,
+    a zip archive (its members are read by the builder) and a file whose first lines look like pairs are left to the
+    builder, which counts the bad lines it meets.
 
     Raises:
-        InputError: the file is empty, not text, or has one column.
+        InputError: the file is empty, not text, has one column, or too few for ``config``.
     """
     import gzip
     import zipfile
@@ -106,6 +118,12 @@ def check_training_file(path: str) -> None:
     if lines and not any("\t" in line for line in lines):
         raise InputError(f"training file {path!r} has one column (no tab in its first {len(lines)} line(s)); "
                          f"{PAIRS_FORMAT}")
+    need = FORMATS[CONFIGS[config].line_format].min_columns if config in CONFIGS else 2
+    if lines and not any(line.count("\t") + 1 >= need for line in lines):
+        most = max(line.count("\t") + 1 for line in lines)
+        raise InputError(f"training file {path!r} has {most} columns in its first {len(lines)} line(s), and the "
+                         f"{config} config reads {need} (reference, paraphrase, paraphrase score): give it as "
+                         f"pairs:{path} to train on its pairs")
 
 
 def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None, seed: int = 0) -> Any:
@@ -139,7 +157,9 @@ def load_pairs(sources: Sequence[PairSource | str], max_pairs: int | None = None
     if max_pairs is not None:
         pairs = pairs.select(range(min(max_pairs, len(pairs))))
     if len(pairs) == 0:
-        raise ValueError("the training sources hold no valid pair")
+        from ..data.reader import InputError
+
+        raise InputError("the training sources hold no valid pair")
     return pairs.flatten_indices()
 
 
