@@ -355,3 +355,28 @@ def test_a_model_id_that_is_no_hub_id_is_refused(model_dir, tmp_path, capsys, mo
     with pytest.raises(PublishError, match="model_id .* is not a Hub repository id"):  # the API says its keyword
         publish(model_dir, tmp_path / "hub", model_id=model_id)
     assert not (tmp_path / "hub").exists()
+
+
+@pytest.mark.parametrize(("flag", "content", "said"), [
+    ("--speed", "not json\n", "is not valid JSON"),
+    ("--speed", '"a string"\n', "holds a JSON string, not the object or list"),
+    ("--speed", None, "is a folder"),
+    ("--eval-dir", "{}\n", "is a file, not a folder"),
+])
+def test_a_speed_json_or_eval_dir_of_the_wrong_kind_is_one_line_before_any_work(model_dir, tmp_path, capsys,
+                                                                                 monkeypatch, flag, content, said):
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded before the check")
+
+    monkeypatch.setattr(ParaNMTEncoder, "from_pretrained", never)
+    given = tmp_path / "given"
+    if content is None:
+        given.mkdir()
+    else:
+        given.write_text(content)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(["publish", str(model_dir), "--output", str(tmp_path / "hub"), flag, str(given)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stopped.value.code == 1 and len(err) == 1 and str(given) in err[0] and said in err[0], err
+    assert not (tmp_path / "hub").exists()

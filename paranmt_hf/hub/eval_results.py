@@ -80,9 +80,13 @@ def find_results_folder(eval_dir: str | os.PathLike[str]) -> Path:
 
     Raises:
         FileNotFoundError: ``eval_dir`` does not exist.
+        NotADirectoryError: ``eval_dir`` is a file.
         EvalResultsError: no task JSON below it, or task JSONs in several folders (several models or revisions).
     """
     root = Path(eval_dir)
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(f"evaluation folder {root} is a file, not a folder: give the folder "
+                                 "`paranmt-hf eval MODEL --output FOLDER` wrote")
     if not root.is_dir():
         raise FileNotFoundError(f"evaluation folder {root} does not exist")
     folders = sorted({p.parent for p in root.rglob("*.json")  # links out of it: skipped, and warned when read

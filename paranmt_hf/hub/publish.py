@@ -23,6 +23,7 @@ from .card import default_model_id, render_model_card
 from .checks import ST_FILES, check_hub_folder
 from .eval_results import EvalSummary, check_results_model, load_eval_results
 from .model_info import SUMMARY_FILE, public_training_summary, read_training_summary
+from .speed import read_speed_json
 
 logger = logging.getLogger(__name__)
 
@@ -174,8 +175,10 @@ def publish(
 
     Raises:
         FileNotFoundError: ``model_dir`` has no saved model, or ``eval_dir`` / ``speed_json`` do not exist.
+        NotADirectoryError: ``eval_dir`` is a file.
         FileExistsError: ``output_dir`` is not empty and ``overwrite`` is false.
-        PublishError: a required file is missing, the folder does not reproduce the model, or the push failed.
+        PublishError: ``speed_json`` is no speed benchmark JSON, a required file is missing, the folder does not
+            reproduce the model, or the push failed.
         EvalResultsError: ``eval_dir`` holds no usable results, or results of another model.
     """
     from ..model.encoder import ParaNMTEncoder
@@ -187,8 +190,11 @@ def publish(
         check_repo_id(push_repo_id, "push_repo_id")
     if model_id is not None:
         check_repo_id(model_id, "model_id")
-    if speed_json is not None and not Path(speed_json).is_file():
-        raise FileNotFoundError(f"speed JSON {speed_json} does not exist")
+    if speed_json is not None:
+        try:
+            read_speed_json(speed_json)  # before any work: a file that is no speed JSON stops the command now
+        except ValueError as err:
+            raise PublishError(str(err)) from None
     evaluation = load_eval_results(eval_dir) if eval_dir is not None else None
     if evaluation is not None:
         check_results_model(evaluation, source)

@@ -62,22 +62,40 @@ def _table(title: str, rows: list[dict[str, Any]], kind: str, notes: list[str]) 
             "rows": [[_fmt(r.get(c)) for c in columns] for r in rows]}
 
 
+def read_speed_json(speed_json: str | os.PathLike[str]) -> dict[str, Any] | list[Any]:
+    """The content of a speed benchmark JSON: an object or a list.
+
+    Raises:
+        FileNotFoundError: ``speed_json`` does not exist.
+        ValueError: it is a folder, not UTF-8 JSON, or JSON of another kind (a string, a number...).
+    """
+    path = Path(speed_json)
+    if path.is_dir():
+        raise ValueError(f"speed JSON {path} is a folder: give the JSON file a speed benchmark wrote")
+    if not path.is_file():
+        raise FileNotFoundError(f"speed JSON {path} does not exist")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ValueError(f"speed JSON {path} is not valid JSON ({err}): give the JSON file a speed benchmark "
+                         "wrote") from None
+    if not isinstance(data, dict | list):
+        kind = {str: "string", bool: "boolean", int: "number", float: "number"}.get(type(data), "null")
+        raise ValueError(f"speed JSON {path} holds a JSON {kind}, not the object or list a speed benchmark writes")
+    return data
+
+
 def speed_info(speed_json: str | os.PathLike[str] | None, kinds: list[str]) -> dict[str, Any] | None:
     """The speed section (notes, tables, bullet points) of a model of encoder kinds ``kinds``; ``None`` without JSON.
 
     Raises:
         FileNotFoundError: ``speed_json`` does not exist.
-        ValueError: it is not valid JSON.
+        ValueError: it is not a JSON object or list (:func:`read_speed_json`).
     """
     if speed_json is None:
         return None
     path = Path(speed_json)
-    if not path.is_file():
-        raise FileNotFoundError(f"speed JSON {path} does not exist")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    data = read_speed_json(path)
     kind = "+".join(kinds)
     tables: list[dict[str, Any]] = []
     bullets: list[str] = []
@@ -85,8 +103,6 @@ def speed_info(speed_json: str | os.PathLike[str] | None, kinds: list[str]) -> d
         rows = _rows(data)
         tables = [_table("", rows, kind, [])] if rows else []
         return {"source": path.name, "notes": [], "tables": tables, "bullets": []}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object or list, got {type(data).__name__}")
     for key, value in data.items():
         rows = _rows(value) if key in ("results", "rows", "models") else None
         if rows:
