@@ -48,6 +48,29 @@ def test_eval_cli_clear_errors(tiny_model_dir, tmp_path):
         main(["eval", str(tmp_path / "no-model"), "--tasks", "STS12"])
 
 
+@pytest.mark.parametrize("below", [False, True])
+def test_an_output_that_is_a_file_is_refused_before_evaluating(tiny_model_dir, data_dir, tmp_path, capsys,
+                                                               monkeypatch, below):
+    import paranmt_hf.evaluation as evaluation
+
+    def never(*args, **kwargs):
+        raise AssertionError("evaluated before --output was checked")
+
+    monkeypatch.setattr(evaluation, "evaluate", never)
+    taken = tmp_path / "scores.txt"
+    taken.write_text("kept\n")
+    output = taken / "results" if below else taken
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(["eval", str(tiny_model_dir), "--tasks", "STS12", "--data-dir", str(data_dir), "--output",
+              str(output)])
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert stopped.value.code == 1 and len(err) == 1 and not captured.out, (captured.out, err)
+    assert f"results folder {output}" in err[0] and f"{taken} is a file, not a folder" in err[0], err
+    assert taken.read_text() == "kept\n"
+
+
 # ---- results are protected, whole and traceable to their model ----------------------------------
 def _eval(model_dir, data_dir, out, *tasks, extra=()):
     return main(["eval", str(model_dir), "--tasks", *tasks, "--data-dir", str(data_dir), "--output", str(out),

@@ -44,12 +44,22 @@ def model_folder_name(name: str) -> str:
 def results_folder(output_dir: str | os.PathLike[str], model_name: str, revision: str) -> Path:
     """``<output_dir>/<org>__<name>/<revision>``, both names confined to one folder each.
 
+    Checked before any work (``paranmt-hf eval`` calls it before evaluating): ``output_dir`` and the folders above it
+    that exist are folders, so that the results can be written there.
+
     Raises:
         UnsafeNameError: the name or the revision would lead out of ``output_dir`` (``..``, ``/``, absolute).
+        NotADirectoryError: ``output_dir``, or a path above it, is a file.
     """
     from ..utils.atomic import path_name
 
-    return Path(output_dir) / model_folder_name(model_name) / path_name(revision, "revision")
+    root = Path(output_dir)
+    existing = next((p for p in (root, *root.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == root else f" cannot be made: {existing}"
+        raise NotADirectoryError(f"results folder {root}{where} is a file, not a folder: choose a folder for the "
+                                 "results")
+    return root / model_folder_name(model_name) / path_name(revision, "revision")
 
 
 def _rounded(entry: dict[str, Any], version: str | None) -> dict[str, Any]:
