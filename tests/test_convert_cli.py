@@ -151,3 +151,37 @@ def test_convert_still_refuses_pickled_code_without_running_it(tmp_path, capsys,
     line = _refusal(capsys, ["convert", source, str(src), *extra, "--output", str(tmp_path / "out")])
     assert "refusing to load" in line and "system" in line and "nothing was executed" in line, line
     assert not target.exists()
+
+
+def _pras_checkpoint(path, **settings) -> None:
+    """A tiny PRAS checkpoint (word averaging over a 3-piece vocabulary)."""
+    args = argparse.Namespace(**{"model": "avg", "dim": 4, "lower_case": 1, "tokenize": 0, "zero_unk": 1,
+                                 "pool": "mean", "ngrams": 0, **settings})
+    vocab = {"▁a": 0, "▁b": 1, "UUUNKKK": 2}
+    torch.save({"state_dict": {"embedding.weight": torch.zeros(3, 4)}, "vocab": vocab, "vocab_fr": None,
+                "args": args, "epoch": 1}, path)
+
+
+@pytest.mark.parametrize(("case", "said"), [
+    ("no unknown-word row", "vocabulary has no 'UUUNKKK' entry"),
+    ("another model type", "holds 0 arrays after its embeddings, a bilstmavg model"),
+    ("moses", "was trained with --tokenize 1"),
+    ("sp model of text", "is not a sentencepiece model"),
+])
+def test_a_checkpoint_that_does_not_fit_the_conversion_is_one_sentence(tmp_path, capsys, case, said):
+    """Its vocabulary, its layout against --model, its settings, its sentencepiece file: named, no traceback."""
+    if case in ("no unknown-word row", "another model type"):
+        src = tmp_path / "m.pickle"
+        vocab = {"a": 0, "b": 1} if case == "no unknown-word row" else {"a": 0, "b": 1, "UUUNKKK": 2}
+        src.write_bytes(pickle.dumps([np.zeros((len(vocab), 2)), vocab], protocol=2))
+        args = ["convert", "paranmt50m", str(src), *(["--model", "bilstmavg"] if case == "another model type" else [])]
+    else:
+        pytest.importorskip("sentencepiece")
+        src = tmp_path / "model.pt"
+        _pras_checkpoint(src, tokenize=int(case == "moses"))
+        (tmp_path / "sp.model").write_text("not a sentencepiece model\n")
+        args = ["convert", "pras", str(src), "--sp-model", str(tmp_path / "sp.model")]
+    line = _refusal(capsys, [*args, "--output", str(tmp_path / "out")])
+    assert str(src) in line or str(tmp_path / "sp.model") in line, line
+    assert said in line and "ignore_moses" not in line, line
+    assert not (tmp_path / "out").exists()

@@ -45,6 +45,7 @@ USER_ERRORS: tuple[str, ...] = (
     "paranmt_hf.utils.atomic.OutputIsInputError",
     "paranmt_hf.utils.atomic.UnsafeNameError",
     "paranmt_hf.utils.safe_pickle.UnsafePickleError",
+    "paranmt_hf.model.convert.errors.ConversionError",
     "paranmt_hf.model.remote_code.RemoteCodeError",
     "paranmt_hf.model.folder_kind.NotAParaNMTFolderError",
     "paranmt_hf.model.export.ExportCheckError",

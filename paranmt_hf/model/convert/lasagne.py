@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ...modeling.peephole_lstm import PeepholeLSTM
+from .errors import ConversionError
 
 GATES = ("ingate", "forgetgate", "cell", "outgate")
 """Lasagne's gate order, also the order of ``torch.nn.LSTM`` and of ``PeepholeLSTM``'s 4H blocks."""
@@ -45,17 +46,17 @@ def lstm_shapes(input_size: int, hidden_size: int) -> dict[str, tuple[int, ...]]
 def read_lstm(arrays: Sequence[np.ndarray], input_size: int, what: str) -> dict[str, np.ndarray]:
     """Name the 17 arrays of one Lasagne LSTM layer, checking every shape; ``what`` names the layer in errors."""
     if len(arrays) != len(LASAGNE_LSTM_PARAMS):
-        raise ValueError(f"{what}: expected the {len(LASAGNE_LSTM_PARAMS)} arrays of a Lasagne LSTMLayer(peepholes="
-                         f"True), got {len(arrays)}")
+        raise ConversionError(f"{what}: expected the {len(LASAGNE_LSTM_PARAMS)} arrays of a Lasagne "
+                              f"LSTMLayer(peepholes=True), got {len(arrays)}")
     first = np.shape(arrays[0])
     if len(first) != 2:
-        raise ValueError(f"{what}: W_in_to_ingate must be 2-D (input size x units), got shape {first}")
+        raise ConversionError(f"{what}: W_in_to_ingate must be 2-D (input size x units), got shape {first}")
     hidden = int(first[1])
     shapes = lstm_shapes(input_size, hidden)
     named = dict(zip(LASAGNE_LSTM_PARAMS, arrays, strict=True))
     for name, array in named.items():
         if tuple(np.shape(array)) != shapes[name]:
-            raise ValueError(
+            raise ConversionError(
                 f"{what}: {name} has shape {tuple(np.shape(array))}, expected {shapes[name]} (inputs of size "
                 f"{input_size}, {hidden} units; parameters in Lasagne's get_all_param_values order: "
                 f"{', '.join(LASAGNE_LSTM_PARAMS)})"

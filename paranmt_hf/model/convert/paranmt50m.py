@@ -30,6 +30,7 @@ from ...utils.integrity import DamagedFileError
 from ...utils.safe_pickle import load_legacy_pickle
 from ..tokenization.fast import to_transformers
 from . import PARANMT50M_COMBINATION_TYPES, PARANMT50M_MODELS
+from .errors import ConversionError
 from .lasagne import LASAGNE_LSTM_PARAMS, copy_lstm, read_lstm
 from .pras import UNK_STRING, ConversionReport
 from .sentencepiece import FINAL_SIGMA
@@ -88,18 +89,19 @@ class _Part:
     lstms: list[list[np.ndarray]] = field(default_factory=list)  # Lasagne LSTM layers (forward, backward)
 
 
-def _ordered_tokens(vocab: dict[str, int], rows: int, what: str) -> list[str]:
+def _ordered_tokens(vocab: dict[str, int], rows: int, what: str, source: str) -> list[str]:
     """Tokens in row order, ``UUUNKKK`` left out; checks that ``vocab`` indexes the ``rows`` rows exactly once."""
     from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
 
     if UNK_STRING not in vocab:
-        raise ValueError(f"the {what} vocabulary has no {UNK_STRING!r} entry")
+        raise ConversionError(f"{source}: the {what} vocabulary has no {UNK_STRING!r} entry")
     ids = sorted(vocab.values())
     if len(vocab) != rows or ids != list(range(rows)):
-        raise ValueError(f"the {what} vocabulary ({len(vocab)} entries) does not index the {rows} embedding rows")
+        raise ConversionError(f"{source}: the {what} vocabulary ({len(vocab)} entries) does not index the {rows} "
+                              "embedding rows")
     if PAD_TOKEN in vocab or UNK_TOKEN in vocab:
-        raise ValueError(f"the {what} vocabulary holds {PAD_TOKEN!r} or {UNK_TOKEN!r}, the converted model's own "
-                         "special tokens")
+        raise ConversionError(f"{source}: the {what} vocabulary holds {PAD_TOKEN!r} or {UNK_TOKEN!r}, the "
+                              "converted model's own special tokens")
     by_row = sorted(vocab.items(), key=lambda kv: kv[1])
     return [token for token, _ in by_row if token != UNK_STRING]
 
@@ -122,7 +124,7 @@ def word_tokenizer_backend(tokens: list[str]) -> Tokenizer:
     for token in tokens:
         vocab.setdefault(token, len(vocab))
     if len(vocab) != len(tokens) + 2:
-        raise ValueError("the word vocabulary holds [PAD]/[UNK] or duplicates")
+        raise ConversionError("the word vocabulary holds [PAD]/[UNK] or duplicates")
     tok = Tokenizer(models.WordLevel(vocab, unk_token=UNK_TOKEN))
     tok.normalizer = normalizers.Sequence([normalizers.Replace(Regex(FINAL_SIGMA), "ς"), normalizers.Lowercase()])
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -140,8 +142,8 @@ def _unreachable(tokens: list[str], token_type: str, lookup: str) -> list[str]:
 
 def _split_lstms(arrays: list[np.ndarray], layers: int, path: str, what: str) -> list[list[np.ndarray]]:
     if len(arrays) != layers * _LSTM_ARRAYS:
-        raise ValueError(f"{path}: a {what} model holds {layers} x {_LSTM_ARRAYS} LSTM arrays after its embeddings "
-                         f"(Lasagne LSTMLayer(peepholes=True)), found {len(arrays)}")
+        raise ConversionError(f"{path}: a {what} model holds {layers} x {_LSTM_ARRAYS} LSTM arrays after its "
+                              f"embeddings (Lasagne LSTMLayer(peepholes=True)), found {len(arrays)}")
     return [arrays[i * _LSTM_ARRAYS : (i + 1) * _LSTM_ARRAYS] for i in range(layers)]
 
 
@@ -156,7 +158,7 @@ def _single_parts(
             model = "wordaverage"
         else:
             hint = {1: "lstmavg or lstmmax", 2: "bilstmavg or bilstmmax"}.get(layers or -1)
-            raise ValueError(
+            raise ConversionError(
                 f"{path} holds {extra} arrays after its embeddings: "
                 + (f"an LSTM model; the pickle does not record which, pass --model {hint} (model=...)" if hint
                    else f"not a ParaNMT-50M model layout ({_LSTM_ARRAYS} arrays per Lasagne LSTM layer)")
@@ -165,7 +167,7 @@ def _single_parts(
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     expected = 2 if model.startswith("bilstm") else 1 if model.startswith("lstm") else 0
     if layers != expected:
-        raise ValueError(f"{path} holds {extra} arrays after its embeddings, a {model} model {expected} x "
+        raise ConversionError(f"{path} holds {extra} arrays after its embeddings, a {model} model {expected} x "
                          f"{_LSTM_ARRAYS} (Lasagne LSTMLayer(peepholes=True)): is --model right?")
     kind = token_type or guess_token_type(vocab)
     encoder = "bilstm" if expected == 2 else "lstm" if expected == 1 else kind
@@ -188,17 +190,18 @@ def _mixed_parts(
             rows = params[0].shape[0]
             candidates = [t for t, v in (("ngram-lstm", ngram_vocab), ("word-lstm", word_vocab)) if len(v) == rows]
             if len(candidates) != 1:
-                raise ValueError(f"{path}: pass --combination-type ngram-lstm or word-lstm (the pickle does not say)")
+                raise ConversionError(f"{path}: pass --combination-type ngram-lstm or word-lstm (the pickle does "
+                                      "not say)")
             combination_type = candidates[0]
         else:
-            raise ValueError(f"{path} holds {n} arrays: not a ParaNMT-50M combined model layout")
+            raise ConversionError(f"{path} holds {n} arrays: not a ParaNMT-50M combined model layout")
     if combination_type not in COMBINATION_TYPES:
         raise ValueError(f"combination_type must be one of {COMBINATION_TYPES}, got {combination_type!r}")
     names = combination_type.split("-")
     tables = len(names)
     lstm = "lstm" in names
     if n != tables + (_LSTM_ARRAYS if lstm else 0):
-        raise ValueError(f"{path} holds {n} arrays, a {combination_type} model {tables} embedding matrices"
+        raise ConversionError(f"{path} holds {n} arrays, a {combination_type} model {tables} embedding matrices"
                          + (f" and {_LSTM_ARRAYS} LSTM arrays" if lstm else ""))
     parts = []
     for name, we in zip(names, params[:tables], strict=True):
@@ -236,8 +239,8 @@ class _Built:
 
 def _build_part(part: _Part, lookup: str, merge: str, source: str) -> _Built:
     if part.we.ndim != 2:
-        raise ValueError(f"{source}: embedding matrices must be 2-D, got shape {part.we.shape}")
-    tokens = _ordered_tokens(part.vocab, part.we.shape[0], part.token_type)
+        raise ConversionError(f"{source}: embedding matrices must be 2-D, got shape {part.we.shape}")
+    tokens = _ordered_tokens(part.vocab, part.we.shape[0], part.token_type, source)
     component: dict[str, Any] = {
         "kind": part.encoder, "vocab_size": len(tokens) + 2, "embedding_dim": int(part.we.shape[1])
     }
@@ -247,7 +250,7 @@ def _build_part(part: _Part, lookup: str, merge: str, source: str) -> _Built:
     if layers:
         sizes = {int(layer["W_hid_to_ingate"].shape[0]) for layer in layers}
         if len(sizes) != 1:
-            raise ValueError(f"{source}: the forward and backward LSTMs have different sizes {sorted(sizes)}")
+            raise ConversionError(f"{source}: the forward and backward LSTMs have different sizes {sorted(sizes)}")
         component.update(rnn_hidden_size=sizes.pop(), lstm_peepholes=True)
         if part.encoder == "bilstm":
             component["bilstm_merge"] = merge
@@ -302,11 +305,11 @@ def convert_paranmt50m(
     params, vocabs = load_paranmt50m_pickle(path)
     if len(vocabs) == 1:
         if combination_type is not None:
-            raise ValueError(f"{source} is a single model (one vocabulary): combination_type does not apply")
+            raise ConversionError(f"{source} is a single model (one vocabulary): combination_type does not apply")
         name, parts = _single_parts(params, vocabs[0], model, token_type, source)
     else:
         if model is not None:
-            raise ValueError(f"{source} is a combined model (two vocabularies): use combination_type, not model")
+            raise ConversionError(f"{source} is a combined model (two vocabularies): use combination_type, not model")
         name, parts = _mixed_parts(params, vocabs, combination_type, source)
     pooling = "max" if name in ("maxpool", "lstmmax", "bilstmmax") else "mean"
     merge = "concat" if axis == 2 else "max" if pooling == "max" else "sum"

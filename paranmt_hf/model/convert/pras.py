@@ -27,6 +27,7 @@ import torch
 from ...utils.integrity import DamagedFileError
 from ...utils.safe_pickle import load_torch_checkpoint
 from ..tokenization.fast import to_transformers
+from .errors import ConversionError
 from .sentencepiece import (
     build_sentencepiece_tokenizer,
     is_unknown_run,
@@ -123,21 +124,25 @@ def convert_pras(
     args, vocab, state = ckpt["args"], ckpt["vocab"], ckpt["state_dict"]
     kind = _arg(args, "model", "avg")
     if kind not in ("avg", "lstm"):
-        raise ValueError(f"unknown PRAS model type args.model={kind!r} (expected 'avg' or 'lstm')")
+        raise ConversionError(f"{checkpoint}: unknown PRAS model type args.model={kind!r} (expected 'avg' or 'lstm')")
     if _arg(args, "ngrams", 0):
-        raise ValueError("PRAS checkpoints with --ngrams > 0 are not supported (the PRAS code itself asserts 0)")
+        raise ConversionError(f"{checkpoint}: PRAS checkpoints with --ngrams > 0 are not supported (the PRAS code "
+                              "itself asserts 0)")
     if _arg(args, "tokenize", 0) and not ignore_moses:
-        raise ValueError(
-            "this checkpoint was trained with --tokenize 1: the original inference Moses-tokenises text first, which "
-            "the converted tokenizer cannot reproduce. Pass ignore_moses=True (CLI: --ignore-moses) to convert "
-            "anyway; embeddings then equal the original only on already Moses-tokenised text."
+        raise ConversionError(
+            f"{checkpoint} was trained with --tokenize 1: the original inference Moses-tokenises text first, which "
+            "the converted tokenizer cannot reproduce. Pass ignore_moses=True to convert anyway; embeddings then "
+            "equal the original only on already Moses-tokenised text."
         )
     lower = bool(_arg(args, "lower_case", 1))
     zero_unk = bool(_arg(args, "zero_unk", 1))
     pool = _arg(args, "pool", "mean")
+    if "embedding.weight" not in state:
+        raise ConversionError(f"{checkpoint}: its state_dict has no embedding.weight")
     weight = state["embedding.weight"].detach().to(torch.float32)
     if weight.shape[0] != len(vocab) or not all(0 <= int(r) < weight.shape[0] for r in vocab.values()):
-        raise ValueError(f"embedding.weight has {weight.shape[0]} rows; vocab ({len(vocab)} entries) must index them")
+        raise ConversionError(f"{checkpoint}: embedding.weight has {weight.shape[0]} rows; vocab ({len(vocab)} "
+                              "entries) must index them")
 
     sp = read_sentencepiece_model(sp_model)
     runs = sorted(k for k in vocab if is_unknown_run(k, sp))
@@ -204,9 +209,11 @@ def _copy_lstm(rnn: torch.nn.LSTM, state: dict[str, torch.Tensor]) -> None:
     for name, param in rnn.named_parameters():
         key = f"lstm.{name}"
         if key not in state:
-            raise ValueError(f"checkpoint misses {key} (expected a 1-layer bidirectional nn.LSTM named `lstm`)")
+            raise ConversionError(f"the checkpoint misses {key} (expected a 1-layer bidirectional nn.LSTM named "
+                                  "`lstm`)")
         if tuple(state[key].shape) != tuple(param.shape):
-            raise ValueError(f"{key} has shape {tuple(state[key].shape)}, expected {tuple(param.shape)}")
+            raise ConversionError(f"the checkpoint's {key} has shape {tuple(state[key].shape)}, expected "
+                                  f"{tuple(param.shape)}")
         param.copy_(state[key].to(torch.float32))
 
 

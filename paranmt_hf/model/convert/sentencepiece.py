@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...modeling.segmentation_paranmt import PAD_TOKEN, UNK_TOKEN
+from .errors import ConversionError
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -64,14 +65,28 @@ class SentencePieceModel:
 
 
 def read_sentencepiece_model(path: str) -> SentencePieceModel:
-    """Parse a sentencepiece ``.model`` file (a protobuf ``ModelProto``)."""
+    """Parse a sentencepiece ``.model`` file (a protobuf ``ModelProto``).
+
+    Raises:
+        DamagedFileError: the file is no sentencepiece model (not a ``ModelProto``, or one without pieces).
+    """
     from ...utils.imports import require
+    from ...utils.integrity import DamagedFileError
 
     require("google.protobuf", "sp")
+    from google.protobuf.message import DecodeError
+
     model_pb2 = require("sentencepiece.sentencepiece_model_pb2", "sp")
     proto = model_pb2.ModelProto()
     with open(path, "rb") as f:
-        proto.ParseFromString(f.read())
+        try:
+            proto.ParseFromString(f.read())
+        except DecodeError as err:
+            raise DamagedFileError(f"{path} is not a sentencepiece model ({err}): give the .model file the "
+                                   "checkpoint was trained with") from None
+    if not proto.pieces:
+        raise DamagedFileError(f"{path} is not a sentencepiece model (it holds no piece): give the .model file the "
+                               "checkpoint was trained with")
     norm, trainer = proto.normalizer_spec, proto.trainer_spec
     return SentencePieceModel(
         pieces=[(p.piece, float(p.score)) for p in proto.pieces if p.type == _NORMAL],
@@ -98,7 +113,7 @@ def check_supported(sp: SentencePieceModel) -> None:
     if not sp.escape_whitespaces:
         problems.append("escape_whitespaces=false")
     if problems:
-        raise ValueError("cannot convert this sentencepiece model exactly: " + ", ".join(problems))
+        raise ConversionError("cannot convert this sentencepiece model exactly: " + ", ".join(problems))
 
 
 def pieces_with_unknown_chars(sp: SentencePieceModel) -> list[str]:
