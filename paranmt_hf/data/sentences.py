@@ -13,6 +13,7 @@ import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from .reader import InputError, check_input_files
 
@@ -32,6 +33,23 @@ def parse_columns(columns: str) -> list[int] | None:
     return [int(p) for p in parts]
 
 
+def decoded_lines(handle: IO[bytes], name: str, error: type[Exception] = InputError) -> Iterator[str]:
+    r"""The lines of an open binary file as UTF-8 text, without ``\n`` / ``\r\n`` (a leading BOM removed).
+
+    Raises:
+        error: a line that is not valid UTF-8 (``name:line``, byte offset in the line).
+    """
+    for number, raw in enumerate(handle, start=1):
+        raw = raw[:-1] if raw.endswith(b"\n") else raw
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise error(f"{name}:{number}: not valid UTF-8 (byte {err.start} of the line: "
+                        f"{raw[max(0, err.start - 20):err.start + 20]!r}); convert the file to UTF-8 first") from None
+        yield line[1:] if number == 1 and line.startswith("\ufeff") else line
+
+
 def iter_lines(path: str | Path) -> Iterator[str]:
     r"""The lines of a UTF-8 text file (gzip'd when named ``*.gz``), without their ``\n`` / ``\r\n``.
 
@@ -41,20 +59,14 @@ def iter_lines(path: str | Path) -> Iterator[str]:
     """
     check_input_files([path])
     name = os.fspath(path)
-    number = 0
+    read = 0
     try:
         with gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise InputError(f"{name}:{number}: not valid UTF-8 (byte {err.start} of the line: "
-                                     f"{raw[max(0, err.start - 20):err.start + 20]!r}); convert the file to UTF-8 "
-                                     "first") from None
-                line = line.removesuffix("\n").removesuffix("\r")
-                yield line.removeprefix("\ufeff") if number == 1 else line
+            for line in decoded_lines(f, name):
+                read += 1
+                yield line
     except (gzip.BadGzipFile, EOFError, zlib.error) as err:
-        raise InputError(f"{name}: truncated or corrupt gzip data after line {number:,} ({err})") from None
+        raise InputError(f"{name}: truncated or corrupt gzip data after line {read:,} ({err})") from None
 
 
 def iter_sentences(paths: list[str], columns: str = "all", limit: int | None = None) -> Iterator[str]:

@@ -24,6 +24,7 @@ from typing import IO
 
 import numpy as np
 
+from ..data.sentences import decoded_lines
 from ..utils.atomic import atomic_output
 from .encoders import SupportsEncode, encode
 from .metrics import paired_cosine
@@ -58,16 +59,7 @@ def iter_lines(path: PathLike) -> Iterator[str]:
         InputLineError: a line is not valid UTF-8 (``file:line``, byte offset in the line).
     """
     with _open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
-            raw = raw[:-1] if raw.endswith(b"\n") else raw
-            raw = raw[:-1] if raw.endswith(b"\r") else raw
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise InputLineError(f"{path}:{number}: not valid UTF-8 (byte {err.start} of the line: "
-                                     f"{raw[max(0, err.start - 20):err.start + 20]!r}); convert the file to "
-                                     "UTF-8 first") from None
-            yield line[1:] if number == 1 and line.startswith("\ufeff") else line
+        yield from decoded_lines(handle, os.fspath(path), InputLineError)
 
 
 def iter_chunks(path: PathLike, chunk_size: int) -> Iterator[list[str]]:
