@@ -13,6 +13,8 @@ import signal
 import sys
 from collections.abc import Iterable
 
+from ..utils.exception_chain import exception_chain
+
 USAGE_STATUS = 2
 """Exit status of a command line that asks for something that does not exist (as argparse's own errors)."""
 
@@ -122,15 +124,11 @@ def interruption(err: BaseException) -> int | None:
     same time by the same signal sent to the whole process group (a terminal, ``timeout``, a cluster's job
     scheduler), fails to reach its manager process while it terminates. That error is the stop, not a failure.
     """
-    seen: set[int] = set()
-    cause: BaseException | None = err
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
+    for cause in exception_chain(err):
         if isinstance(cause, KeyboardInterrupt):
             return int(signal.SIGINT)
         if isinstance(cause, SystemExit) and cause.code == 128 + signal.SIGTERM:
             return int(signal.SIGTERM)
-        cause = cause.__context__
     return None
 
 

@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from ..utils.exception_chain import exception_chain
+
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -80,10 +82,7 @@ def hub_error(name: str, err: BaseException, revision: str | None = None) -> Fil
     """
     from huggingface_hub import constants, errors
 
-    seen: set[int] = set()
-    cause: BaseException | None = err
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
+    for cause in exception_chain(err):
         if isinstance(cause, errors.HFValidationError):
             return not_found(name, "it is not a valid Hub id")
         if isinstance(cause, errors.RevisionNotFoundError):
@@ -100,7 +99,6 @@ def hub_error(name: str, err: BaseException, revision: str | None = None) -> Fil
             return not_found(name, f"the Hub's {split_revision(name)[0]} lacks a file ({_first_line(cause)})")
         if type(cause).__module__.startswith(("huggingface_hub", "httpx", "requests", "urllib3")):
             return not_found(name, f"the Hub could not be reached ({_first_line(cause)})")
-        cause = cause.__cause__ or cause.__context__
     return None
 
 

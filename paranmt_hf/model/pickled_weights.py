@@ -13,6 +13,7 @@ import pickle
 import re
 from types import TracebackType
 
+from ..utils.exception_chain import exception_chain
 from ..utils.safe_pickle import UnsafePickleError
 
 
@@ -39,10 +40,7 @@ def pickled_code_error(err: BaseException) -> UnsafePickleError | None:
     """
     from ..utils.integrity import DamagedFileError
 
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in exception_chain(err):
         if isinstance(current, UnsafePickleError):
             return current
         if isinstance(current, DamagedFileError):
@@ -54,5 +52,4 @@ def pickled_code_error(err: BaseException) -> UnsafePickleError | None:
             return UnsafePickleError(
                 f"{path} is a pickle that {what}, code that would run to load it: it was not loaded and nothing ran; "
                 "use a copy of the model saved as safetensors (model.safetensors), from a source you trust")
-        current = current.__cause__ or current.__context__
     return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 
+from .exception_chain import exception_chain
+
 NO_SPACE_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 """``errno`` values of a full device or an exhausted quota."""
 
@@ -23,16 +25,12 @@ def is_no_space(err: BaseException) -> bool:
     An ``OSError`` with ``ENOSPC``/``EDQUOT``, or safetensors' ``SafetensorError`` wrapping os error 28 (it writes
     from Rust, so the ``OSError`` never reaches Python).
     """
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in exception_chain(err):
         if isinstance(current, OSError) and current.errno in NO_SPACE_ERRNOS:
             return True
         if type(current).__name__ == "SafetensorError" and (
                 "code: 28" in str(current) or "StorageFull" in str(current) or "No space left" in str(current)):
             return True
-        current = current.__cause__ or current.__context__
     return False
 
 
