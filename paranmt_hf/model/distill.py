@@ -32,7 +32,7 @@ from ..utils.imports import require
 from ..utils.integrity import check_model_path
 from .build import build_encoder
 from .encoder import ParaNMTEncoder
-from .locate import hub_error
+from .locate import hub_failure_said
 from .tokenization.subword import adapt_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def distill_teacher(
         logger.info("distilled table of %s from the cache %s", path, target)
         return StaticModel.from_pretrained(str(target))
     check_model_path(path)  # a missing local folder is named, not asked of the Hub
-    try:
+    with hub_failure_said(path):  # a Hub id the Hub did not give: the sentence every loader says
         model = distill(
             model_name=path,
             vocabulary=list(vocabulary) if vocabulary else None,
@@ -123,11 +123,6 @@ def distill_teacher(
             device=device,
             quantize_to="float32",
         )
-    except Exception as err:  # a Hub id the Hub did not give: the sentence every loader says
-        said = hub_error(path, err) if not os.path.isdir(path) else None
-        if said is None:
-            raise
-        raise said from None
     if target is not None:
         tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
         model.save_pretrained(str(tmp))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..utils.exception_chain import exception_chain
@@ -100,6 +102,21 @@ def hub_error(name: str, err: BaseException, revision: str | None = None) -> Fil
         if type(cause).__module__.startswith(("huggingface_hub", "httpx", "requests", "urllib3")):
             return not_found(name, f"the Hub could not be reached ({_first_line(cause)})")
     return None
+
+
+@contextmanager
+def hub_failure_said(name: str, revision: str | None = None) -> Iterator[None]:
+    """Around a library's load of ``name`` (a folder or a Hub id): the Hub's failure as :func:`hub_error` says it.
+
+    Errors of a local folder, and errors that are not the Hub's, pass unchanged.
+    """
+    try:
+        yield
+    except Exception as err:
+        said = None if os.path.isdir(name) else hub_error(name, err, revision)
+        if said is None:
+            raise
+        raise said from None
 
 
 def _first_line(err: BaseException) -> str:

@@ -48,17 +48,15 @@ def _file(name_or_path: str, filename: str, hub: dict[str, Any], required: bool 
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
-    from .locate import hub_error
+    from .locate import hub_failure_said
 
-    try:
-        return hf_hub_download(name_or_path, filename, **hub)
-    except Exception as err:
-        if isinstance(err, EntryNotFoundError) and not required:
+    with hub_failure_said(name_or_path, hub.get("revision")):  # the sentence ParaNMTEncoder and `embed` say
+        try:
+            return hf_hub_download(name_or_path, filename, **hub)
+        except EntryNotFoundError:
+            if required:
+                raise
             return None
-        said = hub_error(name_or_path, err, hub.get("revision"))  # the sentence ParaNMTEncoder and `embed` say
-        if said is None:
-            raise
-        raise said from None
 
 
 def _read_json(path: str) -> dict[str, Any]:

@@ -96,16 +96,11 @@ def _from_transformers(path: str) -> tuple[Tokenizer, str | None]:
     from transformers import AutoTokenizer
 
     from ...utils.integrity import check_model_path
-    from ..locate import hub_error
+    from ..locate import hub_failure_said
 
     check_model_path(path)  # a missing local folder is named, not asked of the Hub
-    try:
+    with hub_failure_said(path):
         fast = AutoTokenizer.from_pretrained(path, use_fast=True)
-    except Exception as err:
-        said = hub_error(path, err) if not os.path.isdir(path) else None
-        if said is None:
-            raise
-        raise said from None
     if getattr(fast, "backend_tokenizer", None) is None:
         raise TokenizerSourceError(f"{path}: no fast (tokenizers) tokenizer to build a subword model from")
     return Tokenizer.from_str(fast.backend_tokenizer.to_str()), fast.pad_token
