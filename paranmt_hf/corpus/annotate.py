@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..data.writer import format_numbers
-from .errors import MissingColumnError, MissingScoreError, option
+from .errors import MissingColumnError, MissingScoreError, first_unscored, option
 from .measures.columns import TEXT_EXTRA
 from .measures.overlap import overlaps_many
 from .measures.registry import MeasureContext, compute_measures, cosine_scores
@@ -140,8 +140,8 @@ class AnnotateStep(CorpusStep):
             scores = compute_measures(["paraphrase_score"], a, b, self.context)["paraphrase_score"].tolist()
         else:
             scores = parsed.score
-            if any(s is None for s in scores):
-                line = parsed.numbers[scores.index(None)]
+            line = first_unscored(parsed.numbers, scores)
+            if line is not None:
                 raise MissingScoreError(f"{batch.source}:{line}: no score to keep: pass "
                                         f"{option('--model', 'a model')} to score the pairs")
         columns = [a, b, format_numbers(scores)]

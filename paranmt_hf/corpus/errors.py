@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 
 class CorpusError(ValueError):
@@ -13,6 +13,11 @@ class CorpusError(ValueError):
 
 class MissingScoreError(CorpusError):
     """A pair without a score where one is needed (``corpus annotate`` without ``--model`` on 2-column input)."""
+
+
+def first_unscored(numbers: Sequence[int], scores: Sequence[float | None]) -> int | None:
+    """The line number (of ``numbers``) of the first pair whose score is missing; None when every pair has one."""
+    return next((n for n, s in zip(numbers, scores, strict=True) if s is None), None)
 
 
 class MissingColumnError(CorpusError):

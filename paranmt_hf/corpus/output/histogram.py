@@ -25,9 +25,10 @@ from ..pipeline.task_process import write_file
 # Table 3 of ParaNMT-50M: (-0.1, 0.2], (0.2, 0.4], (0.4, 0.6], (0.6, 0.8], (0.8, 1.0]
 TABLE3_EDGES = (-0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 TOP_TOLERANCE = 1e-6
-NO_SCORE_ADVICE = "add the scores with `paranmt-hf corpus annotate ... --model MODEL` first"
 """Scores up to this much above the top edge count in the top bin: the cosine of two float32 embeddings of the same
 sentence comes out as 1.0000002 (a rounding error, not a score above 1)."""
+NO_SCORE_ADVICE = "add the scores with `paranmt-hf corpus annotate ... --model MODEL` first"
+"""What to do when the histogram meets pairs without a paraphrase score (a ``MissingScoreError``)."""
 # Table 3's pair counts (millions) and mean trigram overlap (mean, std) per bin, for comparison.
 TABLE3_PAPER = {"millions": [4.0, 3.8, 6.9, 14.4, 18.0],
                 "overlap_mean": [0.00, 0.02, 0.07, 0.17, 0.35], "overlap_std": [0.0, 0.1, 0.1, 0.2, 0.2]}
@@ -293,9 +294,10 @@ def _first_pairs_histogram(inputs: Sequence[str | os.PathLike[str]], limit: int,
 
 def _check_scored(source: str, numbers: Sequence[int], scores: Sequence[float | None]) -> None:
     """Refuse a batch with a pair without a score, naming its first such line (``file:line``)."""
-    first = next((n for n, s in zip(numbers, scores, strict=True) if s is None), None)
+    from ..errors import MissingScoreError, first_unscored
+
+    first = first_unscored(numbers, scores)
     if first is not None:
-        from ..errors import MissingScoreError
 
         raise MissingScoreError(f"{source}:{first} has a pair without a paraphrase score, and the histogram counts "
                                 f"pairs by score: {NO_SCORE_ADVICE}")

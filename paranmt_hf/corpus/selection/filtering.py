@@ -21,7 +21,7 @@ import numpy as np
 
 from ...data.configs import ConfigOptions
 from ...data.records import ParsedBlock
-from ..errors import MissingScoreError
+from ..errors import MissingScoreError, first_unscored
 from ..pipeline.parts import TsvPartWriter, merge_tsv, part_path, part_suffix
 from ..pipeline.runner import (
     JobOptions,
@@ -55,7 +55,7 @@ class ScoresStep(CorpusStep):
         chunks: list[np.ndarray] = []
         for batch in data or ():
             parsed = batch.parsed
-            first = next((n for n, s in zip(parsed.numbers, parsed.score, strict=True) if s is None), None)
+            first = first_unscored(parsed.numbers, parsed.score)
             if first is not None:
                 raise MissingScoreError(f"{batch.source}:{first} has a pair without a paraphrase score, and "
                                         f"{NO_SCORE_ADVICE}")
@@ -210,7 +210,7 @@ class FilterStep(CorpusStep):
             selection = self._filter.select(parsed.text_a, parsed.text_b, parsed.score, parsed.overlap,
                                             batch.columns or None)
         except MissingScoreError:
-            first = next((n for n, s in zip(parsed.numbers, parsed.score, strict=True) if s is None), None)
+            first = first_unscored(parsed.numbers, parsed.score)
             raise MissingScoreError(f"{batch.source}{'' if first is None else f':{first}'} has a pair without a "
                                     f"paraphrase score, and {NO_SCORE_ADVICE}") from None
         lines = kept_lines(parsed, selection, self.with_overlap)
